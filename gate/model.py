@@ -1,0 +1,155 @@
+"""The one internal model every contract format parses into.
+
+Every rule works for every format because every format lands here first. The
+classes are frozen and free of I/O so the core can be tested with plain values
+and compared with ``==``.
+
+Vocabulary:
+- a *contract file* (``Contract``) is one YAML file; it may hold several datasets
+  (a DCS file with several models, a dbt schema file with several models);
+- a *dataset* (``Dataset``) is the unit consumers depend on: a table or view with
+  a stable identity (``Dataset.id``) that acknowledgement tokens name;
+- a *column* (``Column``) may carry nested fields (struct members declared as
+  separate fields by DCS/ODCS), declared constraints and checks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Check:
+    """A data-quality check declared on a dataset or a column.
+
+    ``kind`` is the check's type as the format names it, normalised to lower case
+    (Soda v4 ``missing``/``invalid``/``duplicate``/``row_count``, Soda v3
+    ``no_missing_values``..., dbt ``not_null``...). ``key`` identifies the check
+    across base and HEAD so that an unchanged check is not reported; it is the
+    kind plus the canonical JSON of its configuration. ``spec`` keeps the raw
+    configuration for the smoke test, which evaluates it.
+    """
+
+    kind: str
+    key: str
+    spec: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    line: int | None = field(default=None, compare=False)
+    columns: tuple[str, ...] = ()
+
+    @staticmethod
+    def make(
+        kind: str,
+        spec: Mapping[str, Any] | None = None,
+        *,
+        line: int | None = None,
+        columns: tuple[str, ...] = (),
+    ) -> Check:
+        """Build a check whose identity ignores key order and YAML layout."""
+        spec = dict(spec or {})
+        canonical = json.dumps(spec, sort_keys=True, default=str, separators=(",", ":"))
+        key = f"{kind.lower()}:{','.join(columns)}:{canonical}"
+        return Check(kind=kind.lower(), key=key, spec=spec, line=line, columns=columns)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column (or nested field) of a dataset.
+
+    ``data_type`` is the type exactly as written; the type lattice parses it with
+    sqlglot, so spelling never matters. ``required`` is ``True`` when the column
+    must not be null (Soda: not ``optional``; DCS/ODCS ``required``; dbt
+    ``not_null``), ``False`` when nulls are allowed and ``None`` when the format
+    says nothing. ``position`` is the 0-based declaration order, used as evidence
+    when pairing a removed and an added column as a rename. ``stable_id`` is a
+    format-given identity that survives renames (ODCS v3.1 ``id``).
+    """
+
+    name: str
+    data_type: str | None = None
+    line: int | None = field(default=None, compare=False)
+    position: int = 0
+    required: bool | None = None
+    unique: bool = False
+    primary_key_position: int | None = None
+    enum: tuple[str, ...] | None = None
+    checks: tuple[Check, ...] = ()
+    fields: tuple[Column, ...] = ()
+    stable_id: str | None = None
+    description: str | None = field(default=None, compare=False)
+
+    @property
+    def primary_key(self) -> bool:
+        return self.primary_key_position is not None
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset consumers depend on, identified by ``id``.
+
+    ``id`` is what acknowledgement tokens name: the Soda ``dataset`` field, the
+    dbt model name, ``<contract id>.<model>`` for DCS/ODCS (see docs/formats).
+    ``path`` and ``line`` locate it in its contract file so reports and
+    annotations can point at it. ``version`` is the semantic version of the
+    contract when the format has one. ``enforced`` is ``False`` for a dbt model
+    whose contract is not enforced; the gate ignores such models for breaking
+    rules but notices when enforcement is switched off. ``allow_extra_columns``
+    relaxes the smoke test's schema enforcement.
+    """
+
+    id: str
+    path: str
+    format: str
+    columns: tuple[Column, ...] = ()
+    checks: tuple[Check, ...] = ()
+    line: int | None = field(default=None, compare=False)
+    version: str | None = None
+    enforced: bool = True
+    stable_id: str | None = None
+    allow_extra_columns: bool = False
+    dialect: str | None = None
+
+    def column(self, name: str) -> Column | None:
+        """Find a top-level column by exact name."""
+        for col in self.columns:
+            if col.name == name:
+                return col
+        return None
+
+
+@dataclass(frozen=True)
+class Contract:
+    """One parsed contract file: its path, its detected format, its datasets."""
+
+    path: str
+    format: str
+    datasets: tuple[Dataset, ...] = ()
+
+
+class GateError(Exception):
+    """Base of the errors the faces turn into exit code 2 with one clear line."""
+
+
+class ContractError(GateError):
+    """A contract file that cannot be trusted: bad YAML, bad shape, bad values.
+
+    The message is one line that starts with ``path:line:`` when the line is
+    known, so editors and CI logs can jump to it.
+    """
+
+    def __init__(self, path: str, message: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.detail = message
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
+
+
+class GitError(GateError):
+    """git could not answer: not a repository, unknown ref, shallow clone..."""
+
+
+class UsageError(GateError):
+    """The invocation itself is wrong: a bad flag value, an unreadable file."""
