@@ -1,0 +1,39 @@
+"""Contract formats: detect each file's format and parse it into the internal model.
+
+Every format module exposes ``FORMAT`` (its name), ``detect(doc) -> bool`` and
+``parse(doc, path) -> Contract``. Detection looks at the document, never at the
+file name, so a team can keep any format anywhere their globs point.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from gate.formats import soda
+from gate.formats.common import describe
+from gate.model import Contract, ContractError
+from gate.yaml_load import load_yaml
+
+#: Checked in order; the first whose ``detect`` accepts the document wins.
+#: Soda comes last because its marker (``dataset``) is the most generic.
+FORMATS: tuple[ModuleType, ...] = (soda,)
+
+_EXPECTED = "a Soda contract ('dataset:')"
+
+
+def parse_document(doc: Any, path: str) -> Contract:
+    """Parse an already-loaded YAML document, detecting its format."""
+    if doc is None:
+        raise ContractError(path, "empty file; a contract needs at least a 'dataset' key")
+    if not isinstance(doc, dict):
+        raise ContractError(path, f"the top level must be a mapping, found {describe(doc)}", 1)
+    for module in FORMATS:
+        if module.detect(doc):
+            return module.parse(doc, path)
+    raise ContractError(path, f"not a recognised contract: expected {_EXPECTED}", 1)
+
+
+def parse_contract(data: bytes | str, path: str) -> Contract:
+    """Load and parse one contract file; every failure is a ``ContractError``."""
+    return parse_document(load_yaml(data, path), path)

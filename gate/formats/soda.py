@@ -1,0 +1,137 @@
+"""Soda data contracts (v3 and v4) into the internal model.
+
+v4 writes a check as a one-key mapping (``- missing:`` / ``- invalid: {valid_values: [...]}``);
+v3 writes it as ``- type: no_missing_values`` with its options beside ``type``.
+Both land in the same ``Check`` so the diff and the smoke test see one shape.
+Unknown keys are allowed everywhere: Soda grows, and the gate must not reject
+contracts that Soda accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gate.formats.common import (
+    describe,
+    items,
+    optional_bool,
+    optional_list,
+    optional_str,
+    reject_duplicate_columns,
+    require_mapping,
+    require_str,
+    scalar_tuple,
+)
+from gate.model import Check, Column, Contract, ContractError, Dataset
+from gate.yaml_load import YMap
+
+FORMAT = "soda"
+
+#: Checks whose ``valid_values`` list the values a column may take: an enum.
+_ENUM_CHECKS = frozenset({"invalid", "invalid_count", "invalid_percent", "no_invalid_values"})
+
+
+def detect(doc: Any) -> bool:
+    """A Soda contract is a mapping with a top-level ``dataset`` key."""
+    return isinstance(doc, dict) and "dataset" in doc
+
+
+def _check(entry: Any, path: str, line: int, owner: str, columns: tuple[str, ...]) -> Check:
+    """One check entry in either Soda spelling."""
+    if isinstance(entry, str) and entry.strip():
+        return Check.make(entry.strip(), {}, line=line, columns=columns)
+    if not isinstance(entry, dict) or not entry:
+        raise ContractError(
+            path, f"{owner}: a check must be a mapping, found {describe(entry)}", line
+        )
+    if "type" in entry:  # v3: options beside the type
+        kind = entry["type"]
+        if not isinstance(kind, str) or not kind.strip():
+            raise ContractError(path, f"{owner}: check 'type' must be a string", line)
+        spec = {key: value for key, value in entry.items() if key != "type"}
+    elif len(entry) == 1:  # v4: the check type is the only key
+        kind, spec = next(iter(entry.items()))
+        if not isinstance(kind, str):
+            raise ContractError(path, f"{owner}: check name must be a string", line)
+        if spec is None:
+            spec = {}
+        elif not isinstance(spec, dict):
+            raise ContractError(
+                path,
+                f"{owner}: check '{kind}' options must be a mapping, found {describe(spec)}",
+                line,
+            )
+    else:
+        raise ContractError(
+            path,
+            f"{owner}: a check needs one key naming its type (v4) or a 'type' key (v3)",
+            line,
+        )
+    spec_columns = spec.get("columns") if isinstance(spec, dict) else None
+    if isinstance(spec_columns, list) and all(isinstance(c, str) for c in spec_columns):
+        columns = tuple(spec_columns)
+    return Check.make(kind.strip(), spec, line=line, columns=columns)
+
+
+def _checks(
+    mapping: YMap, path: str, owner: str, columns: tuple[str, ...] = ()
+) -> tuple[Check, ...]:
+    entries = optional_list(mapping, "checks", path, f"{owner}: 'checks'")
+    return tuple(_check(entry, path, line, owner, columns) for _i, entry, line in items(entries))
+
+
+def _enum(checks: tuple[Check, ...], path: str) -> tuple[str, ...] | None:
+    """The allowed values a column declares through its validity checks."""
+    for check in checks:
+        if check.kind in _ENUM_CHECKS and "valid_values" in check.spec:
+            return scalar_tuple(check.spec["valid_values"], path, "'valid_values'", check.line)
+    return None
+
+
+def _column(entry: Any, index: int, line: int, path: str) -> Column:
+    mapping = require_mapping(entry, path, f"column #{index + 1}", line)
+    if "name" not in mapping or mapping["name"] is None:
+        raise ContractError(path, f"column #{index + 1} has no 'name'", mapping.line)
+    name = require_str(mapping, "name", path, f"column #{index + 1} 'name'")
+    owner = f"column '{name}'"
+    optional = optional_bool(mapping, "optional", path, f"{owner}: 'optional'")
+    checks = _checks(mapping, path, owner, (name,))
+    return Column(
+        name=name,
+        data_type=optional_str(mapping, "data_type", path, f"{owner}: 'data_type'"),
+        line=mapping.line,
+        position=index,
+        # Soda says nothing about nulls unless ``optional`` is set; keep that unknown.
+        required=False if optional else None,
+        enum=_enum(checks, path),
+        checks=checks,
+        description=mapping.get("description")
+        if isinstance(mapping.get("description"), str)
+        else None,
+    )
+
+
+def _allows_extra_columns(checks: tuple[Check, ...]) -> bool:
+    return any(
+        check.kind == "schema" and check.spec.get("allow_extra_columns") is True for check in checks
+    )
+
+
+def parse(doc: Any, path: str) -> Contract:
+    """Turn a loaded Soda contract into a ``Contract`` with one dataset."""
+    root = require_mapping(doc, path, "the contract's top level", 1)
+    dataset_id = require_str(root, "dataset", path, "'dataset'")
+    columns_value = optional_list(root, "columns", path, "'columns'")
+    columns = [_column(entry, index, line, path) for index, entry, line in items(columns_value)]
+    reject_duplicate_columns(columns, path, f"dataset '{dataset_id}'")
+    checks = _checks(root, path, f"dataset '{dataset_id}'")
+    dataset = Dataset(
+        id=dataset_id,
+        path=path,
+        format=FORMAT,
+        columns=tuple(columns),
+        checks=checks,
+        line=root.key_line("dataset"),
+        allow_extra_columns=_allows_extra_columns(checks),
+    )
+    return Contract(path=path, format=FORMAT, datasets=(dataset,))

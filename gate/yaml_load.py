@@ -1,0 +1,171 @@
+"""Safe, line-aware YAML loading for contract files.
+
+Contract files are untrusted input from a pull request, so loading must be safe
+(no object construction), bounded (an alias bomb is refused, not walked) and
+precise (every error names the file and the line). Parsed mappings and lists
+remember where they start and where each key or item is, so findings and
+annotations can point at the line a reviewer should look at.
+
+Scalars follow YAML 1.2's core schema for booleans: only ``true``/``false`` are
+booleans, so a column named ``on``, ``off``, ``yes`` or ``no`` stays a string,
+as it does in the tools that consume these contracts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from gate.model import ContractError
+
+try:  # The C parser is several times faster; fall back where libyaml is absent.
+    _BaseLoader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    _BaseLoader = yaml.SafeLoader  # type: ignore[misc]
+
+#: Upper bound on the nodes a document may expand to, as a multiple of its size.
+#: Real contracts expand to far fewer nodes than they have bytes; an alias bomb
+#: expands exponentially and hits this bound after a few milliseconds of work.
+_EXPANSION_PER_BYTE = 4
+_EXPANSION_FLOOR = 100_000
+
+
+class YMap(dict):
+    """A mapping that remembers its own line and the line of each key."""
+
+    line: int
+    key_lines: dict[Any, int]
+
+    def key_line(self, key: Any) -> int:
+        """Line of ``key`` in the file, or the mapping's own line."""
+        return self.key_lines.get(key, self.line)
+
+
+class YList(list):
+    """A list that remembers its own line and the line of each item."""
+
+    line: int
+    item_lines: list[int]
+
+    def item_line(self, index: int) -> int:
+        """Line of item ``index`` in the file, or the list's own line."""
+        if 0 <= index < len(self.item_lines):
+            return self.item_lines[index]
+        return self.line
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe loader with YAML 1.2 booleans and line-aware containers."""
+
+
+# YAML 1.1 reads yes/no/on/off as booleans; contracts mean the words.
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+
+def _construct_map(loader: _Loader, node: yaml.MappingNode):  # type: ignore[no-untyped-def]
+    data = YMap()
+    data.line = node.start_mark.line + 1
+    data.key_lines = {}
+    yield data
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, "found an unhashable key", key_node.start_mark
+            ) from exc
+        data[key] = loader.construct_object(value_node, deep=False)
+        data.key_lines[key] = key_node.start_mark.line + 1
+
+
+def _construct_seq(loader: _Loader, node: yaml.SequenceNode):  # type: ignore[no-untyped-def]
+    data = YList()
+    data.line = node.start_mark.line + 1
+    data.item_lines = [child.start_mark.line + 1 for child in node.value]
+    yield data
+    data.extend(loader.construct_object(child, deep=False) for child in node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+def _check_expansion(root: Any, budget: int, path: str) -> None:
+    """Walk the loaded value as consumers will, refusing exponential expansion.
+
+    PyYAML builds aliases as shared references, so loading a "billion laughs"
+    document is cheap; walking it is not. Counting every visit (shared or not)
+    against a budget proportional to the file size stops it early.
+    """
+    stack = [root]
+    seen = 0
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > budget:
+            raise ContractError(
+                path, "YAML aliases expand too far (possible alias bomb); refusing to load"
+            )
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+
+
+def load_yaml(data: bytes | str, path: str) -> Any:
+    """Parse one YAML document from an untrusted contract file.
+
+    Raises ``ContractError`` naming ``path`` (and the line where YAML reports
+    one) for binary content, syntax errors, several documents in one file and
+    alias bombs. An empty file loads as ``None``; callers decide if that is an
+    error.
+    """
+    if isinstance(data, bytes):
+        if b"\x00" in data:
+            raise ContractError(path, "binary content, not a YAML text file")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ContractError(
+                path, f"not valid UTF-8 (byte {exc.start}); contracts must be UTF-8 text"
+            ) from None
+    else:
+        text = data
+    loader = _Loader(text)
+    try:
+        value = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ContractError(path, f"invalid YAML: {problem}", line) from None
+    except yaml.YAMLError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid YAML"
+        raise ContractError(path, f"invalid YAML: {first}") from None
+    except RecursionError:
+        raise ContractError(path, "YAML nests too deeply") from None
+    finally:
+        loader.dispose()
+    _check_expansion(value, max(_EXPANSION_FLOOR, _EXPANSION_PER_BYTE * len(text)), path)
+    return value
+
+
+def line_of(value: Any, key: Any = None, default: int | None = None) -> int | None:
+    """Best line for ``value`` (or for ``key`` inside it), tolerant of plain values."""
+    if isinstance(value, YMap):
+        return value.key_line(key) if key is not None else value.line
+    if isinstance(value, YList):
+        return value.item_line(key) if isinstance(key, int) else value.line
+    return default
