@@ -1,3 +1,29 @@
-"""schema-contract-gate: stop pull requests from silently breaking data contracts."""
+"""schema-contract-gate: stop pull requests from silently breaking data contracts.
+
+Library use::
+
+    from gate import Settings, run
+    report = run(Settings(repo=".", base="origin/main"))
+    print(report.exit_code, [c.rule for c in report.changes])
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+__all__ = ["Settings", "__version__", "run"]
+
+if TYPE_CHECKING:
+    from gate.engine import Settings, run
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that `python -m gate.action` and the format parsers' worker
+    # processes do not pay for importing git and sqlglot twice.
+    if name in ("Settings", "run"):
+        from gate import engine
+
+        return getattr(engine, name)
+    raise AttributeError(name)

@@ -146,6 +146,10 @@ class ContractError(GateError):
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self) -> tuple[type, tuple[str, str, int | None]]:
+        # Parsing runs in worker processes; the error must survive pickling intact.
+        return (type(self), (self.path, self.detail, self.line))
+
 
 class GitError(GateError):
     """git could not answer: not a repository, unknown ref, shallow clone..."""

@@ -1,0 +1,17 @@
+"""Output formats: each renders the one ``Report`` to text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gate.report import github, json, markdown, text
+from gate.report.base import EXIT_BREAKING, EXIT_ERROR, EXIT_OK, Report
+
+RENDERERS: dict[str, Callable[[Report], str]] = {
+    "text": text.render,
+    "json": json.render,
+    "markdown": markdown.render,
+    "github": github.render,
+}
+
+__all__ = ["EXIT_BREAKING", "EXIT_ERROR", "EXIT_OK", "RENDERERS", "Report"]

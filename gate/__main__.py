@@ -1,0 +1,5 @@
+"""``python -m gate``: the command line."""
+
+from gate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Acknowledgement tokens: how a PR author says "I mean to break this dataset".
+
+Tokens come from three places that are merged: lines in the PR body, the
+``--accept`` flag and the ``ACCEPT_BREAKING_CHANGE`` environment variable. The
+PR body is untrusted free text, so it is only ever scanned for the exact key at
+the start of a line; lines inside HTML comments (PR templates explain the
+syntax there) and fenced code blocks (where authors quote examples) do not
+count, so a template cannot acknowledge anything by itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from gate.diff import Change
+from gate.rules import Severity
+
+KEY = "accept-breaking-change"
+
+_LINE = re.compile(
+    r"""^\s{0,3}                 # up to three spaces, as markdown allows
+        (?:[-*+]\s+|\d+[.)]\s+)?  # an optional bullet or numbered item
+        (?:\*\*|__|`)?            # optional bold or code span around the key
+        accept-breaking-change
+        (?:\*\*|__|`)?
+        \s*:\s*(?:\*\*|__)?
+        (?P<tokens>.*)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_SPLIT = re.compile(r"[,\s]+")
+_STRIP = "`'\"*_<>"
+
+
+@dataclass(frozen=True)
+class Token:
+    """One acknowledged dataset name and where it came from (for messages)."""
+
+    value: str
+    source: str  # "pr-body:<line>", "--accept" or "ACCEPT_BREAKING_CHANGE"
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip(_STRIP) for part in _SPLIT.split(text) if part.strip(_STRIP)]
+
+
+def _strip_html_comments(text: str) -> str:
+    """Blank out ``<!-- ... -->`` spans, keeping newlines so line numbers hold."""
+    return re.sub(r"<!--.*?(?:-->|\Z)", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+
+
+def parse_pr_body(body: str) -> list[Token]:
+    """Every token in ``accept-breaking-change:`` lines of a PR body."""
+    tokens: list[Token] = []
+    fence: str | None = None
+    for number, line in enumerate(_strip_html_comments(body).splitlines(), start=1):
+        marker = _FENCE.match(line)
+        if marker:
+            opener = marker.group(1)
+            if fence is None:
+                fence = opener
+            elif opener[0] == fence[0] and len(opener) >= len(fence):
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        match = _LINE.match(line)
+        if match:
+            tokens.extend(Token(value, f"pr-body:{number}") for value in _split(match["tokens"]))
+    return tokens
+
+
+def parse_list(text: str | None, source: str) -> list[Token]:
+    """Tokens from ``--accept a.b,c.d`` or the environment variable."""
+    return [Token(value, source) for value in _split(text or "")]
+
+
+def names_for(dataset_id: str) -> set[str]:
+    """The names a token may use for a dataset: its id, and ``schema.table`` for
+    qualified ids such as ``datasource/schema/table`` (what people type)."""
+    names = {dataset_id}
+    parts = [p for p in dataset_id.split("/") if p]
+    if len(parts) >= 2:
+        names.add(".".join(parts[-2:]))
+    return names
+
+
+@dataclass(frozen=True)
+class AckResult:
+    changes: tuple[Change, ...]
+    matched: tuple[str, ...]
+    unmatched: tuple[Token, ...]
+
+
+def apply(changes: Sequence[Change], tokens: Iterable[Token]) -> AckResult:
+    """Mark every blocking-capable change of an acknowledged dataset as ACKED.
+
+    One token covers every breaking change of its dataset; a rename is covered
+    by its old or its new name. Tokens that name no changed dataset come back in
+    ``unmatched`` so a typo never passes silently.
+    """
+    tokens = list(tokens)
+    wanted = {t.value for t in tokens}
+    matched: set[str] = set()
+    out: list[Change] = []
+    changed_names: set[str] = set()
+    for change in changes:
+        names = names_for(change.dataset)
+        if change.old_dataset:
+            names |= names_for(change.old_dataset)
+        changed_names |= names
+        hit = names & wanted
+        if hit and change.severity in (Severity.ERROR, Severity.WARNING):
+            matched |= hit
+            out.append(replace(change, acknowledged=True))
+        else:
+            if hit:
+                matched |= hit
+            out.append(change)
+    unmatched: list[Token] = []
+    seen: set[str] = set()
+    for token in tokens:
+        if token.value not in changed_names and token.value not in seen:
+            unmatched.append(token)
+            seen.add(token.value)
+    return AckResult(tuple(out), tuple(sorted(matched)), tuple(unmatched))

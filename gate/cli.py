@@ -1,0 +1,261 @@
+"""The command line: ``python -m gate`` / ``schema-gate``.
+
+argparse -> Settings -> engine.run -> a renderer -> an exit code. Every problem
+the user can fix (bad flag, bad ref, bad contract) is one line on stderr and
+exit code 2, never a traceback: the gate fails closed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from gate import __version__, rules
+from gate.engine import Settings, run
+from gate.model import GateError, UsageError
+from gate.report import EXIT_ERROR, RENDERERS
+from gate.rules import Severity
+
+PROG = "schema-gate"
+
+DESCRIPTION = """\
+Stop pull requests from silently breaking the consumers of your data contracts.
+
+Reads every changed contract (Soda, Data Contract Specification, ODCS, dbt) at
+the merge-base with --base and at HEAD (your working tree by default), and
+classifies each change as breaking (column removed, type narrowed, dataset
+removed or renamed, ...) or additive (new column, widened type, ...).
+"""
+
+EPILOG = """\
+examples:
+  schema-gate --base origin/main
+      compare your working tree with where your branch left main
+  schema-gate --base origin/main --head HEAD --format markdown
+      compare the last commit only, as a PR comment
+  schema-gate --base origin/main --pr-body-file body.md --format json
+      honour acknowledgements written in the PR description
+  schema-gate --accept shop.orders
+      acknowledge an intended break of dataset shop.orders
+  schema-gate rules
+      list every rule id with its default severity
+
+acknowledging a breaking change:
+  put a line "accept-breaking-change: <dataset>" in the PR body (or use
+  --accept, or ACCEPT_BREAKING_CHANGE=a,b). The change stays in the report,
+  marked ACKED. Tokens that match nothing are reported so typos never pass.
+
+exit codes:
+  0  no breaking change, or all of them acknowledged
+  1  at least one unacknowledged breaking change (or a failed smoke test)
+  2  the gate could not run: bad flag or ref, git failure, invalid contract
+
+docs: README.md, docs/rules.md (the rule catalogue), docs/configuration.md
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    where = parser.add_argument_group("what to compare")
+    where.add_argument(
+        "--base",
+        default="origin/main",
+        metavar="REF",
+        help="the target branch or commit (default: origin/main); the merge-base with HEAD is used",
+    )
+    where.add_argument(
+        "--no-merge-base",
+        dest="merge_base",
+        action="store_false",
+        help="compare with the tip of --base instead of the merge-base (reports changes made "
+        "on the base branch since you branched as if you had reverted them)",
+    )
+    where.add_argument(
+        "--head",
+        metavar="REF",
+        help="compare this commit instead of the working tree (default: working tree, "
+        "including uncommitted and untracked contracts)",
+    )
+    where.add_argument(
+        "--repo", default=".", metavar="DIR", help="the git repository (default: current directory)"
+    )
+    where.add_argument(
+        "--contracts",
+        action="append",
+        metavar="GLOB",
+        help="where contracts live, as a git glob (repeatable; replaces the defaults, "
+        "e.g. --contracts 'soda/contracts/**/*.yaml')",
+    )
+    where.add_argument(
+        "--config",
+        metavar="PATH",
+        help="config file, read from the HEAD side (default: .schema-gate.yml, "
+        "else [tool.schema-gate] in pyproject.toml)",
+    )
+    how = parser.add_argument_group("how to judge")
+    how.add_argument(
+        "--dialect",
+        metavar="NAME",
+        help="SQL dialect of the data_type values, as sqlglot names it (default: spark)",
+    )
+    how.add_argument(
+        "--fail-on",
+        choices=["error", "warning"],
+        help="lowest severity that fails the run (default: error)",
+    )
+    how.add_argument("--list-rules", action="store_true", help="print the rule catalogue and exit")
+    ack = parser.add_argument_group("acknowledging intended breaks")
+    ack.add_argument(
+        "--pr-body-file",
+        metavar="FILE",
+        help="file holding the PR description, scanned for accept-breaking-change lines "
+        "('-' reads standard input)",
+    )
+    ack.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="DATASETS",
+        help="comma-separated dataset ids whose breaking changes are intended "
+        "(merged with the PR body and $ACCEPT_BREAKING_CHANGE)",
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument(
+        "--format",
+        choices=sorted(RENDERERS),
+        default="text",
+        help="report format (default: text; github prints workflow annotations)",
+    )
+    out.add_argument("--output", metavar="FILE", help="also write the report to FILE (in --format)")
+    out.add_argument(
+        "--jobs", type=int, metavar="N", help="parser processes for large PRs (default: CPU count)"
+    )
+    out.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
+    smoke = parser.add_argument_group("smoke test (needs the spark extra and Java)")
+    smoke.add_argument(
+        "--smoke-test",
+        action="store_true",
+        help="check the HEAD contracts against sample data in a Spark session",
+    )
+    smoke.add_argument(
+        "--smoke-changed-only",
+        action="store_true",
+        help="smoke-test only the contracts this change touches",
+    )
+    smoke.add_argument(
+        "--sample-data",
+        metavar="DIR",
+        help="folder of samples named <dataset>.<csv|jsonl|json|parquet> "
+        "(default: <contract>.sample.<ext> beside each contract)",
+    )
+    smoke.add_argument("--spark-master", metavar="URL", help="Spark master (default: local[*])")
+    smoke.add_argument(
+        "--spark-remote", metavar="sc://HOST:PORT", help="run on a cluster through Spark Connect"
+    )
+    smoke.add_argument(
+        "--quarantine", metavar="DIR", help="write violating rows as Parquet into DIR"
+    )
+    return parser
+
+
+def render_rules() -> str:
+    width = max(len(rule.id) for rule in rules.all_rules())
+    lines = [f"{'RULE'.ljust(width)}  SEVERITY  PURPOSE"]
+    for rule in rules.all_rules():
+        lines.append(f"{rule.id.ljust(width)}  {rule.severity.value.ljust(8)}  {rule.purpose}")
+    return "\n".join(lines) + "\n"
+
+
+def _read_pr_body(path: str | None) -> str | None:
+    if path is None:
+        return None
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read --pr-body-file {path}: {exc.strerror or exc}") from None
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    return Settings(
+        repo=args.repo,
+        base=args.base,
+        head=args.head,
+        merge_base=args.merge_base,
+        contracts=tuple(args.contracts) if args.contracts else None,
+        dialect=args.dialect,
+        fail_on=Severity(args.fail_on) if args.fail_on else None,
+        config=args.config,
+        accept=tuple(args.accept),
+        accept_env=os.environ.get("ACCEPT_BREAKING_CHANGE"),
+        pr_body=_read_pr_body(args.pr_body_file),
+        jobs=args.jobs,
+        smoke=args.smoke_test,
+        smoke_changed_only=args.smoke_changed_only,
+        sample_data=args.sample_data,
+        spark_master=args.spark_master,
+        spark_remote=args.spark_remote,
+        quarantine=args.quarantine,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["rules"]:
+        sys.stdout.write(render_rules())
+        return 0
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.list_rules:
+        sys.stdout.write(render_rules())
+        return 0
+    try:
+        settings = settings_from_args(args)
+        report = run(settings)
+        text = RENDERERS[args.format](report)
+        if args.output:
+            try:
+                Path(args.output).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot write --output {args.output}: {exc.strerror}") from None
+        sys.stdout.write(text)
+        return report.exit_code
+    except GateError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        return 130
+    except Exception as exc:  # fail closed: an internal error must not pass the check
+        if args.debug:
+            traceback.print_exc()
+        sys.stderr.write(
+            f"{PROG}: internal error: {type(exc).__name__}: {exc} "
+            "(re-run with --debug and report it)\n"
+        )
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

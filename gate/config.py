@@ -1,0 +1,226 @@
+"""The config file: defaults for flags, rule severities and per-dataset evolution policy.
+
+Read from the HEAD side (``.schema-gate.yml`` at the repo root, else
+``[tool.schema-gate]`` in ``pyproject.toml``), because the config describes the
+contracts it ships with. That means a pull request can change it: the report
+says which config file was used, and reviewers must treat a config change like
+a code change (see docs/configuration.md).
+
+Policies use dlt's schema-contract vocabulary: for each entity (``tables``,
+``columns``, ``data_type``) a mode, ``evolve`` (additive changes are fine) or
+``freeze`` (the entity must not change at all, so additive changes block too).
+dlt's ``discard_row`` and ``discard_value`` also keep the schema fixed, so the
+gate treats them as ``freeze``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from gate import rules
+from gate.diff import SeverityFn
+from gate.formats.common import describe
+from gate.model import ContractError
+from gate.rules import Severity
+from gate.yaml_load import YMap, load_yaml
+
+CONFIG_FILE = ".schema-gate.yml"
+PYPROJECT = "pyproject.toml"
+
+ENTITIES = ("tables", "columns", "data_type")
+MODES = {"evolve": "evolve", "freeze": "freeze", "discard_row": "freeze", "discard_value": "freeze"}
+
+#: Which rules a frozen entity turns into errors.
+_FROZEN_RULES = {
+    "tables": ("model_added",),
+    "columns": ("column_added", "required_column_added"),
+    "data_type": ("type_widened", "type_declared", "type_removed"),
+}
+
+_KEYS = {"contracts", "dialect", "fail_on", "rules", "policies"}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How one group of datasets may evolve."""
+
+    datasets: tuple[str, ...]
+    modes: dict[str, str] = field(default_factory=dict)
+
+    def applies_to(self, dataset_id: str) -> bool:
+        return any(fnmatch.fnmatchcase(dataset_id, pattern) for pattern in self.datasets)
+
+
+@dataclass(frozen=True)
+class Config:
+    contracts: tuple[str, ...] | None = None
+    dialect: str | None = None
+    fail_on: Severity | None = None
+    rules: dict[str, Severity] = field(default_factory=dict)
+    policies: tuple[Policy, ...] = ()
+    source: str | None = None  # the file it came from, for the report
+
+    def severity_fn(self) -> SeverityFn:
+        """(rule, dataset) -> severity: catalogue default, then ``rules:``, then policies."""
+
+        def severity_of(rule_id: str, dataset_id: str) -> Severity:
+            severity = self.rules.get(rule_id, rules.get(rule_id).severity)
+            for policy in self.policies:
+                if not policy.applies_to(dataset_id):
+                    continue
+                for entity, mode in policy.modes.items():
+                    if mode == "freeze" and rule_id in _FROZEN_RULES[entity]:
+                        severity = Severity.ERROR
+            return severity
+
+        return severity_of
+
+
+def _severity(value: Any, path: str, what: str, line: int | None) -> Severity:
+    try:
+        return Severity(str(value).lower())
+    except ValueError:
+        choices = ", ".join(s.value for s in Severity)
+        raise ContractError(path, f"{what}: '{value}' is not one of {choices}", line) from None
+
+
+def _str_list(value: Any, path: str, what: str, line: int | None) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ContractError(
+            path, f"{what} must be a list of strings, found {describe(value)}", line
+        )
+    return tuple(value)
+
+
+def _policy(entry: Any, path: str, line: int | None) -> Policy:
+    if not isinstance(entry, dict):
+        raise ContractError(path, f"a policy must be a mapping, found {describe(entry)}", line)
+    where = entry.line if isinstance(entry, YMap) else line
+    unknown = set(entry) - {"datasets", "schema_contract"}
+    if unknown:
+        raise ContractError(
+            path, f"unknown policy key(s): {', '.join(sorted(map(str, unknown)))}", where
+        )
+    if "datasets" not in entry:
+        raise ContractError(path, "a policy needs 'datasets' (a list of dataset-id globs)", where)
+    datasets = _str_list(entry["datasets"], path, "'datasets'", where)
+    contract = entry.get("schema_contract", "evolve")
+    if isinstance(contract, str):
+        contract = dict.fromkeys(ENTITIES, contract)
+    if not isinstance(contract, dict):
+        raise ContractError(
+            path,
+            f"'schema_contract' must be a mode or a mapping, found {describe(contract)}",
+            where,
+        )
+    modes: dict[str, str] = {}
+    for entity, mode in contract.items():
+        if entity not in ENTITIES:
+            raise ContractError(
+                path, f"unknown schema_contract entity '{entity}'; use {', '.join(ENTITIES)}", where
+            )
+        if mode not in MODES:
+            raise ContractError(
+                path, f"unknown mode '{mode}' for '{entity}'; use {', '.join(MODES)}", where
+            )
+        modes[entity] = MODES[mode]
+    return Policy(datasets=datasets, modes=modes)
+
+
+def parse_config(data: dict[str, Any], path: str) -> Config:
+    """Validate a config mapping; every mistake is a one-line error naming the key."""
+    line_of = data.key_line if isinstance(data, YMap) else (lambda _key: None)
+    unknown = set(data) - _KEYS
+    if unknown:
+        first = sorted(map(str, unknown))[0]
+        raise ContractError(
+            path,
+            f"unknown config key '{first}'; known keys: {', '.join(sorted(_KEYS))}",
+            line_of(first),
+        )
+    contracts = None
+    if data.get("contracts") is not None:
+        contracts = _str_list(data["contracts"], path, "'contracts'", line_of("contracts"))
+    dialect = data.get("dialect")
+    if dialect is not None and not isinstance(dialect, str):
+        raise ContractError(path, "'dialect' must be a string", line_of("dialect"))
+    fail_on = None
+    if data.get("fail_on") is not None:
+        fail_on = _severity(data["fail_on"], path, "'fail_on'", line_of("fail_on"))
+        if fail_on not in (Severity.ERROR, Severity.WARNING):
+            raise ContractError(path, "'fail_on' must be error or warning", line_of("fail_on"))
+    rule_levels: dict[str, Severity] = {}
+    raw_rules = data.get("rules") or {}
+    if not isinstance(raw_rules, dict):
+        raise ContractError(
+            path, "'rules' must be a mapping of rule id to severity", line_of("rules")
+        )
+    for rule_id, level in raw_rules.items():
+        rule_line = raw_rules.key_line(rule_id) if isinstance(raw_rules, YMap) else None
+        if rule_id not in rules.RULES:
+            raise ContractError(
+                path, f"unknown rule '{rule_id}' (see `python -m gate rules`)", rule_line
+            )
+        rule_levels[rule_id] = _severity(level, path, f"rule '{rule_id}'", rule_line)
+    raw_policies = data.get("policies") or []
+    if not isinstance(raw_policies, list):
+        raise ContractError(path, "'policies' must be a list", line_of("policies"))
+    policies = tuple(
+        _policy(
+            entry, path, raw_policies.item_line(i) if hasattr(raw_policies, "item_line") else None
+        )
+        for i, entry in enumerate(raw_policies)
+    )
+    return Config(
+        contracts=contracts,
+        dialect=dialect,
+        fail_on=fail_on,
+        rules=rule_levels,
+        policies=policies,
+        source=path,
+    )
+
+
+def _toml_section(data: bytes, path: str) -> dict[str, Any] | None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ContractError(path, f"invalid TOML: {exc}") from None
+    section = document.get("tool", {}).get("schema-gate")
+    if section is None:
+        return None
+    if not isinstance(section, dict):
+        raise ContractError(path, "[tool.schema-gate] must be a table")
+    # TOML users write fail-on as well as fail_on; accept both spellings.
+    return {key.replace("-", "_"): value for key, value in section.items()}
+
+
+def config_from_files(
+    yml: bytes | None, pyproject: bytes | None, explicit: str | None = None
+) -> Config:
+    """Pick and parse the config: an explicit file, else .schema-gate.yml, else pyproject."""
+    if yml is not None:
+        path = explicit or CONFIG_FILE
+        if explicit and explicit.endswith(".toml"):
+            section = _toml_section(yml, path)
+            return parse_config(section or {}, path) if section is not None else Config(source=path)
+        doc = load_yaml(yml, path)
+        if doc is None:
+            return Config(source=path)
+        if not isinstance(doc, dict):
+            raise ContractError(path, f"the config must be a mapping, found {describe(doc)}", 1)
+        return parse_config(doc, path)
+    if pyproject is not None:
+        section = _toml_section(pyproject, PYPROJECT)
+        if section is not None:
+            return parse_config(section, f"{PYPROJECT} [tool.schema-gate]")
+    return Config()

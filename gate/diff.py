@@ -1,0 +1,529 @@
+"""Pair base and HEAD datasets by identity and emit one ``Change`` per finding.
+
+The pairing walkers are written once (datasets, then columns, then nested
+fields) and each rule is a small comparison over a *pair* of old/new elements,
+as buf's breaking checker does. Pairing is by identity, never by path: a file
+that moves without changing its dataset is not a change, and a dataset that
+moves between files is not a removal plus an addition.
+
+Severities come from a ``SeverityFn`` supplied by the caller (the rule
+catalogue's defaults, adjusted by config and per-dataset policy), so the core
+stays free of configuration. The diff never does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from gate import rules, types
+from gate.model import Check, Column, Dataset
+from gate.rules import Severity
+from gate.versioning import compare_versions, is_major_bump
+
+#: (rule id, dataset id) -> effective severity. ``Severity.OFF`` drops the finding.
+SeverityFn = Callable[[str, str], Severity]
+
+
+def default_severity(rule_id: str, dataset_id: str) -> Severity:
+    """The catalogue's severity, ignoring config: what a bare run uses."""
+    return rules.get(rule_id).severity
+
+
+@dataclass(frozen=True)
+class Change:
+    """One finding: a rule that fired on one dataset (and maybe one column).
+
+    ``path`` and ``line`` point at the HEAD file where the element still exists
+    (or its nearest surviving parent), else at the base file, so annotations land
+    where a reviewer can act. ``old_dataset`` is set for renames so either name
+    acknowledges the change.
+    """
+
+    rule: str
+    severity: Severity
+    dataset: str
+    column: str | None
+    path: str
+    line: int | None
+    message: str
+    before: str | None = None
+    after: str | None = None
+    old_dataset: str | None = None
+    acknowledged: bool = False
+
+    @property
+    def breaking(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    @property
+    def target(self) -> str:
+        """``dataset`` or ``dataset.column``: how reports name the element."""
+        return f"{self.dataset}.{self.column}" if self.column else self.dataset
+
+
+class _Emitter:
+    """Collects changes, resolving severities and dropping those turned off."""
+
+    def __init__(self, severity_of: SeverityFn) -> None:
+        self.severity_of = severity_of
+        self.changes: list[Change] = []
+
+    def emit(
+        self,
+        rule_id: str,
+        dataset: Dataset,
+        message: str,
+        *,
+        column: str | None = None,
+        line: int | None = None,
+        before: str | None = None,
+        after: str | None = None,
+        old_dataset: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        severity = self.severity_of(rule_id, dataset.id)
+        if old_dataset is not None and old_dataset != dataset.id:
+            # A policy on either name applies to a rename: take the stricter.
+            other = self.severity_of(rule_id, old_dataset)
+            severity = min(severity, other, key=lambda s: s.rank)
+        if severity is Severity.OFF:
+            return
+        self.changes.append(
+            Change(
+                rule=rule_id,
+                severity=severity,
+                dataset=dataset.id,
+                column=column,
+                path=path or dataset.path,
+                line=line if line is not None else dataset.line,
+                message=message,
+                before=before,
+                after=after,
+                old_dataset=old_dataset,
+            )
+        )
+
+
+def _type_text(text: str | None, dialect: str) -> str | None:
+    return types.canonical(text, dialect) if text else None
+
+
+def _column_signature(dataset: Dataset, dialect: str) -> tuple[tuple[str, str | None], ...]:
+    """Names and canonical types: evidence that two datasets are the same table."""
+    return tuple((c.name, _type_text(c.data_type, dialect)) for c in dataset.columns)
+
+
+def _pair_datasets(
+    base: Sequence[Dataset],
+    head: Sequence[Dataset],
+    renamed_paths: dict[str, str],
+    dialect: str,
+) -> tuple[list[tuple[Dataset, Dataset]], list[Dataset], list[Dataset]]:
+    """Pair datasets by id, then detect renames on the leftovers.
+
+    Returns (pairs, removed, added). A pair whose ids differ is a rename. Rename
+    evidence, strongest first: the same stable id (ODCS v3.1); the same contract
+    file (following git's rename detection) holding exactly one unpaired dataset
+    on each side; the same columns with the same types, matching exactly one
+    candidate.
+    """
+    head_by_id = {d.id: d for d in head}
+    pairs: list[tuple[Dataset, Dataset]] = []
+    removed: list[Dataset] = []
+    for old in base:
+        new = head_by_id.pop(old.id, None)
+        if new is None:
+            removed.append(old)
+        else:
+            pairs.append((old, new))
+    added = list(head_by_id.values())
+
+    def take(match: Callable[[Dataset, Dataset], bool]) -> None:
+        for old in list(removed):
+            candidates = [new for new in added if match(old, new)]
+            if len(candidates) == 1 and sum(match(o, candidates[0]) for o in removed) == 1:
+                pairs.append((old, candidates[0]))
+                removed.remove(old)
+                added.remove(candidates[0])
+
+    take(lambda o, n: o.stable_id is not None and o.stable_id == n.stable_id)
+
+    def same_file(o: Dataset, n: Dataset) -> bool:
+        if renamed_paths.get(o.path, o.path) != n.path:
+            return False
+        return (
+            sum(d.path == o.path for d in removed) == 1
+            and sum(d.path == n.path for d in added) == 1
+        )
+
+    take(same_file)
+    take(
+        lambda o, n: (
+            bool(o.columns) and _column_signature(o, dialect) == _column_signature(n, dialect)
+        )
+    )
+    return pairs, removed, added
+
+
+def _pair_columns(
+    old_columns: Sequence[Column], new_columns: Sequence[Column], dialect: str
+) -> tuple[list[tuple[Column, Column]], list[Column], list[Column]]:
+    """Pair columns: stable id, exact name, then a case-only rename, then position.
+
+    A removed and an added column count as a rename only with clear evidence:
+    the same declared type at the same position, and no other candidate.
+    """
+    pairs: list[tuple[Column, Column]] = []
+    removed = list(old_columns)
+    added = list(new_columns)
+
+    def take(match: Callable[[Column, Column], bool]) -> None:
+        for old in list(removed):
+            candidates = [new for new in added if match(old, new)]
+            if len(candidates) == 1:
+                pairs.append((old, candidates[0]))
+                removed.remove(old)
+                added.remove(candidates[0])
+
+    take(lambda o, n: o.stable_id is not None and o.stable_id == n.stable_id)
+    take(lambda o, n: o.name == n.name)
+    take(lambda o, n: o.name.casefold() == n.name.casefold())
+    take(
+        lambda o, n: (
+            o.position == n.position
+            and o.data_type is not None
+            and n.data_type is not None
+            and types.compare(o.data_type, n.data_type, dialect).change is types.TypeChange.SAME
+        )
+    )
+    return pairs, removed, added
+
+
+def _required_rank(value: bool | None) -> int:
+    """Explicitly nullable < unspecified < required: a rise is ``required_added``."""
+    return {False: 0, None: 1, True: 2}[value]
+
+
+def _fmt_values(values: Iterable[str]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+class _DatasetDiff:
+    """The rules over one pair of datasets (same identity, or a rename)."""
+
+    def __init__(self, out: _Emitter, old: Dataset, new: Dataset, dialect: str) -> None:
+        self.out = out
+        self.old = old
+        self.new = new
+        self.dialect = dialect
+
+    def emit(self, rule_id: str, message: str, **kwargs: object) -> None:
+        self.out.emit(rule_id, self.new, message, **kwargs)  # type: ignore[arg-type]
+
+    def run(self) -> None:
+        old, new = self.old, self.new
+        if old.id != new.id:
+            self.emit(
+                "model_renamed",
+                f"dataset renamed from '{old.id}' to '{new.id}'; consumers still read '{old.id}'",
+                before=old.id,
+                after=new.id,
+                old_dataset=old.id,
+            )
+        self.columns(old.columns, new.columns, prefix="", parent_line=new.line)
+        self.checks(old.checks, new.checks, column=None)
+        self.primary_key()
+
+    def columns(
+        self,
+        old_columns: Sequence[Column],
+        new_columns: Sequence[Column],
+        prefix: str,
+        parent_line: int | None,
+    ) -> None:
+        pairs, removed, added = _pair_columns(old_columns, new_columns, self.dialect)
+        for old in removed:
+            name = prefix + old.name
+            self.emit(
+                "column_removed",
+                f"column '{name}' was removed",
+                column=name,
+                line=parent_line,
+                before=_type_text(old.data_type, self.dialect) or name,
+            )
+        for new in added:
+            name = prefix + new.name
+            if new.required:
+                self.emit(
+                    "required_column_added",
+                    f"new column '{name}' is required; existing producers do not write it",
+                    column=name,
+                    line=new.line,
+                    after=_type_text(new.data_type, self.dialect),
+                )
+            else:
+                self.emit(
+                    "column_added",
+                    f"column '{name}' was added",
+                    column=name,
+                    line=new.line,
+                    after=_type_text(new.data_type, self.dialect),
+                )
+        for old, new in pairs:
+            self.column_pair(old, new, prefix)
+
+    def column_pair(self, old: Column, new: Column, prefix: str) -> None:
+        name = prefix + new.name
+        if old.name != new.name:
+            old_name = prefix + old.name
+            if old.name.casefold() == new.name.casefold():
+                self.emit(
+                    "column_case_changed",
+                    f"column '{old_name}' renamed to '{name}' (case only); most engines "
+                    "treat this as another column or a clash",
+                    column=name,
+                    line=new.line,
+                    before=old_name,
+                    after=name,
+                )
+            else:
+                self.emit(
+                    "column_renamed",
+                    f"column '{old_name}' renamed to '{name}'",
+                    column=name,
+                    line=new.line,
+                    before=old_name,
+                    after=name,
+                )
+        self.column_type(old, new, name)
+        self.required(old, new, name)
+        self.enum(old, new, name)
+        if old.unique and not new.unique:
+            self.emit(
+                "unique_removed",
+                f"column '{name}' is no longer unique; consumers may see duplicates",
+                column=name,
+                line=new.line,
+            )
+        elif new.unique and not old.unique:
+            self.emit("unique_added", f"column '{name}' is now unique", column=name, line=new.line)
+        self.checks(old.checks, new.checks, column=name)
+        if old.fields or new.fields:
+            self.columns(old.fields, new.fields, prefix=f"{name}.", parent_line=new.line)
+
+    def column_type(self, old: Column, new: Column, name: str) -> None:
+        before = _type_text(old.data_type, self.dialect)
+        after = _type_text(new.data_type, self.dialect)
+        if old.data_type is None and new.data_type is None:
+            return
+        if old.data_type is None:
+            self.emit(
+                "type_declared",
+                f"column '{name}' now declares type {after}",
+                column=name,
+                line=new.line,
+                after=after,
+            )
+            return
+        if new.data_type is None:
+            self.emit(
+                "type_removed",
+                f"column '{name}' no longer declares a type (was {before})",
+                column=name,
+                line=new.line,
+                before=before,
+            )
+            return
+        result = types.compare(old.data_type, new.data_type, self.dialect)
+        for field in result.removed_fields:
+            self.emit(
+                "column_removed",
+                f"nested field '{name}.{field}' was removed",
+                column=f"{name}.{field}",
+                line=new.line,
+                before=before,
+                after=after,
+            )
+        rule_id = {
+            types.TypeChange.WIDENED: "type_widened",
+            types.TypeChange.NARROWED: "type_narrowed",
+            types.TypeChange.CHANGED: "type_changed",
+        }.get(result.change)
+        if rule_id is None:
+            return
+        verb = {"type_widened": "widened", "type_narrowed": "narrowed", "type_changed": "changed"}
+        reason = f" ({result.reason})" if result.reason else ""
+        self.emit(
+            rule_id,
+            f"column '{name}' type {verb[rule_id]}: {before} -> {after}{reason}",
+            column=name,
+            line=new.line,
+            before=before,
+            after=after,
+        )
+
+    def required(self, old: Column, new: Column, name: str) -> None:
+        before, after = _required_rank(old.required), _required_rank(new.required)
+        if after > before:
+            self.emit(
+                "required_added",
+                f"column '{name}' became required; producers that write nulls will fail",
+                column=name,
+                line=new.line,
+                before="nullable" if old.required is False else "unspecified",
+                after="required" if new.required else "unspecified",
+            )
+        elif after < before:
+            self.emit(
+                "required_removed",
+                f"column '{name}' is no longer required; consumers may now see nulls",
+                column=name,
+                line=new.line,
+                before="required" if old.required else "unspecified",
+                after="nullable" if new.required is False else "unspecified",
+            )
+
+    def enum(self, old: Column, new: Column, name: str) -> None:
+        if old.enum is None or new.enum is None:
+            return
+        gone = [v for v in old.enum if v not in new.enum]
+        came = [v for v in new.enum if v not in old.enum]
+        if gone:
+            self.emit(
+                "enum_value_removed",
+                f"column '{name}' no longer allows {_fmt_values(gone)}",
+                column=name,
+                line=new.line,
+                before=_fmt_values(old.enum),
+                after=_fmt_values(new.enum),
+            )
+        if came:
+            self.emit(
+                "enum_value_added",
+                f"column '{name}' now also allows {_fmt_values(came)}",
+                column=name,
+                line=new.line,
+                before=_fmt_values(old.enum),
+                after=_fmt_values(new.enum),
+            )
+
+    def checks(
+        self, old_checks: Sequence[Check], new_checks: Sequence[Check], column: str | None
+    ) -> None:
+        old_keys = {c.key for c in old_checks}
+        new_keys = {c.key for c in new_checks}
+        where = f"column '{column}'" if column else f"dataset '{self.new.id}'"
+        line_if_gone = self.new.column(column).line if column and self.new.column(column) else None
+        for check in old_checks:
+            if check.key not in new_keys:
+                self.emit(
+                    "check_removed",
+                    f"check '{check.kind}' on {where} was removed or changed",
+                    column=column,
+                    line=line_if_gone,
+                    before=check.kind,
+                )
+        for check in new_checks:
+            if check.key not in old_keys:
+                self.emit(
+                    "check_added",
+                    f"check '{check.kind}' on {where} was added",
+                    column=column,
+                    line=check.line,
+                    after=check.kind,
+                )
+
+    def primary_key(self) -> None:
+        def key(dataset: Dataset) -> tuple[str, ...]:
+            keyed = [c for c in dataset.columns if c.primary_key_position is not None]
+            return tuple(c.name for c in sorted(keyed, key=lambda c: c.primary_key_position or 0))
+
+        before, after = key(self.old), key(self.new)
+        if before != after:
+            self.emit(
+                "primary_key_changed",
+                f"primary key changed from ({', '.join(before) or 'none'}) "
+                f"to ({', '.join(after) or 'none'})",
+                before=", ".join(before) or None,
+                after=", ".join(after) or None,
+            )
+
+
+def _version_changes(out: _Emitter, old: Dataset, new: Dataset, start: int) -> None:
+    """Semantic-version rules over the findings already emitted for this pair."""
+    if old.version is None or new.version is None:
+        return
+    order = compare_versions(old.version, new.version)
+    if order is None:
+        return
+    if order > 0:
+        out.emit(
+            "version_decreased",
+            new,
+            f"contract version went down from {old.version} to {new.version}",
+            before=old.version,
+            after=new.version,
+        )
+        return
+    breaking = any(c.severity is Severity.ERROR for c in out.changes[start:])
+    if breaking and not is_major_bump(old.version, new.version):
+        out.emit(
+            "version_not_bumped",
+            new,
+            f"breaking change without a major version bump ({old.version} -> {new.version})",
+            before=old.version,
+            after=new.version,
+        )
+    elif order < 0:
+        out.emit(
+            "version_bumped",
+            new,
+            f"contract version {old.version} -> {new.version}",
+            before=old.version,
+            after=new.version,
+        )
+
+
+def diff_datasets(
+    base: Sequence[Dataset],
+    head: Sequence[Dataset],
+    *,
+    dialect: str = "spark",
+    severity_of: SeverityFn = default_severity,
+    renamed_paths: dict[str, str] | None = None,
+) -> list[Change]:
+    """Every change between the base and HEAD datasets, in a stable order.
+
+    ``renamed_paths`` maps base paths to HEAD paths for files git saw move, so a
+    moved file whose dataset id changed is still a ``model_renamed``.
+    """
+    out = _Emitter(severity_of)
+    pairs, removed, added = _pair_datasets(base, head, renamed_paths or {}, dialect)
+    for old in removed:
+        if not old.enforced:
+            continue
+        out.emit("model_removed", old, f"dataset '{old.id}' was removed; its consumers will break")
+    for new in added:
+        if new.enforced:
+            out.emit("model_added", new, f"dataset '{new.id}' was added")
+    for old, new in pairs:
+        if old.enforced and not new.enforced:
+            out.emit(
+                "contract_enforcement_removed",
+                new,
+                f"dataset '{new.id}' no longer enforces its contract",
+                before="enforced",
+                after="not enforced",
+            )
+            continue
+        if not new.enforced:
+            continue
+        start = len(out.changes)
+        _DatasetDiff(out, old, new, dialect).run()
+        _version_changes(out, old, new, start)
+    return out.changes
+
+
+def with_acknowledged(change: Change) -> Change:
+    return replace(change, acknowledged=True)

@@ -1,0 +1,162 @@
+"""The one Report every output format renders, and the verdict it carries.
+
+The verdict lives here, not in the renderers, so text, JSON, Markdown and
+GitHub annotations can never disagree about the exit code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gate.acks import Token
+from gate.diff import Change
+from gate.rules import Severity
+
+if TYPE_CHECKING:  # the smoke package imports pyspark lazily; its results are plain data
+    from gate.smoke.result import SmokeReport
+
+EXIT_OK = 0
+EXIT_BREAKING = 1
+EXIT_ERROR = 2
+
+
+def _order(change: Change, fail_on: Severity) -> tuple[int, str, str, str]:
+    """Blocking first, then acknowledged, then the rest by severity."""
+    if change.acknowledged:
+        group = 1
+    elif change.severity.at_least(fail_on):
+        group = 0
+    else:
+        group = 2 + change.severity.rank
+    return (group, change.dataset, change.column or "", change.rule)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one gate run found, in the order a reviewer should read it."""
+
+    changes: tuple[Change, ...]
+    fail_on: Severity = Severity.ERROR
+    acknowledgements: tuple[str, ...] = ()
+    unmatched_acknowledgements: tuple[Token, ...] = ()
+    base_ref: str = ""
+    base_sha: str = ""
+    merge_base: bool = True
+    head_ref: str | None = None  # None: the working tree
+    head_sha: str = ""
+    files_compared: int = 0
+    smoke: SmokeReport | None = None
+    notices: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        ordered = tuple(sorted(self.changes, key=lambda c: _order(c, self.fail_on)))
+        object.__setattr__(self, "changes", ordered)
+
+    def blocks(self, change: Change) -> bool:
+        """An unacknowledged change at or above the ``--fail-on`` threshold."""
+        return not change.acknowledged and change.severity.at_least(self.fail_on)
+
+    @property
+    def blocking(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if self.blocks(c))
+
+    @property
+    def acknowledged(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.acknowledged)
+
+    def by_severity(self, severity: Severity) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.severity is severity)
+
+    @property
+    def smoke_failed(self) -> bool:
+        return self.smoke is not None and self.smoke.failed
+
+    @property
+    def unmatched_block(self) -> bool:
+        """Unmatched tokens are warnings: they block only under ``--fail-on warning``."""
+        return bool(self.unmatched_acknowledgements) and Severity.WARNING.at_least(self.fail_on)
+
+    @property
+    def exit_code(self) -> int:
+        if self.blocking or self.smoke_failed or self.unmatched_block:
+            return EXIT_BREAKING
+        return EXIT_OK
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == EXIT_OK
+
+    @property
+    def datasets_to_acknowledge(self) -> tuple[str, ...]:
+        """Dataset ids whose blocking changes an acknowledgement would clear."""
+        return tuple(sorted({c.dataset for c in self.blocking}))
+
+    @property
+    def head_label(self) -> str:
+        return self.head_ref or "working tree"
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "total": len(self.changes),
+            "breaking": len(self.by_severity(Severity.ERROR)),
+            "unacknowledged": len(self.blocking),
+            "acknowledged": len(self.acknowledged),
+            "warnings": len(self.by_severity(Severity.WARNING)),
+            "additive": len(self.by_severity(Severity.INFO)),
+            "files_compared": self.files_compared,
+        }
+
+    def verdict(self) -> str:
+        """One sentence: what happened and what to do next."""
+        if self.exit_code == EXIT_OK:
+            acked = len(self.acknowledged)
+            if acked:
+                return f"PASS: {acked} breaking change(s), all acknowledged."
+            if not self.changes:
+                return "PASS: no contract changes."
+            return "PASS: no breaking changes."
+        reasons = []
+        if self.blocking:
+            what = "breaking change(s)" if self.fail_on is Severity.ERROR else "blocking change(s)"
+            reasons.append(f"{len(self.blocking)} unacknowledged {what}")
+        if self.smoke_failed:
+            reasons.append("the smoke test failed")
+        if self.unmatched_block:
+            reasons.append(f"{len(self.unmatched_acknowledgements)} unmatched acknowledgement(s)")
+        advice = ""
+        if self.blocking:
+            advice = " If the break is intended, add to the PR body: " + "; ".join(
+                f"accept-breaking-change: {d}" for d in self.datasets_to_acknowledge
+            )
+        return f"FAIL: {' and '.join(reasons)}.{advice}"
+
+
+def change_dict(change: Change) -> dict[str, Any]:
+    """The JSON shape of one change (stable keys; see docs/json-report.md)."""
+    return {
+        "rule": change.rule,
+        "severity": change.severity.value,
+        "breaking": change.breaking,
+        "acknowledged": change.acknowledged,
+        "dataset": change.dataset,
+        "old_dataset": change.old_dataset,
+        "column": change.column,
+        "path": change.path,
+        "line": change.line,
+        "message": change.message,
+        "before": change.before,
+        "after": change.after,
+    }
+
+
+def arrow(change: Change) -> str:
+    """``before -> after`` with readable placeholders for the missing side."""
+    before = change.before if change.before is not None else "(none)"
+    if change.after is not None:
+        after = change.after
+    elif change.rule in ("column_removed", "model_removed"):
+        after = "(removed)"
+    else:
+        after = "(none)"
+    return f"{before} -> {after}"

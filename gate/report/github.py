@@ -1,0 +1,64 @@
+"""GitHub Actions workflow commands: annotations that land on the contract line.
+
+Property values and messages are escaped as the runner expects, because dataset
+and column names come from the pull request and must not inject commands.
+"""
+
+from __future__ import annotations
+
+from gate.diff import Change
+from gate.report.base import Report
+from gate.rules import Severity
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _level(change: Change, report: Report) -> str:
+    if report.blocks(change):
+        return "error"
+    if change.acknowledged or change.severity is Severity.WARNING:
+        return "warning"
+    return "notice"
+
+
+def annotation(level: str, path: str, line: int | None, title: str, message: str) -> str:
+    props = [f"file={escape_property(path)}"]
+    if line:
+        props.append(f"line={line}")
+    props.append(f"title={escape_property(title)}")
+    return f"::{level} {','.join(props)}::{escape_data(message)}"
+
+
+def annotations(report: Report, limit: int | None = None) -> list[str]:
+    """One workflow command per change; ``limit`` caps each level (GitHub keeps 10)."""
+    out: list[str] = []
+    counts: dict[str, int] = {}
+    for change in report.changes:
+        level = _level(change, report)
+        counts[level] = counts.get(level, 0) + 1
+        if limit is not None and counts[level] > limit:
+            continue
+        title = change.rule + (" (ACKED)" if change.acknowledged else "")
+        out.append(annotation(level, change.path, change.line, title, change.message))
+    for token in report.unmatched_acknowledgements:
+        out.append(
+            f"::warning title=unmatched acknowledgement::"
+            f"{escape_data(repr(token.value))} ({token.source}) names no changed dataset"
+        )
+    if report.smoke is not None:
+        from gate.report.smoke_github import smoke_annotations
+
+        out.extend(smoke_annotations(report.smoke, limit))
+    return out
+
+
+def render(report: Report) -> str:
+    lines = annotations(report)
+    lines.append(("::notice::" if report.passed else "::error::") + escape_data(report.verdict()))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,32 @@
+"""Machine-readable report: one JSON object with stable keys (docs/json-report.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gate.report.base import Report, change_dict
+
+
+def to_dict(report: Report) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "base": {"ref": report.base_ref, "sha": report.base_sha, "merge_base": report.merge_base},
+        "head": {"ref": report.head_ref, "sha": report.head_sha or None},
+        "fail_on": report.fail_on.value,
+        "changes": [change_dict(c) for c in report.changes],
+        "acknowledgements": list(report.acknowledgements),
+        "unmatched_acknowledgements": [
+            {"token": t.value, "source": t.source} for t in report.unmatched_acknowledgements
+        ],
+        "summary": report.summary(),
+        "smoke": report.smoke.to_dict() if report.smoke is not None else None,
+        "notices": list(report.notices),
+        "verdict": "pass" if report.passed else "fail",
+        "message": report.verdict(),
+        "exit_code": report.exit_code,
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps(to_dict(report), indent=2, sort_keys=False) + "\n"
