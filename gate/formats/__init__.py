@@ -10,16 +10,21 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from gate.formats import soda
+from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
 from gate.model import Contract, ContractError
 from gate.yaml_load import load_yaml
 
 #: Checked in order; the first whose ``detect`` accepts the document wins.
 #: Soda comes last because its marker (``dataset``) is the most generic.
-FORMATS: tuple[ModuleType, ...] = (soda,)
+FORMATS: tuple[ModuleType, ...] = (dcs, odcs, dbt, soda)
 
-_EXPECTED = "a Soda contract ('dataset:')"
+_EXPECTED = (
+    "a Data Contract Specification file ('dataContractSpecification:'), "
+    "an ODCS v3 contract ('apiVersion: v3.x' and 'kind: DataContract'), "
+    "a dbt properties file ('models:', 'sources:', ...) "
+    "or a Soda contract ('dataset:')"
+)
 
 
 def parse_document(doc: Any, path: str) -> Contract:

@@ -7,10 +7,11 @@ style: ``soda/contracts/orders.yaml:12: column 'id' is declared twice``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from gate.model import Column, ContractError
+from gate.model import Check, Column, ContractError, Dataset
 from gate.yaml_load import YList, YMap, line_of
 
 
@@ -152,17 +153,132 @@ def scalar_tuple(value: Any, path: str, what: str, line: int | None) -> tuple[st
     return tuple(out)
 
 
+def optional_int(
+    mapping: YMap, key: str, path: str, what: str, minimum: int | None = None
+) -> int | None:
+    """A whole number that may be absent (``precision: 10``); ``10.5`` or ``"10"`` is refused."""
+    value = mapping.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ContractError(
+            path, f"{what} must be a whole number, found {describe(value)}", mapping.key_line(key)
+        )
+    if minimum is not None and value < minimum:
+        raise ContractError(
+            path, f"{what} must be at least {minimum}, found {value}", mapping.key_line(key)
+        )
+    return value
+
+
+def decimal_type(precision: int | None, scale: int | None) -> str:
+    """``decimal(p,s)`` with the defaults DCS documents (precision 38, scale 0)."""
+    return f"decimal({38 if precision is None else precision},{0 if scale is None else scale})"
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def snake_case(name: str) -> str:
+    """``nullValues`` -> ``null_values``: DCS/ODCS metric names as check kinds."""
+    return _CAMEL.sub("_", name.strip()).replace("-", "_").replace(" ", "_").lower()
+
+
+#: Keys of a DCS/ODCS quality entry that document it without changing what it checks;
+#: editing them must not read as "check removed + check added".
+_COSMETIC_QUALITY_KEYS = frozenset(
+    {"description", "tags", "authoritativeDefinitions", "customProperties", "businessImpact"}
+)
+
+
+def quality_checks(
+    mapping: YMap, path: str, owner: str, columns: tuple[str, ...] = ()
+) -> tuple[Check, ...]:
+    """The ``quality`` list of a DCS model/field or an ODCS object/property, as checks.
+
+    Both formats share the quality object: ``type`` (``library`` by default, ``sql``,
+    ``text``, ``custom``) and, for library checks, ``metric`` (``rule`` before ODCS
+    v3.1). The kind is the metric in snake case (``nullValues`` -> ``null_values``),
+    else the type. A schema-level ``duplicateValues`` names its columns in
+    ``arguments.properties``.
+    """
+    entries = optional_list(mapping, "quality", path, f"{owner}: 'quality'")
+    checks: list[Check] = []
+    for index, entry, line in items(entries):
+        what = f"{owner}: quality entry #{index + 1}"
+        entry = require_mapping(entry, path, what, line)
+        kind = None
+        for key in ("metric", "rule", "type"):
+            value = entry.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, str) or not value.strip():
+                raise ContractError(
+                    path,
+                    f"{what}: '{key}' must be a string, found {describe(value)}",
+                    entry.key_line(key),
+                )
+            kind = snake_case(value)
+            break
+        if kind is None:
+            raise ContractError(path, f"{what} needs a 'type' or a 'metric'", line)
+        spec = {k: v for k, v in entry.items() if k not in _COSMETIC_QUALITY_KEYS}
+        check_columns = columns
+        arguments = entry.get("arguments")
+        if isinstance(arguments, dict):
+            named = arguments.get("properties")
+            if isinstance(named, list) and named and all(isinstance(c, str) for c in named):
+                check_columns = tuple(named)
+        checks.append(Check.make(kind, spec, line=line, columns=check_columns))
+    return tuple(checks)
+
+
+#: Quality metrics whose valid values list what a column may hold: an enum.
+_ENUM_METRICS = frozenset({"invalid_values", "valid_values"})
+
+
+def enum_from_checks(checks: Iterable[Check], path: str) -> tuple[str, ...] | None:
+    """Allowed values declared by an ``invalidValues`` check (``arguments.validValues``)."""
+    for check in checks:
+        if check.kind not in _ENUM_METRICS:
+            continue
+        arguments = check.spec.get("arguments")
+        if isinstance(arguments, dict) and arguments.get("validValues") is not None:
+            return scalar_tuple(arguments["validValues"], path, "'validValues'", check.line)
+        if check.spec.get("validValues") is not None:
+            return scalar_tuple(check.spec["validValues"], path, "'validValues'", check.line)
+    return None
+
+
+def reject_duplicate_datasets(datasets: Iterable[Dataset], path: str) -> None:
+    """Refuse two datasets of one file whose ids differ only by case."""
+    seen: dict[str, Dataset] = {}
+    for dataset in datasets:
+        folded = dataset.id.casefold()
+        if folded in seen:
+            first = seen[folded]
+            same = "twice" if first.id == dataset.id else f"twice (as '{first.id}')"
+            raise ContractError(path, f"dataset '{dataset.id}' is declared {same}", dataset.line)
+        seen[folded] = dataset
+
+
 __all__ = [
+    "decimal_type",
     "describe",
+    "enum_from_checks",
     "items",
     "line_of",
     "optional_bool",
+    "optional_int",
     "optional_list",
     "optional_str",
     "optional_version",
+    "quality_checks",
     "reject_duplicate_columns",
+    "reject_duplicate_datasets",
     "require_list",
     "require_mapping",
     "require_str",
     "scalar_tuple",
+    "snake_case",
 ]

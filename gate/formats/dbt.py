@@ -1,0 +1,457 @@
+"""dbt properties files (``models/**/*.yml``) with model contracts into the model.
+
+Every entry of ``models:`` becomes a ``Dataset`` whose id is the model name.
+A model with ``versions:`` becomes one dataset per version, ``<model>.v<v>``
+(``orders.v2``): each version is its own relation (``orders_v2``) with its own
+columns, and consumers pin versions. ``latest_version`` only says which version
+an unpinned ``ref('orders')`` resolves to; it is validated, not a dataset.
+
+Only models with ``config: {contract: {enforced: true}}`` (model- or
+version-level ``config``) are guarded; the others are kept with
+``enforced=False`` so switching enforcement off reads as
+``contract_enforcement_removed``. Contracts enforced from ``dbt_project.yml``
+are out of scope: the gate reads properties files only, and a
+``dbt_project.yml`` that a glob happens to match holds no datasets.
+
+Mapping: ``data_type`` is the column type as written (warehouse SQL);
+constraints are schema guarantees (``not_null`` -> required, ``unique`` ->
+unique, ``primary_key`` -> primary key position; ``check``/``foreign_key``/
+``custom`` -> checks); ``tests``/``data_tests`` are checks, and
+``accepted_values`` also gives the column's enum. dbt never declares a column
+nullable, so ``required`` is ``True`` or unknown (``None``).
+
+A properties file without ``models`` (only ``sources``, ``seeds``, ``macros``,
+``exposures``...) is valid and holds no datasets: the gate's globs often cover
+whole ``models/`` trees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from gate.formats.common import (
+    describe,
+    items,
+    optional_bool,
+    optional_list,
+    optional_str,
+    reject_duplicate_columns,
+    reject_duplicate_datasets,
+    require_mapping,
+    require_str,
+    scalar_tuple,
+)
+from gate.model import Check, Column, Contract, ContractError, Dataset
+from gate.yaml_load import YMap
+
+FORMAT = "dbt"
+
+#: Top-level keys of a dbt properties file; any of them marks the file as dbt.
+DBT_KEYS = frozenset(
+    {
+        "models",
+        "sources",
+        "seeds",
+        "snapshots",
+        "macros",
+        "exposures",
+        "metrics",
+        "semantic_models",
+        "saved_queries",
+        "analyses",
+        "unit_tests",
+        "groups",
+        "data_tests",
+        "functions",
+    }
+)
+
+#: Keys only ``dbt_project.yml`` has (its ``models:`` is a config tree, not a list).
+_PROJECT_KEYS = frozenset({"config-version", "profile", "model-paths", "source-paths"})
+
+#: dbt's ``ConstraintType`` values.
+CONSTRAINT_TYPES = frozenset(
+    {"not_null", "unique", "primary_key", "foreign_key", "check", "custom"}
+)
+#: Constraints that are checks rather than column flags.
+_CHECK_CONSTRAINTS = frozenset({"foreign_key", "check", "custom"})
+
+
+def detect(doc: Any) -> bool:
+    """A dbt properties file: any dbt top-level key, or a bare ``version: 2``."""
+    if not isinstance(doc, dict) or "dataset" in doc:
+        return False
+    if any(key in doc for key in DBT_KEYS):
+        return True
+    return doc.get("version") == 2 and set(doc) == {"version"}
+
+
+def _enforced(mapping: YMap, path: str, owner: str) -> bool | None:
+    """``config.contract.enforced``, or ``None`` when the mapping does not say."""
+    if mapping.get("config") is None:
+        return None
+    config = require_mapping(
+        mapping["config"], path, f"{owner}: 'config'", mapping.key_line("config")
+    )
+    if config.get("contract") is None:
+        return None
+    contract = require_mapping(
+        config["contract"], path, f"{owner}: 'config.contract'", config.key_line("contract")
+    )
+    return optional_bool(contract, "enforced", path, f"{owner}: 'config.contract.enforced'")
+
+
+def _version_label(value: Any, path: str, line: int, owner: str) -> str:
+    """``v`` may be an integer, a float or a string (dbt accepts all three)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ContractError(
+            path,
+            f"{owner}: version 'v' must be a number or a string, found {describe(value)}",
+            line,
+        )
+    label = str(value).strip()
+    if not label:
+        raise ContractError(path, f"{owner}: version 'v' is empty", line)
+    return label
+
+
+class _Parser:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    # -- checks -------------------------------------------------------------
+
+    def tests(self, mapping: YMap, owner: str, columns: tuple[str, ...]) -> tuple[Check, ...]:
+        """``data_tests`` (dbt >= 1.8) or ``tests``: both spellings, never both at once."""
+        if mapping.get("tests") is not None and mapping.get("data_tests") is not None:
+            raise ContractError(
+                self.path,
+                f"{owner}: declare either 'tests' or 'data_tests', not both",
+                mapping.key_line("data_tests"),
+            )
+        key = "data_tests" if mapping.get("data_tests") is not None else "tests"
+        entries = optional_list(mapping, key, self.path, f"{owner}: '{key}'")
+        return tuple(self.test(entry, line, owner, columns) for _i, entry, line in items(entries))
+
+    def test(self, entry: Any, line: int, owner: str, columns: tuple[str, ...]) -> Check:
+        if isinstance(entry, str) and entry.strip():
+            return Check.make(entry.strip(), {}, line=line, columns=columns)
+        if not isinstance(entry, dict) or not entry:
+            raise ContractError(
+                self.path,
+                f"{owner}: a test must be a name or a mapping, found {describe(entry)}",
+                line,
+            )
+        if "test_name" in entry:  # the long form: options beside ``test_name``
+            kind = entry["test_name"]
+            spec: Any = {k: v for k, v in entry.items() if k != "test_name"}
+        elif len(entry) == 1:
+            kind, spec = next(iter(entry.items()))
+        else:
+            raise ContractError(
+                self.path, f"{owner}: a test needs one key naming it (or a 'test_name')", line
+            )
+        if not isinstance(kind, str) or not kind.strip():
+            raise ContractError(self.path, f"{owner}: a test name must be a string", line)
+        if spec is None:
+            spec = {}
+        if not isinstance(spec, dict):
+            raise ContractError(
+                self.path,
+                f"{owner}: test '{kind}' options must be a mapping, found {describe(spec)}",
+                line,
+            )
+        arguments = spec.get("arguments")
+        if isinstance(arguments, dict):
+            # dbt >= 1.10 nests test arguments under ``arguments``; the same test
+            # written either way is the same check, so both spellings get one identity.
+            spec = {**{k: v for k, v in spec.items() if k != "arguments"}, **arguments}
+        return Check.make(kind.strip(), spec, line=line, columns=columns)
+
+    def accepted_values(self, checks: tuple[Check, ...]) -> tuple[str, ...] | None:
+        for check in checks:
+            if check.kind.rsplit(".", 1)[-1] != "accepted_values":
+                continue
+            values = check.spec.get("values")
+            if values is None:
+                raise ContractError(self.path, "'accepted_values' needs 'values'", check.line)
+            return scalar_tuple(values, self.path, "'accepted_values' values", check.line)
+        return None
+
+    def constraints(self, mapping: YMap, owner: str) -> list[tuple[str, YMap, int]]:
+        """(type, constraint, line) for each entry of ``constraints``."""
+        entries = optional_list(mapping, "constraints", self.path, f"{owner}: 'constraints'")
+        out: list[tuple[str, YMap, int]] = []
+        for index, entry, line in items(entries):
+            what = f"{owner}: constraint #{index + 1}"
+            constraint = require_mapping(entry, self.path, what, line)
+            kind = require_str(constraint, "type", self.path, f"{what} 'type'").lower()
+            if kind not in CONSTRAINT_TYPES:
+                known = ", ".join(sorted(CONSTRAINT_TYPES))
+                raise ContractError(
+                    self.path,
+                    f"{what}: unknown constraint type '{kind}' (expected one of: {known})",
+                    constraint.key_line("type"),
+                )
+            out.append((kind, constraint, line))
+        return out
+
+    # -- columns ------------------------------------------------------------
+
+    def column(self, entry: YMap, index: int, line: int) -> tuple[Column, bool]:
+        """A column and whether a column-level ``primary_key`` constraint marks it."""
+        name = require_str(entry, "name", self.path, f"column #{index + 1} 'name'")
+        owner = f"column '{name}'"
+        checks = list(self.tests(entry, owner, (name,)))
+        required: bool | None = None
+        unique = False
+        is_key = False
+        for kind, constraint, c_line in self.constraints(entry, owner):
+            if kind == "not_null":
+                required = True
+            elif kind == "unique":
+                unique = True
+            elif kind == "primary_key":
+                is_key = True
+            else:
+                spec = {k: v for k, v in constraint.items() if k != "type"}
+                checks.append(Check.make(kind, spec, line=c_line, columns=(name,)))
+        description = entry.get("description")
+        column = Column(
+            name=name,
+            data_type=optional_str(entry, "data_type", self.path, f"{owner}: 'data_type'"),
+            line=line,
+            position=index,
+            required=required,
+            unique=unique,
+            enum=self.accepted_values(tuple(checks)),
+            checks=tuple(checks),
+            description=description if isinstance(description, str) else None,
+        )
+        return column, is_key
+
+    def column_entries(self, mapping: YMap, owner: str) -> list[tuple[str, YMap, int]]:
+        """(name, entry, line) of a ``columns`` list; names are validated here."""
+        entries = optional_list(mapping, "columns", self.path, f"{owner}: 'columns'")
+        out: list[tuple[str, YMap, int]] = []
+        for index, entry, line in items(entries):
+            column = require_mapping(entry, self.path, f"{owner}: column #{index + 1}", line)
+            if column.get("name") is None:
+                raise ContractError(self.path, f"{owner}: column #{index + 1} has no 'name'", line)
+            name = require_str(column, "name", self.path, f"{owner}: column #{index + 1} 'name'")
+            out.append((name, column, line))
+        return out
+
+    def version_columns(
+        self, version: YMap, top: list[tuple[str, YMap, int]], owner: str
+    ) -> list[tuple[str, YMap, int]]:
+        """Resolve a version's ``include``/``exclude`` and its own column entries."""
+        if version.get("columns") is None:
+            return top
+        entries = optional_list(version, "columns", self.path, f"{owner}: 'columns'")
+        selector: YMap | None = None
+        own: list[tuple[str, YMap, int]] = []
+        for index, entry, line in items(entries):
+            column = require_mapping(entry, self.path, f"{owner}: column #{index + 1}", line)
+            if "include" in column or "exclude" in column:
+                if selector is not None:
+                    raise ContractError(
+                        self.path, f"{owner}: at most one 'include'/'exclude' entry", line
+                    )
+                selector = column
+                continue
+            if column.get("name") is None:
+                raise ContractError(self.path, f"{owner}: column #{index + 1} has no 'name'", line)
+            name = require_str(column, "name", self.path, f"{owner}: column #{index + 1} 'name'")
+            if any(other.casefold() == name.casefold() for other, _c, _l in own):
+                raise ContractError(self.path, f"{owner}: column '{name}' is declared twice", line)
+            own.append((name, column, line))
+        top_names = [name for name, _c, _l in top]
+        included = list(top_names)
+        if selector is not None:
+            include = selector.get("include", "all")
+            line = selector.key_line("include")
+            if include in ("*", "all"):
+                excluded = (
+                    scalar_tuple(selector["exclude"], self.path, f"{owner}: 'exclude'", line)
+                    if selector.get("exclude") is not None
+                    else ()
+                )
+                unknown = [name for name in excluded if name not in top_names]
+                included = [name for name in top_names if name not in excluded]
+            else:
+                if selector.get("exclude") is not None:
+                    raise ContractError(
+                        self.path,
+                        f"{owner}: 'exclude' needs include: '*' or 'all'",
+                        selector.key_line("exclude"),
+                    )
+                listed = scalar_tuple(include or [], self.path, f"{owner}: 'include'", line)
+                unknown = [name for name in listed if name not in top_names]
+                included = [name for name in top_names if name in listed]
+            if unknown:
+                raise ContractError(
+                    self.path,
+                    f"{owner}: 'include'/'exclude' names unknown column '{unknown[0]}'",
+                    line,
+                )
+        overrides = {name: (name, column, line) for name, column, line in own}
+        by_name = {name: (name, column, line) for name, column, line in top}
+        resolved = [overrides.pop(name, by_name[name]) for name in included]
+        resolved.extend(entry for entry in own if entry[0] in overrides)
+        return resolved
+
+    # -- datasets -----------------------------------------------------------
+
+    def dataset(
+        self,
+        dataset_id: str,
+        line: int,
+        column_entries: list[tuple[str, YMap, int]],
+        constraint_owner: YMap,
+        tests_owner: YMap,
+        enforced: bool,
+    ) -> Dataset:
+        owner = f"model '{dataset_id}'"
+        columns: list[Column] = []
+        flagged: list[str] = []
+        for index, (_name, entry, c_line) in enumerate(column_entries):
+            column, is_key = self.column(entry, index, c_line)
+            columns.append(column)
+            if is_key:
+                flagged.append(column.name)
+        reject_duplicate_columns(columns, self.path, owner)
+        known = {column.name for column in columns}
+        checks = list(self.tests(tests_owner, owner, ()))
+        required: set[str] = set()
+        unique: set[str] = set()
+        key: list[str] | None = None
+        for kind, constraint, c_line in self.constraints(constraint_owner, owner):
+            named: tuple[str, ...] = ()
+            if constraint.get("columns") is not None:
+                named = scalar_tuple(
+                    constraint["columns"], self.path, f"{owner}: constraint 'columns'", c_line
+                )
+                for name in named:
+                    if name not in known:
+                        raise ContractError(
+                            self.path,
+                            f"{owner}: {kind} constraint names unknown column '{name}'",
+                            c_line,
+                        )
+            if kind in _CHECK_CONSTRAINTS or (kind == "unique" and len(named) > 1):
+                spec = {k: v for k, v in constraint.items() if k != "type"}
+                checks.append(Check.make(kind, spec, line=c_line, columns=named))
+                continue
+            if not named:
+                raise ContractError(
+                    self.path, f"{owner}: a model-level {kind} constraint needs 'columns'", c_line
+                )
+            if kind == "not_null":
+                required.update(named)
+            elif kind == "unique":
+                unique.update(named)
+            else:  # primary_key
+                if key is not None:
+                    raise ContractError(
+                        self.path, f"{owner}: more than one primary_key constraint", c_line
+                    )
+                key = list(named)
+        if key is None:
+            key = flagged
+        else:
+            for name in flagged:
+                if name not in key:
+                    raise ContractError(
+                        self.path,
+                        f"{owner}: column '{name}' has a primary_key constraint but is not in "
+                        "the model's primary_key columns",
+                        line,
+                    )
+        positions = {name: position for position, name in enumerate(key)}
+        columns = [
+            replace(
+                column,
+                required=True if column.name in required else column.required,
+                unique=column.unique or column.name in unique,
+                primary_key_position=positions.get(column.name),
+            )
+            for column in columns
+        ]
+        return Dataset(
+            id=dataset_id,
+            path=self.path,
+            format=FORMAT,
+            columns=tuple(columns),
+            checks=tuple(checks),
+            line=line,
+            enforced=enforced,
+        )
+
+    def model(self, entry: Any, index: int, line: int) -> list[Dataset]:
+        model = require_mapping(entry, self.path, f"model #{index + 1}", line)
+        if model.get("name") is None:
+            raise ContractError(self.path, f"model #{index + 1} has no 'name'", line)
+        name = require_str(model, "name", self.path, f"model #{index + 1} 'name'")
+        owner = f"model '{name}'"
+        enforced = bool(_enforced(model, self.path, owner))
+        top = self.column_entries(model, owner)
+        versions = optional_list(model, "versions", self.path, f"{owner}: 'versions'")
+        if not versions:
+            return [self.dataset(name, line, top, model, model, enforced)]
+        datasets: list[Dataset] = []
+        labels: list[str] = []
+        for v_index, v_entry, v_line in items(versions):
+            version = require_mapping(
+                v_entry, self.path, f"{owner}: version #{v_index + 1}", v_line
+            )
+            if version.get("v") is None:
+                raise ContractError(
+                    self.path, f"{owner}: version #{v_index + 1} has no 'v'", v_line
+                )
+            label = _version_label(version["v"], self.path, version.key_line("v"), owner)
+            if label in labels:
+                raise ContractError(
+                    self.path, f"{owner}: version {label} is declared twice", version.key_line("v")
+                )
+            labels.append(label)
+            v_owner = f"{owner} version {label}"
+            v_enforced = _enforced(version, self.path, v_owner)
+            datasets.append(
+                self.dataset(
+                    f"{name}.v{label}",
+                    v_line,
+                    self.version_columns(version, top, v_owner),
+                    version if version.get("constraints") is not None else model,
+                    version
+                    if version.get("data_tests") is not None or version.get("tests") is not None
+                    else model,
+                    enforced if v_enforced is None else v_enforced,
+                )
+            )
+        if model.get("latest_version") is not None:
+            latest = _version_label(
+                model["latest_version"], self.path, model.key_line("latest_version"), owner
+            )
+            if latest not in labels:
+                raise ContractError(
+                    self.path,
+                    f"{owner}: latest_version {latest} is not one of its versions",
+                    model.key_line("latest_version"),
+                )
+        return datasets
+
+
+def parse(doc: Any, path: str) -> Contract:
+    """Turn a loaded dbt properties file into a ``Contract`` with one dataset per model."""
+    root = require_mapping(doc, path, "the file's top level", 1)
+    if any(key in root for key in _PROJECT_KEYS):
+        return Contract(path=path, format=FORMAT)  # dbt_project.yml: configs, no contracts
+    parser = _Parser(path)
+    models = optional_list(root, "models", path, "'models'")
+    datasets: list[Dataset] = []
+    for index, entry, line in items(models):
+        datasets.extend(parser.model(entry, index, line))
+    reject_duplicate_datasets(datasets, path)
+    return Contract(path=path, format=FORMAT, datasets=tuple(datasets))

@@ -1,0 +1,312 @@
+"""Open Data Contract Standard v3 (bitol-io, ``apiVersion: v3.x``, ``kind: DataContract``).
+
+``schema`` is a list of objects (tables); each object's ``properties`` are its
+columns. Every object becomes one ``Dataset`` whose id is its ``physicalName``
+when set, else its ``name``: the table consumers read. A column is named the same
+way (``physicalName`` else ``name``). v3.1's optional ``id`` on objects and
+properties becomes ``stable_id``, so a rename that keeps the id is reported as
+a rename rather than a removal plus an addition. The contract's ``version`` is
+each dataset's version.
+
+Types: ``physicalType`` is the SQL type and wins when present; otherwise the
+``logicalType`` is mapped to Spark SQL text through ``LOGICAL_TYPES`` (with
+``logicalTypeOptions`` such as ``maxLength`` or an integer ``format``). Objects
+get the opaque type ``struct`` and carry their members in ``Column.fields``;
+arrays of objects and maps with object values do the same with their element's
+members. A property that has nested members uses the logical type even when a
+``physicalType`` is given, so a removed member is reported once, as
+``column_removed`` on ``parent.child``.
+
+``required``/``unique``/``primaryKey`` default to false in ODCS, so an absent key
+reads as false. ODCS v2 (``dataset:`` lists) is refused with a clear message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from gate.formats.common import (
+    decimal_type,
+    describe,
+    enum_from_checks,
+    items,
+    optional_bool,
+    optional_int,
+    optional_list,
+    optional_str,
+    optional_version,
+    quality_checks,
+    reject_duplicate_columns,
+    reject_duplicate_datasets,
+    require_mapping,
+    require_str,
+)
+from gate.model import Column, Contract, ContractError, Dataset
+from gate.yaml_load import YMap
+
+FORMAT = "odcs"
+
+#: ODCS logical type -> Spark SQL text; ``None`` marks types built from their parts.
+#: ``integer`` has no width in ODCS, so it maps to the widest integer (as the Data
+#: Contract CLI's Spark export does) unless ``logicalTypeOptions.format`` narrows it.
+LOGICAL_TYPES: dict[str, str | None] = {
+    "string": "string",
+    "date": "date",
+    "timestamp": "timestamp",
+    "time": "time",
+    "number": "double",
+    "integer": "bigint",
+    "boolean": "boolean",
+    "object": "struct",
+    "array": None,
+    "map": None,
+}
+
+#: ``logicalTypeOptions.format`` of an integer (Rust integer names, as the spec says).
+INTEGER_FORMATS: dict[str, str] = {
+    "i8": "tinyint",
+    "i16": "smallint",
+    "i32": "int",
+    "i64": "bigint",
+    "u8": "smallint",
+    "u16": "int",
+    "u32": "bigint",
+    "u64": "decimal(20,0)",
+}
+
+
+def detect(doc: Any) -> bool:
+    """An ODCS contract is a mapping with ``kind: DataContract`` and an ``apiVersion``."""
+    return isinstance(doc, dict) and doc.get("kind") == "DataContract" and "apiVersion" in doc
+
+
+def _enum(prop: YMap, path: str, what: str) -> tuple[str, ...] | None:
+    """``enum`` (v3.2): plain values or ``{value: ...}`` entries, order kept."""
+    if prop.get("enum") is None:
+        return None
+    entries = optional_list(prop, "enum", path, f"{what}: 'enum'")
+    values: list[str] = []
+    for _index, entry, line in items(entries):
+        value = entry
+        if isinstance(entry, dict):
+            if "value" not in entry:
+                raise ContractError(path, f"{what}: an 'enum' entry needs a 'value'", line)
+            value = entry["value"]
+        if isinstance(value, (dict, list)) or value is None:
+            raise ContractError(
+                path, f"{what}: 'enum' must hold plain values, found {describe(value)}", line
+            )
+        values.append(str(value).lower() if isinstance(value, bool) else str(value))
+    return tuple(values)
+
+
+class _Parser:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def options(self, prop: YMap, what: str) -> YMap:
+        value = prop.get("logicalTypeOptions")
+        if value is None:
+            empty = YMap()
+            empty.line = prop.line
+            empty.key_lines = {}
+            return empty
+        return require_mapping(
+            value, self.path, f"{what}: 'logicalTypeOptions'", prop.key_line("logicalTypeOptions")
+        )
+
+    def logical_type(self, prop: YMap, what: str) -> tuple[str | None, YMap | None]:
+        """(Spark type text from the logical type, the mapping holding nested members)."""
+        raw = optional_str(prop, "logicalType", self.path, f"{what}: 'logicalType'")
+        if raw is None:
+            if prop.get("properties") is not None:
+                return "struct", prop
+            return None, None
+        name = raw.lower()
+        if name not in LOGICAL_TYPES:
+            known = ", ".join(LOGICAL_TYPES)
+            raise ContractError(
+                self.path,
+                f"{what}: unknown ODCS logicalType '{raw}' (expected one of: {known})",
+                prop.key_line("logicalType"),
+            )
+        options = self.options(prop, what)
+        if name == "string":
+            max_length = optional_int(
+                options, "maxLength", self.path, f"{what}: 'maxLength'", minimum=1
+            )
+            return (f"varchar({max_length})" if max_length else "string"), None
+        if name == "number":
+            precision = optional_int(options, "precision", self.path, f"{what}: 'precision'", 1)
+            scale = optional_int(options, "scale", self.path, f"{what}: 'scale'", 0)
+            if precision is None and scale is None:
+                return "double", None
+            return decimal_type(precision, scale), None
+        if name == "integer":
+            fmt = optional_str(options, "format", self.path, f"{what}: 'format'")
+            return INTEGER_FORMATS.get((fmt or "").lower(), "bigint"), None
+        if name == "timestamp":
+            timezone = optional_bool(options, "timezone", self.path, f"{what}: 'timezone'")
+            return ("timestamp_ntz" if timezone is False else "timestamp"), None
+        if name == "object":
+            return "struct", prop
+        if name == "array":
+            if prop.get("items") is None:
+                return "array", None
+            element = require_mapping(
+                prop["items"], self.path, f"{what}: 'items'", prop.key_line("items")
+            )
+            text, owner = self.element_type(element, f"{what} 'items'")
+            return f"array<{text or 'string'}>", owner
+        # map (v3.2): ``map.key`` and ``map.value`` are property definitions.
+        if prop.get("map") is None:
+            return "map", None
+        spec = require_mapping(prop["map"], self.path, f"{what}: 'map'", prop.key_line("map"))
+        key_text = "string"
+        if spec.get("key") is not None:
+            key = require_mapping(
+                spec["key"], self.path, f"{what}: 'map.key'", spec.key_line("key")
+            )
+            key_text = self.element_type(key, f"{what} 'map.key'")[0] or "string"
+        if spec.get("value") is None:
+            return f"map<{key_text},string>", None
+        value = require_mapping(
+            spec["value"], self.path, f"{what}: 'map.value'", spec.key_line("value")
+        )
+        text, owner = self.element_type(value, f"{what} 'map.value'")
+        return f"map<{key_text},{text or 'string'}>", owner
+
+    def element_type(self, prop: YMap, what: str) -> tuple[str | None, YMap | None]:
+        """A property's type: ``physicalType`` unless it has nested members."""
+        text, owner = self.logical_type(prop, what)
+        physical = optional_str(prop, "physicalType", self.path, f"{what}: 'physicalType'")
+        if physical is not None and owner is None:
+            return physical, None
+        return text, owner
+
+    def properties(self, mapping: YMap, owner: str, prefix: str, top_level: bool) -> list[Column]:
+        entries = optional_list(mapping, "properties", self.path, f"{owner}: 'properties'")
+        columns = [
+            self.prop(entry, index, line, owner, prefix, top_level)
+            for index, entry, line in items(entries)
+        ]
+        reject_duplicate_columns(columns, self.path, owner)
+        return columns
+
+    def prop(
+        self, entry: Any, index: int, line: int, owner: str, prefix: str, top_level: bool
+    ) -> Column:
+        prop = require_mapping(entry, self.path, f"{owner}: property #{index + 1}", line)
+        if prop.get("name") is None:
+            raise ContractError(self.path, f"{owner}: property #{index + 1} has no 'name'", line)
+        logical_name = require_str(
+            prop, "name", self.path, f"{owner}: property #{index + 1} 'name'"
+        )
+        physical_name = optional_str(
+            prop, "physicalName", self.path, f"property '{logical_name}': 'physicalName'"
+        )
+        name = physical_name or logical_name
+        what = f"property '{prefix}{name}'"
+        data_type, members_owner = self.element_type(prop, what)
+        nested: list[Column] = []
+        if members_owner is not None:
+            nested = self.properties(members_owner, what, f"{prefix}{name}.", top_level=False)
+        checks = quality_checks(prop, self.path, what, (f"{prefix}{name}",))
+        enum = _enum(prop, self.path, what)
+        if enum is None:
+            enum = enum_from_checks(checks, self.path)
+        position = None
+        if top_level and optional_bool(prop, "primaryKey", self.path, f"{what}: 'primaryKey'"):
+            position = optional_int(
+                prop, "primaryKeyPosition", self.path, f"{what}: 'primaryKeyPosition'"
+            )
+            position = position if position is not None and position >= 1 else -1
+        description = prop.get("description")
+        return Column(
+            name=name,
+            data_type=data_type,
+            line=line,
+            position=index,
+            # ODCS: "required ... Default is false"; absent means nullable.
+            required=bool(optional_bool(prop, "required", self.path, f"{what}: 'required'")),
+            unique=bool(optional_bool(prop, "unique", self.path, f"{what}: 'unique'")),
+            # Provisional: the declared position (-1 when unset), ranked per object below.
+            primary_key_position=position,
+            enum=enum,
+            checks=checks,
+            fields=tuple(nested),
+            stable_id=optional_str(prop, "id", self.path, f"{what}: 'id'"),
+            description=description if isinstance(description, str) else None,
+        )
+
+    def primary_key(self, columns: list[Column], owner: str) -> list[Column]:
+        """Rank ``primaryKeyPosition`` (1-based, may be unset) into 0-based positions."""
+        keyed = [c for c in columns if c.primary_key_position is not None]
+        declared = [c.primary_key_position for c in keyed if c.primary_key_position != -1]
+        if len(declared) != len(set(declared)):
+            raise ContractError(
+                self.path, f"{owner}: two properties share a 'primaryKeyPosition'", keyed[0].line
+            )
+        ranked = sorted(
+            keyed,
+            key=lambda c: (c.primary_key_position == -1, c.primary_key_position, c.position),
+        )
+        rank = {c.name: i for i, c in enumerate(ranked)}
+        return [
+            replace(c, primary_key_position=rank[c.name])
+            if c.primary_key_position is not None
+            else c
+            for c in columns
+        ]
+
+    def schema_object(self, entry: Any, index: int, line: int, version: str | None) -> Dataset:
+        obj = require_mapping(entry, self.path, f"schema object #{index + 1}", line)
+        if obj.get("name") is None:
+            raise ContractError(self.path, f"schema object #{index + 1} has no 'name'", line)
+        name = require_str(obj, "name", self.path, f"schema object #{index + 1} 'name'")
+        physical_name = optional_str(
+            obj, "physicalName", self.path, f"schema object '{name}': 'physicalName'"
+        )
+        dataset_id = physical_name or name
+        owner = f"schema object '{dataset_id}'"
+        columns = self.primary_key(self.properties(obj, owner, "", top_level=True), owner)
+        return Dataset(
+            id=dataset_id,
+            path=self.path,
+            format=FORMAT,
+            columns=tuple(columns),
+            checks=quality_checks(obj, self.path, owner),
+            line=line,
+            version=version,
+            stable_id=optional_str(obj, "id", self.path, f"{owner}: 'id'"),
+        )
+
+
+def parse(doc: Any, path: str) -> Contract:
+    """Turn a loaded ODCS v3 contract into a ``Contract`` with one dataset per schema object."""
+    root = require_mapping(doc, path, "the contract's top level", 1)
+    api_version = root.get("apiVersion")
+    line = root.key_line("apiVersion")
+    if not isinstance(api_version, str) or isinstance(api_version, bool):
+        raise ContractError(
+            path,
+            f"'apiVersion' must be a string like 'v3.1.0', found {describe(api_version)}",
+            line,
+        )
+    if not api_version.strip().lower().startswith("v3"):
+        raise ContractError(
+            path,
+            f"ODCS apiVersion '{api_version}' is not supported; the gate reads ODCS v3 "
+            "(apiVersion: v3.x)",
+            line,
+        )
+    version = optional_version(root, "version", path, "'version'")
+    parser = _Parser(path)
+    schema = optional_list(root, "schema", path, "'schema'")
+    datasets = [
+        parser.schema_object(entry, index, item_line, version)
+        for index, entry, item_line in items(schema)
+    ]
+    reject_duplicate_datasets(datasets, path)
+    return Contract(path=path, format=FORMAT, datasets=tuple(datasets))
