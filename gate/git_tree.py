@@ -21,6 +21,7 @@ import contextlib
 import os
 import posixpath
 import re
+import stat
 import subprocess
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
@@ -95,7 +96,7 @@ def open_repo(path: str | os.PathLike[str] = ".") -> Repo:
     """
     where = Path(path)
     if not where.is_dir():
-        raise GitError(f"not a git repository: {where} (no such directory)")
+        raise GitError(f"not a git repository: {os.path.abspath(where)} (no such directory)")
     try:
         proc = subprocess.run(
             [_GIT, "rev-parse", "--show-toplevel"],
@@ -109,13 +110,14 @@ def open_repo(path: str | os.PathLike[str] = ".") -> Repo:
     if proc.returncode != 0:
         message = _first_line(proc.stderr)
         if "dubious ownership" in message:
+            owned = re.search(r"'(.+)'", message)
+            top = owned.group(1) if owned else where.resolve()
             raise GitError(
-                f"git refuses {where}: {message}; if you trust it, run "
-                f"`git config --global --add safe.directory {where.resolve()}`"
+                f"{message}; if you trust it, run `git config --global --add safe.directory {top}`"
             )
         if "work tree" in message:
             raise GitError(f"not a git working tree (bare repository?): {where}")
-        raise GitError(f"not a git repository: {where}")
+        raise GitError(f"not a git repository: {os.path.abspath(where)}")
     top = os.fsdecode(proc.stdout.rstrip(b"\n"))
     return Repo(Path(top))
 
@@ -126,6 +128,7 @@ class Repo:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._real_root = root.resolve()
+        self._dirs: dict[str, str] = {}
         self._empty_tree: str | None = None
         self._reader: _BlobReader | None = None
 
@@ -156,10 +159,8 @@ class Repo:
         sha = proc.stdout.strip()
         if proc.returncode == 0 and _HEX.match(sha):
             return sha.decode("ascii")
-        # ``^{object}``: a bare full sha "verifies" even when the object is absent.
-        exists = self._run(
-            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{object}}"
-        )
+        # Not ``rev-parse --verify``: a bare full sha "verifies" even when absent.
+        exists = self._run("cat-file", "-e", ref)  # safe: ``ref`` cannot start with "-"
         if exists.returncode == 0:
             raise GitError(f"ref '{ref}' does not name a commit")
         if self.is_shallow():
@@ -259,12 +260,16 @@ class Repo:
         """A file from the working tree, refused if it (or a symlink) leads outside."""
         target = self.safe_path(path)
         try:
+            if not stat.S_ISREG(os.stat(target).st_mode):  # a FIFO would block forever
+                raise UsageError(f"cannot read {path}: not a regular file")
             return target.read_bytes()
         except OSError as err:
             raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
 
     def read_file(self, head: str | None, path: str) -> bytes | None:
         """One file (a config file) at ``head`` or in the working tree; ``None`` if absent."""
+        if os.path.isabs(path):  # e.g. --config given as an absolute path inside the repository
+            path = self.safe_path(path).relative_to(self._real_root).as_posix()
         rel = _relpath(path)
         if head is None:
             target = self.safe_path(rel)
@@ -287,17 +292,31 @@ class Repo:
         raw = os.fspath(path)
         if not raw or "\0" in raw:
             raise UsageError(f"invalid path: {raw!r}")
-        candidate = Path(raw) if os.path.isabs(raw) else self._real_root / raw
-        try:
-            resolved = candidate.resolve()
-        except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop
-            raise UsageError(f"cannot resolve {raw}: {err}") from err
-        if not resolved.is_relative_to(self._real_root):
+        real = self._realpath(os.path.join(self._real_root, raw))  # an absolute raw wins
+        root = str(self._real_root)
+        prefix = root if root.endswith(os.sep) else root + os.sep
+        if real != root and not real.startswith(prefix):
             raise UsageError(f"{raw}: refusing a path outside the repository ({self.root})")
-        inside = resolved.relative_to(self._real_root).parts
-        if any(part.casefold() == ".git" for part in inside):
+        if any(part.casefold() == ".git" for part in real[len(prefix) :].split(os.sep)):
             raise UsageError(f"{raw}: refusing a path inside .git")
-        return resolved
+        return Path(real)
+
+    def _realpath(self, full: str) -> str:
+        """``os.path.realpath`` with resolved directories remembered.
+
+        Reading 10,000 changed contracts from the working tree would otherwise
+        spend most of its time re-resolving the same few directories.
+        """
+        head, name = os.path.split(full)
+        if name in ("", ".", ".."):
+            return os.path.realpath(full)
+        real_dir = self._dirs.get(head)
+        if real_dir is None:
+            real_dir = os.path.realpath(head)
+            if os.path.isdir(real_dir):  # do not remember what may be created later
+                self._dirs[head] = real_dir
+        candidate = os.path.join(real_dir, name)
+        return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
     # internals
 

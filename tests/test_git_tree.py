@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepo
 
 from gate.git_tree import DEFAULT_GLOBS, FileChange, Repo, open_repo
 from gate.model import GitError, UsageError
+from tests.gitrepo import GitRepo
 
 C = "soda/contracts"
 
@@ -65,6 +65,18 @@ def test_bare_repository_is_refused(tmp_path: Path) -> None:
         open_repo(tmp_path / "bare.git")
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+def test_dubious_ownership_names_the_safe_directory_fix(
+    g: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)  # no machine-wide safe.directory
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    os.chown(g.path, 65534, 65534)
+    with pytest.raises(GitError, match="dubious ownership") as err:
+        open_repo(g.path / C)
+    assert f"safe.directory {g.path}" in str(err.value)
+
+
 # refs
 
 
@@ -106,9 +118,11 @@ def test_shell_syntax_in_a_ref_is_just_an_unknown_ref(g: GitRepo, repo: Repo) ->
 
 
 def test_a_ref_to_a_non_commit_is_refused(g: GitRepo, repo: Repo) -> None:
-    blob = g.rev(f"HEAD:{C}/orders.yaml")
-    with pytest.raises(GitError, match="does not name a commit"):
-        repo.resolve(blob)
+    for ref in (g.rev(f"HEAD:{C}/orders.yaml"), "HEAD^{tree}", "HEAD:soda"):
+        with pytest.raises(GitError, match="does not name a commit"):
+            repo.resolve(ref)
+    with pytest.raises(GitError, match="unknown ref 'HEAD:nope'"):
+        repo.resolve("HEAD:nope")
 
 
 def test_resolve_follows_a_moving_head(g: GitRepo, repo: Repo) -> None:
@@ -444,6 +458,11 @@ def test_read_file_at_a_commit_and_in_the_worktree(g: GitRepo, repo: Repo) -> No
             repo.read_file(head, bad)
     with pytest.raises(UsageError):
         repo.read_file(None, "../x")
+    absolute = str(g.path / ".schema-gate.yml")
+    assert repo.read_file(head, absolute) == b"fail_on: breaking\n"
+    assert repo.read_file(None, absolute) == b"fail_on: warning\n"
+    with pytest.raises(UsageError, match="outside the repository"):
+        repo.read_file(head, str(g.path.parent / "elsewhere.yml"))
 
 
 def test_worktree_paths_may_not_escape_the_repository(
@@ -468,6 +487,11 @@ def test_worktree_paths_may_not_escape_the_repository(
     assert repo.safe_path("data/sample.csv") == (g.path / "data/sample.csv").resolve()
     with pytest.raises(UsageError, match="cannot read"):
         repo.read_worktree("data/sample.csv")
+    with pytest.raises(UsageError, match="not a regular file"):
+        repo.read_worktree(C)
+    os.mkfifo(g.path / C / "fifo.yaml")
+    with pytest.raises(UsageError, match="not a regular file"):
+        repo.read_worktree(f"{C}/fifo.yaml")
 
 
 def test_an_escaping_symlink_in_the_worktree_is_refused_when_read(
