@@ -1,0 +1,361 @@
+"""The command line end to end: real git repos, ``python -m gate`` as a subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import gate_env, run_gate
+from tests.gitrepo import GitRepo
+
+ORDERS = """\
+dataset: lake/shop/orders
+columns:
+  - name: order_id
+    data_type: bigint
+  - name: customer_id
+    data_type: bigint
+  - name: amount
+    data_type: decimal(12, 2)
+  - name: note
+    data_type: string
+"""
+
+CUSTOMERS = """\
+dataset: lake/shop/customers
+columns:
+  - name: customer_id
+    data_type: bigint
+  - name: email
+    data_type: string
+"""
+
+C = "soda/contracts"
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> GitRepo:
+    """main with two contracts, then a feature branch checked out."""
+    repo = GitRepo(tmp_path / "shop")
+    repo.write(f"{C}/orders.yaml", ORDERS)
+    repo.write(f"{C}/customers.yaml", CUSTOMERS)
+    repo.write("README.md", "shop\n")
+    repo.commit("contracts")
+    repo.branch("feature")
+    return repo
+
+
+def gate_json(repo: GitRepo, *args: str, **kwargs) -> tuple[int, dict]:
+    proc = run_gate(repo.path, "--base", "main", "--format", "json", *args, **kwargs)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def rules_of(report: dict) -> list[tuple[str, str | None]]:
+    return [(c["rule"], c["column"]) for c in report["changes"]]
+
+
+def test_no_change_passes(shop: GitRepo) -> None:
+    code, report = gate_json(shop)
+    assert code == 0
+    assert report["changes"] == [] and report["verdict"] == "pass"
+    assert report["summary"]["files_compared"] == 0
+
+
+def test_breaking_change_in_working_tree_fails_with_exit_1(shop: GitRepo) -> None:
+    shop.write(
+        f"{C}/orders.yaml",
+        ORDERS.replace(
+            "    data_type: bigint\n  - name: amount", "    data_type: int\n  - name: amount"
+        ),
+    )
+    code, report = gate_json(shop)
+    assert code == 1
+    change = report["changes"][0]
+    assert change | {"message": None} == {
+        "rule": "type_narrowed",
+        "severity": "error",
+        "breaking": True,
+        "acknowledged": False,
+        "dataset": "lake/shop/orders",
+        "old_dataset": None,
+        "column": "customer_id",
+        "path": f"{C}/orders.yaml",
+        "line": 5,
+        "message": None,
+        "before": "BIGINT",
+        "after": "INT",
+    }
+    assert report["summary"]["unacknowledged"] == 1
+    assert report["exit_code"] == 1
+
+
+def test_text_report_lists_breaking_first_and_says_what_to_do(shop: GitRepo) -> None:
+    text = ORDERS.replace("  - name: note\n    data_type: string\n", "") + (
+        "  - name: channel\n    data_type: int\n"
+    )
+    shop.write(f"{C}/orders.yaml", text)
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout
+    assert "column_removed lake/shop/orders.note: STRING -> (removed)" in out
+    assert "column_added lake/shop/orders.channel: (none) -> INT" in out
+    assert out.index("BREAKING") < out.index("ADDITIVE")
+    assert "accept-breaking-change: lake/shop/orders" in out.splitlines()[-1]
+
+
+def test_additive_changes_pass_and_are_reported(shop: GitRepo) -> None:
+    shop.write(
+        f"{C}/orders.yaml", ORDERS.replace("decimal(12, 2)", "decimal(14,2)") + "  - name: x\n"
+    )
+    shop.write(f"{C}/refunds.yaml", "dataset: lake/shop/refunds\ncolumns:\n  - name: id\n")
+    code, report = gate_json(shop)
+    assert code == 0
+    assert sorted(rules_of(report)) == [
+        ("column_added", "x"),
+        ("model_added", None),
+        ("type_widened", "amount"),
+    ]
+
+
+def test_model_removed_and_moved_file(shop: GitRepo) -> None:
+    shop.remove(f"{C}/customers.yaml")
+    shop.move(f"{C}/orders.yaml", f"{C}/sales/orders.yml")
+    code, report = gate_json(shop)
+    assert code == 1
+    assert rules_of(report) == [("model_removed", None)]
+    assert report["changes"][0]["dataset"] == "lake/shop/customers"
+
+
+def test_moved_and_edited_file_is_paired_by_dataset(shop: GitRepo) -> None:
+    shop.move(f"{C}/orders.yaml", f"{C}/sales/orders.yaml")
+    shop.commit("move")
+    shop.write(f"{C}/sales/orders.yaml", ORDERS + "  - name: extra\n")
+    code, report = gate_json(shop)
+    assert code == 0
+    assert rules_of(report) == [("column_added", "extra")]
+
+
+def test_model_renamed_in_same_file(shop: GitRepo) -> None:
+    shop.write(f"{C}/orders.yaml", ORDERS.replace("lake/shop/orders", "lake/shop/sales"))
+    code, report = gate_json(shop)
+    assert code == 1
+    assert rules_of(report) == [("model_renamed", None)]
+    assert report["changes"][0]["before"] == "lake/shop/orders"
+    # Either name acknowledges a rename.
+    for token in ("shop.orders", "lake/shop/sales"):
+        code, report = gate_json(shop, "--accept", token)
+        assert code == 0 and report["changes"][0]["acknowledged"]
+
+
+def test_acknowledgement_sources_merge(shop: GitRepo, tmp_path: Path) -> None:
+    shop.remove(f"{C}/customers.yaml")
+    shop.write(f"{C}/orders.yaml", ORDERS.replace("  - name: note\n    data_type: string\n", ""))
+    body = tmp_path / "body.md"
+    body.write_text(
+        "## Why\n<!-- accept-breaking-change: shop.orders -->\n"
+        "- accept-breaking-change: `shop.customers`\n"
+    )
+    code, report = gate_json(shop, "--pr-body-file", str(body))
+    assert code == 1  # the commented-out token does not count
+    assert [c["acknowledged"] for c in report["changes"]] == [False, True]
+    code, report = gate_json(
+        shop, "--pr-body-file", str(body), env=gate_env(ACCEPT_BREAKING_CHANGE="shop.orders")
+    )
+    assert code == 0
+    assert report["acknowledgements"] == ["shop.customers", "shop.orders"]
+    assert all(c["acknowledged"] for c in report["changes"])
+
+
+def test_pr_body_from_stdin_and_acked_marks_in_text(shop: GitRepo) -> None:
+    shop.remove(f"{C}/customers.yaml")
+    proc = run_gate(
+        shop.path,
+        "--base",
+        "main",
+        "--pr-body-file",
+        "-",
+        stdin="accept-breaking-change: lake/shop/customers\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "[ACKED]" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1].startswith("PASS")
+
+
+def test_unmatched_token_is_a_warning(shop: GitRepo) -> None:
+    shop.remove(f"{C}/customers.yaml")
+    code, report = gate_json(shop, "--accept", "shop.customers,shop.custmers")
+    assert code == 0
+    assert report["unmatched_acknowledgements"] == [
+        {"token": "shop.custmers", "source": "--accept"}
+    ]
+    proc = run_gate(shop.path, "--base", "main", "--accept", "shop.custmers,shop.customers")
+    assert "'shop.custmers' (from --accept) names no changed dataset" in proc.stdout
+    code, _ = gate_json(shop, "--accept", "shop.customers,shop.custmers", "--fail-on", "warning")
+    assert code == 1
+
+
+def test_merge_base_ignores_changes_made_on_main_after_branching(shop: GitRepo) -> None:
+    shop.checkout("main")
+    shop.write(f"{C}/payments.yaml", "dataset: lake/shop/payments\n")
+    shop.commit("payments on main")
+    shop.checkout("feature")
+    code, report = gate_json(shop)
+    assert code == 0 and report["changes"] == []
+    # Against the tip, the feature branch looks as if it deleted payments.
+    code, report = gate_json(shop, "--no-merge-base")
+    assert code == 1 and rules_of(report) == [("model_removed", None)]
+    assert report["base"]["merge_base"] is False
+
+
+def test_head_ref_ignores_the_working_tree(shop: GitRepo) -> None:
+    shop.write(f"{C}/orders.yaml", ORDERS.replace("bigint", "string"))
+    code, _ = gate_json(shop, "--head", "HEAD")
+    assert code == 0
+    shop.commit("break")
+    code, report = gate_json(shop, "--head", "HEAD")
+    assert code == 1 and report["head"]["ref"] == "HEAD"
+
+
+def test_untracked_contract_counts_in_worktree_mode(shop: GitRepo) -> None:
+    shop.write(f"{C}/new/returns.yml", "dataset: lake/shop/returns\n")
+    code, report = gate_json(shop)
+    assert rules_of(report) == [("model_added", None)]
+
+
+def test_custom_contract_globs(shop: GitRepo) -> None:
+    shop.write("contracts/x.yaml", "dataset: x\n")
+    code, report = gate_json(shop, "--contracts", "contracts/**/*.yaml")
+    assert rules_of(report) == [("model_added", None)]
+    code, report = gate_json(shop)
+    assert report["changes"] == []
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("dataset: [unclosed\n", f"{C}/orders.yaml:2: invalid YAML"),
+        ("columns: []\n", f"{C}/orders.yaml:1: 'dataset' is missing"),
+        ("- a\n- b\n", f"{C}/orders.yaml:1: the top level must be a mapping"),
+        ("dataset: 12\n", f"{C}/orders.yaml:1: 'dataset' must be a string"),
+        (
+            "dataset: d\ncolumns:\n  - data_type: int\n",
+            f"{C}/orders.yaml:3: column #1 has no 'name'",
+        ),
+        (
+            "dataset: d\ncolumns:\n  - name: Id\n  - name: id\n",
+            f"{C}/orders.yaml:4: dataset 'd': column 'id' is declared twice (as 'Id')",
+        ),
+        ("", f"{C}/orders.yaml: empty file"),
+    ],
+)
+def test_invalid_contract_exits_2_with_one_line(shop: GitRepo, content: str, expected: str) -> None:
+    shop.write(f"{C}/orders.yaml", content)
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(f"schema-gate: error: {expected}"), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_binary_contract_exits_2(shop: GitRepo) -> None:
+    shop.write(f"{C}/orders.yaml", b"\x00\x01\x02PK")
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 2 and "binary content" in proc.stderr
+
+
+def test_alias_bomb_is_refused_fast(shop: GitRepo) -> None:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 10):
+        prev = f"*a{i - 1}"
+        lines.append(f"a{i}: &a{i} [{', '.join([prev] * 10)}]")
+    shop.write(f"{C}/orders.yaml", "dataset: d\n" + "\n".join(lines) + "\n")
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 2 and "alias" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--base", "-rf"], "expected one argument"),
+        (["--base=--output=/tmp/x"], "starts with '-'"),
+        (["--base", "nope/branch"], "nope/branch"),
+        (["--head=-x", "--base", "main"], "starts with '-'"),
+        (["--format", "yaml"], "invalid choice"),
+        (
+            ["--pr-body-file", "/nonexistent/body.md", "--base", "main"],
+            "cannot read --pr-body-file",
+        ),
+        (["--dialect", "klingon", "--base", "main"], "unknown dialect"),
+        (["--jobs", "0", "--base", "main"], "--jobs must be at least 1"),
+    ],
+)
+def test_bad_invocations_exit_2_with_one_line(
+    shop: GitRepo, args: list[str], expected: str
+) -> None:
+    proc = run_gate(shop.path, *args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert expected in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_not_a_git_repository_exits_2(tmp_path: Path) -> None:
+    proc = run_gate(tmp_path, "--base", "main")
+    assert proc.returncode == 2
+    assert "not a git repository" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_markdown_report(shop: GitRepo) -> None:
+    shop.write(
+        f"{C}/orders.yaml",
+        ORDERS.replace("  - name: note\n    data_type: string\n", "") + "  - name: a|b\n",
+    )
+    proc = run_gate(shop.path, "--base", "main", "--format", "markdown")
+    assert proc.returncode == 1
+    md = proc.stdout
+    assert md.startswith("## Schema contract gate: ❌ failed")
+    assert "| ❌ | `column_removed` | `lake/shop/orders` | `note` |" in md
+    assert "<details><summary>Additive changes (1)</summary>" in md
+    assert "`a\\|b`" in md  # a pipe in a name cannot break the table
+    assert "accept-breaking-change: lake/shop/orders" in md
+
+
+def test_github_annotations(shop: GitRepo) -> None:
+    shop.write(
+        f"{C}/orders.yaml", ORDERS.replace("decimal(12, 2)", "decimal(10,2)") + "  - name: y\n"
+    )
+    proc = run_gate(shop.path, "--base", "main", "--format", "github")
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"::error file={C}/orders.yaml,line=7,title=type_narrowed::")
+    assert any(
+        line.startswith(f"::notice file={C}/orders.yaml,line=11,title=column_added::")
+        for line in lines
+    )
+    assert lines[-1].startswith("::error::FAIL")
+
+
+def test_output_file_and_list_rules(shop: GitRepo, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    proc = run_gate(shop.path, "--base", "main", "--format", "json", "--output", str(out))
+    assert proc.returncode == 0 and json.loads(out.read_text())["exit_code"] == 0
+    for args in (["rules"], ["--list-rules"]):
+        proc = run_gate(shop.path, *args)
+        assert proc.returncode == 0
+        assert "model_removed" in proc.stdout and "type_widened" in proc.stdout
+
+
+def test_help_teaches(shop: GitRepo) -> None:
+    proc = run_gate(shop.path, "--help")
+    assert proc.returncode == 0
+    for needle in ("accept-breaking-change:", "exit codes:", "examples:", "--no-merge-base"):
+        assert needle in proc.stdout
+
+
+def test_run_from_a_subdirectory(shop: GitRepo) -> None:
+    shop.remove(f"{C}/customers.yaml")
+    proc = run_gate(shop.path / "soda", "--base", "main")
+    assert proc.returncode == 1, proc.stderr
