@@ -252,8 +252,8 @@ class Repo:
             self._reader = _BlobReader(self.root)
         try:
             return self._reader.read(wanted)
-        except GitError:
-            self.close()  # the protocol may be out of step; start afresh next time
+        except BaseException:
+            self.close()  # answers may be left unread; start afresh next time
             raise
 
     def read_worktree(self, path: str) -> bytes:
@@ -451,26 +451,34 @@ class _BlobReader:
         return self._proc.stdin, self._proc.stdout
 
     def _died(self) -> GitError:
-        _stop(self._proc)
-        stderr = self._proc.stderr.read() if self._proc.stderr else b""
+        stderr = _stop(self._proc)
         return GitError(f"git cat-file stopped unexpectedly: {_first_line(stderr)}")
 
     def close(self) -> None:
         self._finalizer()
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End a cat-file process politely (EOF on stdin), then firmly."""
-    if proc.stdin and not proc.stdin.closed:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
+def _stop(proc: subprocess.Popen[bytes]) -> bytes:
+    """End a cat-file process and return what it said on stderr.
+
+    Closing stdout as well as stdin matters after an error mid-batch: git may be
+    blocked writing answers nobody will read, and would never see the EOF.
+    """
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe and not pipe.closed:
+            with contextlib.suppress(OSError):
+                pipe.close()
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    if proc.stdout:
-        proc.stdout.close()
+    stderr = b""
+    if proc.stderr and not proc.stderr.closed:
+        with contextlib.suppress(OSError):
+            stderr = proc.stderr.read()
+        proc.stderr.close()
+    return stderr
 
 
 # git output parsing and argument checks

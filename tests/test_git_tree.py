@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gate.git_tree import DEFAULT_GLOBS, FileChange, Repo, open_repo
 from gate.model import GitError, UsageError
@@ -435,6 +438,18 @@ def test_read_blobs_refuses_unknown_and_malformed_shas(g: GitRepo, repo: Repo) -
     assert repo.read_blobs([blob]) == {blob: contract("orders").encode()}
 
 
+def test_an_error_mid_batch_does_not_leave_git_blocked(g: GitRepo, repo: Repo) -> None:
+    for i in range(8):
+        g.write(f"{C}/big{i}.yaml", f"{i}: ".encode() + b"x" * 200_000)
+    head = g.commit("big")
+    big = [sha for sha in repo.list_files(head, DEFAULT_GLOBS).values() if sha]
+    started = time.monotonic()
+    with pytest.raises(GitError, match="missing"):
+        repo.read_blobs(["0" * 39 + "1", *big])  # answers for the big blobs stay unread
+    assert time.monotonic() - started < 4  # no wait for git to time out
+    assert len(repo.read_blobs(big)) == len(big)
+
+
 def test_the_blob_reader_restarts_after_close(g: GitRepo, repo: Repo) -> None:
     blob = g.rev(f"HEAD:{C}/orders.yaml")
     assert repo.read_blobs([blob])[blob] == contract("orders").encode()
@@ -492,6 +507,27 @@ def test_worktree_paths_may_not_escape_the_repository(
     os.mkfifo(g.path / C / "fifo.yaml")
     with pytest.raises(UsageError, match="not a regular file"):
         repo.read_worktree(f"{C}/fifo.yaml")
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.sampled_from(["..", ".", "a", "b", "out", "git", ".git", ""]), max_size=8))
+def test_safe_path_never_returns_a_path_outside_the_root(
+    g: GitRepo, repo: Repo, tmp_path: Path, parts: list[str]
+) -> None:
+    if not (g.path / "out").is_symlink():
+        (g.path / "a" / "b").mkdir(parents=True)
+        g.symlink("out", str(tmp_path))
+        g.symlink("a/git", "../.git")
+    raw = "/".join(parts)
+    root = g.path.resolve()
+    try:
+        result = repo.safe_path(raw)
+    except UsageError:
+        return
+    assert result == root or root in result.parents
+    assert ".git" not in result.relative_to(root).parts
 
 
 def test_an_escaping_symlink_in_the_worktree_is_refused_when_read(
