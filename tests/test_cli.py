@@ -222,14 +222,20 @@ def test_head_ref_ignores_the_working_tree(shop: GitRepo) -> None:
 def test_untracked_contract_counts_in_worktree_mode(shop: GitRepo) -> None:
     shop.write(f"{C}/new/returns.yml", "dataset: lake/shop/returns\n")
     code, report = gate_json(shop)
+    assert code == 0
     assert rules_of(report) == [("model_added", None)]
 
 
 def test_custom_contract_globs(shop: GitRepo) -> None:
-    shop.write("contracts/x.yaml", "dataset: x\n")
-    code, report = gate_json(shop, "--contracts", "contracts/**/*.yaml")
+    shop.write("elsewhere/x.yaml", "dataset: x\n")
+    shop.write("elsewhere/deeper/y.yml", "dataset: y\n")
+    _, report = gate_json(shop, "--contracts", "elsewhere/**/*.yaml")
     assert rules_of(report) == [("model_added", None)]
-    code, report = gate_json(shop)
+    _, report = gate_json(
+        shop, "--contracts", "elsewhere/*.yaml", "--contracts", "elsewhere/**/*.yml"
+    )
+    assert sorted(c["dataset"] for c in report["changes"]) == ["x", "y"]
+    _, report = gate_json(shop)
     assert report["changes"] == []
 
 
