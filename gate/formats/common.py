@@ -222,7 +222,11 @@ def quality_checks(
             break
         if kind is None:
             raise ContractError(path, f"{what} needs a 'type' or a 'metric'", line)
-        spec = {k: v for k, v in entry.items() if k not in _COSMETIC_QUALITY_KEYS}
+        # A ``text`` check *is* its description; elsewhere the description is cosmetic.
+        cosmetic = (
+            _COSMETIC_QUALITY_KEYS - {"description"} if kind == "text" else _COSMETIC_QUALITY_KEYS
+        )
+        spec = {k: v for k, v in entry.items() if k not in cosmetic}
         check_columns = columns
         arguments = entry.get("arguments")
         if isinstance(arguments, dict):

@@ -150,7 +150,9 @@ class _Parser:
             timezone = optional_bool(options, "timezone", self.path, f"{what}: 'timezone'")
             return ("timestamp_ntz" if timezone is False else "timestamp"), None
         if name == "object":
-            return "struct", prop
+            return "struct", (prop if prop.get("properties") is not None else None)
+        if name not in ("array", "map"):
+            return LOGICAL_TYPES[name], None
         if name == "array":
             if prop.get("items") is None:
                 return "array", None
@@ -178,7 +180,7 @@ class _Parser:
         return f"map<{key_text},{text or 'string'}>", owner
 
     def element_type(self, prop: YMap, what: str) -> tuple[str | None, YMap | None]:
-        """A property's type: ``physicalType`` unless it has nested members."""
+        """A property's type: ``physicalType`` unless it declares nested members."""
         text, owner = self.logical_type(prop, what)
         physical = optional_str(prop, "physicalType", self.path, f"{what}: 'physicalType'")
         if physical is not None and owner is None:
