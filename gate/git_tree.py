@@ -78,7 +78,8 @@ class FileChange:
     """One contract file that differs between base and head.
 
     ``new_blob`` is ``None`` when the content must be read from the working tree
-    (``Repo.read_worktree(new_path)``); otherwise both blobs go to ``read_blobs``.
+    (``Repo.read_worktree(new_path)``), which is always the case when the head
+    is the working tree; otherwise both blobs go to ``read_blobs``.
     """
 
     status: str  # "A", "M", "D" or "R"
@@ -539,10 +540,11 @@ def _to_change(raw: _Raw, *, worktree: bool) -> FileChange | None:
     old_blob = new_blob = None
     if has_old:
         old_blob = _LINK if raw.old_mode == _SYMLINK_MODE else raw.old_sha
-    if has_new:
-        new_blob = None if set(raw.new_sha) == {"0"} else raw.new_sha
-        if raw.new_mode == _SYMLINK_MODE:
-            new_blob = None if worktree else _LINK  # on disk, the OS follows the link
+    if has_new and not worktree:
+        new_blob = _LINK if raw.new_mode == _SYMLINK_MODE else raw.new_sha
+    # In worktree mode the new side is always read from disk: git prints zeros for
+    # most edited files, but when rename detection has hashed a file it prints that
+    # hash, which names no object in the repository.
     return FileChange(
         status=status,
         old_path=raw.old_path if has_old else None,
