@@ -1,0 +1,133 @@
+"""The config file through the CLI: read from HEAD, validated, overridden by flags."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_gate
+from tests.gitrepo import GitRepo
+
+C = "soda/contracts"
+ORDERS = "dataset: shop.orders\ncolumns:\n  - name: id\n    data_type: int\n"
+WIDER = ORDERS.replace("int", "bigint") + "  - name: note\n    data_type: string\n"
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "shop")
+    repo.write(f"{C}/orders.yaml", ORDERS)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(f"{C}/orders.yaml", WIDER)
+    return repo
+
+
+def gate(repo: GitRepo, *args: str) -> tuple[int, dict]:
+    proc = run_gate(repo.path, "--base", "main", "--format", "json", *args)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def severities(report: dict) -> dict[str, str]:
+    return {c["rule"]: c["severity"] for c in report["changes"]}
+
+
+def test_without_config_additive_changes_pass(shop: GitRepo) -> None:
+    code, report = gate(shop)
+    assert code == 0
+    assert severities(report) == {"type_widened": "info", "column_added": "info"}
+
+
+def test_freeze_policy_makes_additive_changes_breaking(shop: GitRepo) -> None:
+    shop.write(
+        ".schema-gate.yml",
+        "policies:\n  - datasets: ['shop.*']\n    schema_contract:\n      columns: freeze\n",
+    )
+    code, report = gate(shop)
+    assert code == 1
+    assert severities(report) == {"type_widened": "info", "column_added": "error"}
+    assert any(".schema-gate.yml" in n for n in report["notices"])
+    shop.write(
+        ".schema-gate.yml", "policies:\n  - datasets: ['shop.*']\n    schema_contract: freeze\n"
+    )
+    code, report = gate(shop)
+    assert severities(report) == {"type_widened": "error", "column_added": "error"}
+    shop.write(
+        ".schema-gate.yml", "policies:\n  - datasets: ['hr.*']\n    schema_contract: freeze\n"
+    )
+    assert gate(shop)[0] == 0
+
+
+def test_rule_levels_and_fail_on_from_pyproject(shop: GitRepo) -> None:
+    shop.write(
+        "pyproject.toml",
+        '[project]\nname = "x"\n\n[tool.schema-gate]\nfail-on = "warning"\n'
+        'rules = { column_added = "warning", type_widened = "off" }\n',
+    )
+    code, report = gate(shop)
+    assert code == 1
+    assert severities(report) == {"column_added": "warning"}
+    assert report["fail_on"] == "warning"
+    # Flags override the file.
+    code, report = gate(shop, "--fail-on", "error")
+    assert code == 0
+
+
+def test_config_is_read_from_the_head_commit(shop: GitRepo) -> None:
+    shop.write(".schema-gate.yml", "fail_on: warning\nrules:\n  column_added: warning\n")
+    # Not committed: --head HEAD does not see it (and no contract change either).
+    code, report = gate(shop, "--head", "HEAD")
+    assert code == 0 and report["changes"] == []
+    shop.commit("config and contract")
+    code, report = gate(shop, "--head", "HEAD")
+    assert code == 1 and severities(report)["column_added"] == "warning"
+
+
+def test_config_contracts_and_dialect(shop: GitRepo) -> None:
+    shop.write("data/x.yaml", "dataset: x\ncolumns:\n  - name: a\n    data_type: int8\n")
+    shop.write(".schema-gate.yml", "contracts: ['data/*.yaml']\ndialect: postgres\n")
+    code, report = gate(shop)
+    assert [c["dataset"] for c in report["changes"]] == ["x"]
+    shop.commit("x")
+    shop.write("data/x.yaml", "dataset: x\ncolumns:\n  - name: a\n    data_type: bigint\n")
+    code, report = gate(shop, "--base", "HEAD")  # INT8 is BIGINT in postgres: no change
+    assert report["changes"] == []
+    code, report = gate(shop, "--base", "HEAD", "--dialect", "duckdb")
+    assert report["changes"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("fail_on: sometimes\n", ".schema-gate.yml:1: 'fail_on': 'sometimes' is not one of"),
+        ("rules:\n  column_gone: error\n", ".schema-gate.yml:2: unknown rule 'column_gone'"),
+        ("rules:\n  column_added: fatal\n", ".schema-gate.yml:2: rule 'column_added': 'fatal'"),
+        ("colour: blue\n", ".schema-gate.yml:1: unknown config key 'colour'"),
+        (
+            "policies:\n  - datasets: [a]\n    schema_contract: {columns: melt}\n",
+            ".schema-gate.yml:2: unknown mode 'melt'",
+        ),
+        (
+            "policies:\n  - schema_contract: freeze\n",
+            ".schema-gate.yml:2: a policy needs 'datasets'",
+        ),
+        ("- a\n", ".schema-gate.yml:1: the config must be a mapping"),
+        ("a: [\n", ".schema-gate.yml:2: invalid YAML"),
+    ],
+)
+def test_invalid_config_exits_2(shop: GitRepo, text: str, expected: str) -> None:
+    shop.write(".schema-gate.yml", text)
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"schema-gate: error: {expected}"), proc.stderr
+
+
+def test_explicit_config_must_exist(shop: GitRepo) -> None:
+    proc = run_gate(shop.path, "--base", "main", "--config", "ci/gate.yml")
+    assert proc.returncode == 2 and "config file not found" in proc.stderr
+    shop.write("ci/gate.yml", "rules:\n  column_added: error\n")
+    proc = run_gate(shop.path, "--base", "main", "--config", "ci/gate.yml")
+    assert proc.returncode == 1, proc.stderr
