@@ -253,3 +253,13 @@ def test_every_change_names_a_known_rule_and_a_side(old: Dataset, new: Dataset) 
 def test_removing_a_dataset_is_one_breaking_finding(dataset: Dataset) -> None:
     changes = diff_datasets([dataset], [])
     assert [(c.rule, c.breaking) for c in changes] == [("model_removed", True)]
+
+
+def test_every_rule_is_documented_in_the_catalogue_page() -> None:
+    from pathlib import Path
+
+    from gate.rules import all_rules
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    missing = [rule.id for rule in all_rules() if f"`{rule.id}`" not in page]
+    assert missing == []
