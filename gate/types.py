@@ -590,7 +590,7 @@ def _loss(a: _Leaf, b: _Leaf) -> str:
         case _Chars(), _Chars():
             if not _longer_or_equal(b.length, a.length):
                 return "loses length"
-            return "pads values" if b.fixed and not a.fixed else "changes character set"
+            return "pads values"
         case _Moment(), _Date():
             return "loses time of day"
         case _Moment(), _Moment():
@@ -605,13 +605,13 @@ def _classify(a: _Leaf, b: _Leaf) -> tuple[TypeChange, str]:
         return TypeChange.WIDENED, "widens"
     if _widens(b, a):
         return TypeChange.NARROWED, _loss(a, b)
-    # Neither holds the other.
+    # Neither holds the other: one family still narrows, as each loses values.
     if _exact(a) and _exact(b):
         return TypeChange.NARROWED, _loss(a, b)
     if isinstance(a, _Chars) and isinstance(b, _Chars) and a.binary == b.binary:
-        if not _longer_or_equal(b.length, a.length):
-            return TypeChange.NARROWED, "loses length"
-        return TypeChange.CHANGED, _loss(a, b)
+        if a.national != b.national:
+            return TypeChange.CHANGED, "changes character set"
+        return TypeChange.NARROWED, _loss(a, b)
     if isinstance(a, _Int | _Decimal | _Float) and isinstance(b, _Int | _Decimal | _Float):
         return TypeChange.CHANGED, "loses precision"
     if isinstance(a, _Moment) and isinstance(b, _Moment) and {a.kind, b.kind} <= _ZONED:
