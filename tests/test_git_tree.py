@@ -566,6 +566,15 @@ def test_committed_symlinks_are_followed_inside_the_tree(g: GitRepo, repo: Repo)
         FileChange("A", None, f"{C}/alias.yaml", None, target)
     ]
     assert repo.list_files(head, DEFAULT_GLOBS)[f"{C}/alias.yaml"] == target
+    g.write(f"{C}/shared/base.yaml", contract("base"))
+    g.remove(f"{C}/orders.yaml")
+    g.symlink(f"{C}/orders.yaml", "shared/base.yaml")  # a type change: file -> symlink
+    typed = g.commit("type change")
+    changes = by_path(repo.changed(head, typed, DEFAULT_GLOBS))
+    assert changes[f"{C}/orders.yaml"] == FileChange(
+        "M", f"{C}/orders.yaml", f"{C}/orders.yaml", target, g.rev(f"{typed}:{C}/shared/base.yaml")
+    )
+    head = typed
     g.remove(f"{C}/alias.yaml")
     g.symlink(f"{C}/alias.yaml", "/etc/passwd")
     escaped = g.commit("escape")
