@@ -36,6 +36,9 @@ def parse_document(doc: Any, path: str) -> Contract:
     for module in FORMATS:
         if module.detect(doc):
             return module.parse(doc, path)
+    if "columns" in doc or "checks" in doc:
+        # Shaped like a Soda contract that lost its identity: say exactly that.
+        raise ContractError(path, "'dataset' is missing: a Soda contract needs 'dataset:'", 1)
     raise ContractError(path, f"not a recognised contract: expected {_EXPECTED}", 1)
 
 
