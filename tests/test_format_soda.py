@@ -1,0 +1,252 @@
+"""Soda contracts (v3 and v4): the exact model, both check spellings, hostile YAML, refusals."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.formats import parse_contract, soda
+from gate.model import Column, ContractError, Dataset
+
+FIXTURES = Path(__file__).parent / "fixtures" / "soda"
+
+
+def load(name: str) -> tuple[Dataset, ...]:
+    path = FIXTURES / name
+    contract = parse_contract(path.read_bytes(), f"soda/{name}")
+    assert contract.format == "soda"
+    return contract.datasets
+
+
+def row(column: Column) -> tuple[Any, ...]:
+    return (
+        column.name,
+        column.data_type,
+        column.line,
+        column.position,
+        column.required,
+        column.unique,
+        column.primary_key_position,
+        column.enum,
+        tuple(check.kind for check in column.checks),
+    )
+
+
+def refused(text: str | bytes, path: str = "soda/orders.yaml") -> str:
+    data = text.encode() if isinstance(text, str) else text
+    with pytest.raises(ContractError) as caught:
+        parse_contract(data, path)
+    rendered = str(caught.value)
+    assert "\n" not in rendered
+    return rendered
+
+
+# -- the exact model ----------------------------------------------------------
+
+
+def test_orders_base_exact_model_v3_spelling() -> None:
+    (orders,) = load("orders.base.yaml")
+    assert (orders.id, orders.format, orders.line, orders.version) == ("orders", "soda", 1, None)
+    assert orders.enforced is True
+    assert orders.allow_extra_columns is False
+    assert [row(c) for c in orders.columns] == [
+        ("order_id", "bigint", 3, 0, None, False, None, None,
+         ("no_missing_values", "no_duplicate_values")),
+        ("customer_id", "bigint", 8, 1, None, False, None, None, ("no_missing_values",)),
+        ("status", "varchar", 12, 2, None, False, None,
+         ("placed", "shipped", "delivered", "cancelled"), ("no_invalid_values",)),
+        ("order_total", "decimal(10,2)", 17, 3, None, False, None, None, ()),
+        ("currency", "varchar(3)", 19, 4, None, False, None, None, ()),
+        ("created_at", "timestamp", 21, 5, None, False, None, None, ()),
+        # ``optional: true`` is the only nullability Soda states.
+        ("note", "varchar", 23, 6, False, False, None, None, ()),
+        ("shipping_address", "struct<street:string,city:string,postal_code:string>", 26, 7,
+         None, False, None, None, ()),
+    ]  # fmt: skip
+    (rows_exist,) = orders.checks
+    assert (rows_exist.kind, rows_exist.line, rows_exist.columns) == ("rows_exist", 29, ())
+    invalid = orders.column("status").checks[0]
+    assert invalid.spec == {"valid_values": ["placed", "shipped", "delivered", "cancelled"]}
+    assert invalid.columns == ("status",)
+
+
+def test_payments_exact_model_v4_spelling() -> None:
+    (payments,) = load("payments.v4.yaml")
+    assert payments.id == "shop/sales/payments"
+    assert payments.allow_extra_columns is True
+    assert [row(c) for c in payments.columns] == [
+        ("payment_id", "varchar(36)", 3, 0, None, False, None, None, ("missing", "duplicate")),
+        ("order_id", "bigint", 8, 1, None, False, None, None, ("missing",)),
+        ("method", "varchar", 12, 2, None, False, None, ("card", "paypal", "invoice"),
+         ("invalid",)),
+        ("amount", "decimal(10,2)", 17, 3, None, False, None, None, ("invalid",)),
+        ("captured_at", "timestamp", 22, 4, False, False, None, None, ()),
+    ]  # fmt: skip
+    schema, row_count = payments.checks
+    assert (schema.kind, schema.spec) == ("schema", {"allow_extra_columns": True})
+    assert (row_count.kind, row_count.line) == ("row_count", 28)
+    assert row_count.spec == {"threshold": {"must_be_greater_than": 0}}
+
+
+def test_variants_differ_from_base_by_one_semantic_change() -> None:
+    def columns(name: str) -> dict[str, Column]:
+        (orders,) = load(name)
+        return {c.name: c for c in orders.columns}
+
+    base = columns("orders.base.yaml")
+    assert "note" not in columns("orders.column_removed.yaml")
+    assert columns("orders.type_narrowed.yaml")["customer_id"].data_type == "int"
+    renamed = columns("orders.column_renamed.yaml")
+    assert "note" not in renamed and renamed["order_note"].position == base["note"].position
+    # Dropping ``optional: true`` moves the column from nullable to unspecified.
+    assert (base["note"].required, columns("orders.required_added.yaml")["note"].required) == (
+        False,
+        None,
+    )
+    assert columns("orders.enum_value_removed.yaml")["status"].enum == (
+        "placed",
+        "shipped",
+        "delivered",
+    )
+    assert load("orders.check_removed.yaml")[0].checks == ()
+
+
+def test_v3_and_v4_spellings_give_the_same_check() -> None:
+    v3 = parse_contract(
+        b"dataset: t\ncolumns:\n  - name: a\n    checks:\n"
+        b"      - type: invalid\n        valid_values: [x, y]\n",
+        "v3.yaml",
+    )
+    v4 = parse_contract(
+        b"dataset: t\ncolumns:\n  - name: a\n    checks:\n"
+        b"      - invalid:\n          valid_values: [x, y]\n",
+        "v4.yaml",
+    )
+    (a3,) = v3.datasets[0].columns
+    (a4,) = v4.datasets[0].columns
+    assert a3.checks == a4.checks
+    assert a3.enum == a4.enum == ("x", "y")
+
+
+def test_bare_check_names_and_multi_column_checks() -> None:
+    contract = parse_contract(
+        b"dataset: t\ncolumns:\n  - name: a\n    checks:\n      - missing\n"
+        b"checks:\n  - duplicate:\n      columns: [a, b]\n",
+        "t.yaml",
+    )
+    (dataset,) = contract.datasets
+    assert [c.kind for c in dataset.column("a").checks] == ["missing"]
+    assert dataset.checks[0].columns == ("a", "b")
+
+
+def test_yaml_1_1_booleans_stay_strings() -> None:
+    contract = parse_contract(
+        b"dataset: flags\ncolumns:\n  - name: on\n  - name: yes\n  - name: off\n  - name: no\n"
+        b"  - name: status\n    checks:\n      - invalid:\n          valid_values: [yes, no, true]\n",
+        "flags.yaml",
+    )
+    (dataset,) = contract.datasets
+    assert [c.name for c in dataset.columns] == ["on", "yes", "off", "no", "status"]
+    assert dataset.column("status").enum == ("yes", "no", "true")
+
+
+# -- refusals -----------------------------------------------------------------
+
+
+def test_duplicate_columns_case_insensitively() -> None:
+    text = "dataset: t\ncolumns:\n  - name: id\n  - name: Id\n"
+    assert (
+        refused(text) == "soda/orders.yaml:4: dataset 't': column 'Id' is declared twice (as 'id')"
+    )
+    exact = "dataset: t\ncolumns:\n  - name: id\n  - name: id\n"
+    assert refused(exact) == "soda/orders.yaml:4: dataset 't': column 'id' is declared twice"
+
+
+def test_column_without_name() -> None:
+    text = "dataset: t\ncolumns:\n  - name: a\n  - data_type: int\n"
+    assert refused(text) == "soda/orders.yaml:4: column #2 has no 'name'"
+
+
+def test_column_that_is_not_a_mapping() -> None:
+    assert refused("dataset: t\ncolumns:\n  - a\n").startswith(
+        "soda/orders.yaml:3: column #1 must be a mapping, found a string"
+    )
+
+
+def test_missing_dataset() -> None:
+    assert refused("columns:\n  - name: a\n") == (
+        "soda/orders.yaml:1: 'dataset' is missing: a Soda contract needs 'dataset:'"
+    )
+
+
+def test_non_string_dataset() -> None:
+    assert refused("dataset: [orders]\n") == (
+        "soda/orders.yaml:1: 'dataset' must be a string, found a list"
+    )
+    assert (
+        refused("dataset: 12\n") == "soda/orders.yaml:1: 'dataset' must be a string, found a number"
+    )
+    assert refused("dataset:\n") == "soda/orders.yaml:1: 'dataset' is missing"
+
+
+def test_bad_checks_and_values() -> None:
+    assert refused("dataset: t\ncolumns:\n  - name: a\n    optional: 'yes'\n") == (
+        "soda/orders.yaml:4: column 'a': 'optional' must be true or false, found a string"
+    )
+    assert refused("dataset: t\ncolumns:\n  - name: a\n    data_type: 5\n") == (
+        "soda/orders.yaml:4: column 'a': 'data_type' must be a string, found a number"
+    )
+    assert refused("dataset: t\nchecks:\n  - missing: 3\n").startswith(
+        "soda/orders.yaml:3: dataset 't': check 'missing' options must be a mapping"
+    )
+    assert refused("dataset: t\nchecks:\n  - {a: 1, b: 2}\n").startswith(
+        "soda/orders.yaml:3: dataset 't': a check needs one key naming its type"
+    )
+
+
+def test_alias_bomb_is_refused_fast() -> None:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for level in range(1, 10):
+        prev = f"*a{level - 1}"
+        lines.append(f"a{level}: &a{level} [{', '.join([prev] * 9)}]")
+    lines.append("dataset: orders")
+    lines.append("columns: *a9")
+    started = time.perf_counter()
+    rendered = refused("\n".join(lines) + "\n")
+    assert time.perf_counter() - started < 2.0
+    assert rendered == (
+        "soda/orders.yaml: YAML aliases expand too far (possible alias bomb); refusing to load"
+    )
+
+
+def test_yaml_syntax_error_names_the_line() -> None:
+    text = "dataset: orders\ncolumns:\n  - name: a\n    data_type: [int\n  - name: b\n"
+    rendered = refused(text)
+    assert rendered.startswith("soda/orders.yaml:5: invalid YAML: "), rendered
+
+
+def test_binary_and_non_utf8_content() -> None:
+    assert refused(b"\x89PNG\r\n\x1a\n\x00\x00") == (
+        "soda/orders.yaml: binary content, not a YAML text file"
+    )
+    assert refused(b"dataset: caf\xe9\n").startswith("soda/orders.yaml: not valid UTF-8")
+
+
+def test_several_documents_and_empty_files() -> None:
+    assert refused("dataset: a\n---\ndataset: b\n").startswith("soda/orders.yaml:2: invalid YAML")
+    assert refused("").startswith("soda/orders.yaml: empty file")
+    assert refused("- dataset: a\n") == (
+        "soda/orders.yaml:1: the top level must be a mapping, found a list"
+    )
+
+
+# -- detection ----------------------------------------------------------------
+
+
+def test_detection() -> None:
+    assert soda.detect({"dataset": "orders"})
+    assert not soda.detect({"models": []})
+    assert not soda.detect(["dataset"])
