@@ -65,6 +65,17 @@ from sqlglot.dialects.dialect import Dialects
 
 from gate.model import UsageError
 
+__all__ = [
+    "DIALECTS",
+    "TypeChange",
+    "TypeComparison",
+    "canonical",
+    "compare",
+    "join_path",
+    "parse",
+    "validate_dialect",
+]
+
 T = exp.DataType.Type
 
 DIALECTS: tuple[str, ...] = tuple(sorted(d.value for d in Dialects if d.value))
@@ -334,13 +345,23 @@ def canonical(text: str, dialect: str = "spark") -> str:
 
     Containers use one style in every dialect (``ARRAY<STRUCT<a INT>>``,
     ``MAP<STRING, INT>``), type parameters have no spaces (``DECIMAL(10,2)``).
-    Unknown types keep their text, whitespace collapsed and upper-cased.
+    Unknown types keep their text, whitespace collapsed and upper-cased. The
+    spelling always reads back as the same type in the dialect.
     """
     dialect = validate_dialect(dialect)
     dt = _parse(text, dialect)
     if dt is None:
         return " ".join(text.split()).upper()
-    return _render(dt, dialect)
+    spelled = _render(dt, dialect)
+    back = _parse(spelled, dialect)
+    if back is not None and _same(dt, back, dialect):
+        return spelled
+    return text.strip()  # sqlglot cannot spell this type back (T-SQL INT8 is no TINYINT)
+
+
+def _same(a: exp.DataType, b: exp.DataType, dialect: str) -> bool:
+    result = _compare(a, b, dialect, "")
+    return result.change is TypeChange.SAME and not (result.removed or result.added)
 
 
 def _render(dt: exp.DataType, dialect: str) -> str:
@@ -693,28 +714,39 @@ def _compare(a: exp.DataType, b: exp.DataType, dialect: str, path: str) -> _Resu
 def _compare_fields(
     fa: dict[str, _Field], fb: dict[str, _Field], dialect: str, path: str, result: _Result
 ) -> None:
+    """Removed paths follow the old declaration order, added paths the new one."""
+    common: dict[str, _Result] = {}
     for name, old in fa.items():
         where = join_path(path, _quote(name))
         new = fb.get(name)
         if new is None:
             result.removed.append(where)
             continue
-        result.merge(_compare(old.type, new.type, dialect, where))
+        child = common[name] = _compare(old.type, new.type, dialect, where)
+        result.absorb(child.change, child.reason)
+        result.others += child.others
+        result.removed += child.removed
         if old.not_null != new.not_null:
             narrows = new.not_null
             result.absorb(
                 TypeChange.NARROWED if narrows else TypeChange.WIDENED,
                 f"field {where} becomes {'NOT NULL' if narrows else 'nullable'}",
             )
-    added = [name for name in fb if name not in fa]
+    added, required = [], []
+    for name, new in fb.items():
+        if name in common:
+            result.added += common[name].added
+        elif name not in fa:
+            where = join_path(path, _quote(name))
+            result.added.append(where)
+            added.append(where)
+            if new.not_null:
+                required.append(where)
+    if required:
+        result.absorb(TypeChange.NARROWED, f"required field {', '.join(required)} added")
     if added:
-        paths = [join_path(path, _quote(name)) for name in added]
-        result.added += paths
-        required = [p for p, name in zip(paths, added, strict=True) if fb[name].not_null]
-        if required:
-            result.absorb(TypeChange.NARROWED, f"required field {', '.join(required)} added")
-        noun = "field" if len(paths) == 1 else "fields"
-        result.absorb(TypeChange.WIDENED, f"{noun} {', '.join(paths)} added")
+        noun = "field" if len(added) == 1 else "fields"
+        result.absorb(TypeChange.WIDENED, f"{noun} {', '.join(added)} added")
 
 
 def _compare_modifiers(a: exp.DataType, b: exp.DataType, path: str, result: _Result) -> None:
