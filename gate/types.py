@@ -148,7 +148,8 @@ _TEXTS: dict[T, bool] = {
     T.LONGTEXT: False,
     T.NAME: False,
 }
-_BINARIES: dict[T, bool] = {T.BINARY: False, T.VARBINARY: False}
+_BINARIES = frozenset({T.BINARY, T.VARBINARY})
+#: Dialects whose BINARY(n) is fixed-length (zero-padded); elsewhere it varies.
 _FIXED_BINARY_DIALECTS = frozenset({"mysql", "tsql", "fabric"})
 _NATIONAL = frozenset({T.NCHAR, T.NVARCHAR})
 _NATIONAL_DIALECTS = frozenset({"tsql", "fabric"})
@@ -294,8 +295,10 @@ def _well_formed(node: exp.DataType) -> bool:
 def _normalise(node: exp.DataType, dialect: str) -> None:
     """Rewrite one node in place: synonyms first, then implicit parameters."""
     kind = node.this
-    if not isinstance(kind, T):
-        return
+    if not isinstance(kind, T) or not all(
+        isinstance(e, exp.DataTypeParam) for e in node.expressions
+    ):
+        return  # nested types and ENUM('a', ...) have parts, not parameters
     params = _params(node)
     if kind in _FLOATS and len(params) == 1 and isinstance(params[0], int):
         # FLOAT(p) counts significand bits (SQL standard, MySQL, T-SQL, postgres).
@@ -543,7 +546,7 @@ def _leaf(dt: exp.DataType, dialect: str) -> _Leaf:
             return _Other(dt)
         else:
             length = _lookup(_IMPLIED_LENGTH, dialect, kind)
-        fixed = (_BINARIES[kind] or dialect in _FIXED_BINARY_DIALECTS) if binary else _TEXTS[kind]
+        fixed = _TEXTS.get(kind, kind is T.BINARY and dialect in _FIXED_BINARY_DIALECTS)
         national = kind in _NATIONAL and dialect in _NATIONAL_DIALECTS
         return _Chars(binary, fixed and (length is not None), length, national)
     if kind is T.DATE and not params:

@@ -220,6 +220,10 @@ LATTICE = [
     ("tsql", "datetime2(3)", "datetime2(7)", W),
     ("tsql", "datetime2", "datetime2(7)", S),
     ("tsql", "varchar(100)", "varchar(max)", W),
+    ("tsql", "binary(4)", "varbinary(4)", W),
+    ("tsql", "varbinary(4)", "binary(8)", N),
+    ("tsql", "varbinary(4)", "varbinary(max)", W),
+    ("spark", "binary", "string", C),
     # -- MySQL: display widths are not ranges -----------------------------------
     ("mysql", "int(11)", "bigint(20)", W),
     ("mysql", "int unsigned", "bigint", W),
