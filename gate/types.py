@@ -596,13 +596,13 @@ def _exact(leaf: _Leaf) -> bool:
 def _loss(a: _Leaf, b: _Leaf) -> str:
     """What ``b`` cannot hold of ``a``, for a narrowing in one family."""
     match a, b:
+        case _Int(), _Int():
+            return "changes signedness" if (a.low < 0) != (b.low < 0) else "loses range"
         case ((_Int() | _Decimal()), (_Int() | _Decimal())):
             digits_a = a.digits if isinstance(a, _Int) else a.integer_digits
             digits_b = b.digits if isinstance(b, _Int) else b.integer_digits
             scale_a = a.scale if isinstance(a, _Decimal) else 0
             scale_b = b.scale if isinstance(b, _Decimal) else 0
-            if isinstance(a, _Int) and isinstance(b, _Int):
-                return "changes signedness" if (a.low < 0) != (b.low < 0) else "loses range"
             lost = []
             if not _longer_or_equal(digits_b, digits_a):
                 lost.append("integer digits")
