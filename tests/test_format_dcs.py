@@ -520,3 +520,13 @@ def test_detection() -> None:
     # A DCS file with a 'dataset'-like key is still DCS: it is checked before Soda.
     contract = parse_text("dataContractSpecification: 1.1.0\ndataset: x\n")
     assert contract.format == "dcs"
+
+
+def test_absurd_nesting_fails_closed_with_a_line() -> None:
+    nested = "{type: object, fields: {a: " * 200 + "{type: int}" + "}}" * 200
+    text = f"dataContractSpecification: 1.1.0\nmodels:\n  t:\n    fields:\n      c: {nested}\n"
+    with pytest.raises(ContractError) as caught:
+        parse_contract(text.encode(), "deep.yaml")
+    assert str(caught.value) == (
+        "deep.yaml:5: nested fields and element types go deeper than 64 levels"
+    )

@@ -465,3 +465,13 @@ def test_detection() -> None:
     assert not odcs.detect({"kind": "DataProduct", "apiVersion": "v1.0.0"})
     assert not odcs.detect({"dataset": "orders"})
     assert not odcs.detect("kind: DataContract")
+
+
+def test_absurd_nesting_fails_closed_with_a_line() -> None:
+    props = "{name: a, logicalType: object, properties: [" * 200 + "{name: z}" + "]}" * 200
+    text = f"{HEADER}schema:\n  - name: t\n    properties: [{props}]\n"
+    with pytest.raises(ContractError) as caught:
+        parse_contract(text.encode(), "deep.yaml")
+    assert str(caught.value) == (
+        "deep.yaml:8: nested fields and element types go deeper than 64 levels"
+    )

@@ -53,3 +53,14 @@ def test_markers_are_checked_in_order() -> None:
     assert parse_contract(odcs_v3, "b.yaml").format == "odcs"
     soda_with_extras = b"dataset: orders\nsources: []\n"
     assert parse_contract(soda_with_extras, "c.yaml").format == "soda"
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["dataset: t\nchecks:\n  - x: ", "models:\n  - name: t\n    data_tests:\n      - x: "],
+)
+def test_deeply_nested_options_fail_closed(prefix: str) -> None:
+    spec = "{a: " * 3000 + "1" + "}" * 3000
+    with pytest.raises(ContractError) as caught:
+        parse_contract(f"{prefix}{spec}\n".encode(), "deep.yaml")
+    assert str(caught.value) == "deep.yaml: YAML nests too deeply"

@@ -35,7 +35,10 @@ def parse_document(doc: Any, path: str) -> Contract:
         raise ContractError(path, f"the top level must be a mapping, found {describe(doc)}", 1)
     for module in FORMATS:
         if module.detect(doc):
-            return module.parse(doc, path)
+            try:
+                return module.parse(doc, path)
+            except RecursionError:  # deeply nested check options, walked by json/recursion
+                raise ContractError(path, "YAML nests too deeply") from None
     if "columns" in doc or "checks" in doc:
         # Shaped like a Soda contract that lost its identity: say exactly that.
         raise ContractError(path, "'dataset' is missing: a Soda contract needs 'dataset:'", 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from gate.model import Check, Column, ContractError, Dataset
@@ -266,7 +267,36 @@ def reject_duplicate_datasets(datasets: Iterable[Dataset], path: str) -> None:
         seen[folded] = dataset
 
 
+class NestingGuard:
+    """Refuse schemas nested deeper than any real one (and than Python's stack).
+
+    The YAML loader bounds a document's size, not its depth; a parser that walks
+    nested fields recursively would otherwise die with a ``RecursionError``
+    instead of failing closed with a line.
+    """
+
+    def __init__(self, path: str, limit: int = 64) -> None:
+        self.path = path
+        self.limit = limit
+        self.depth = 0
+
+    @contextmanager
+    def enter(self, line: int | None) -> Iterator[None]:
+        self.depth += 1
+        try:
+            if self.depth > self.limit:
+                raise ContractError(
+                    self.path,
+                    f"nested fields and element types go deeper than {self.limit} levels",
+                    line,
+                )
+            yield
+        finally:
+            self.depth -= 1
+
+
 __all__ = [
+    "NestingGuard",
     "decimal_type",
     "describe",
     "enum_from_checks",

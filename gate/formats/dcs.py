@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from gate.formats.common import (
+    NestingGuard,
     decimal_type,
     describe,
     enum_from_checks,
@@ -91,6 +92,7 @@ class _Parser:
     def __init__(self, root: YMap, path: str) -> None:
         self.root = root
         self.path = path
+        self.guard = NestingGuard(path)
         if root.get("definitions") is not None:
             require_mapping(
                 root["definitions"], path, "'definitions'", root.key_line("definitions")
@@ -128,6 +130,10 @@ class _Parser:
 
     def type_of(self, field: YMap, what: str) -> tuple[str | None, YMap | None]:
         """(Spark type text, the mapping whose ``fields`` hold the nested members)."""
+        with self.guard.enter(field.line):
+            return self._type_of(field, what)
+
+    def _type_of(self, field: YMap, what: str) -> tuple[str | None, YMap | None]:
         raw = optional_str(field, "type", self.path, f"{what}: 'type'")
         nested = field.get("fields")
         if raw is None:
@@ -184,6 +190,12 @@ class _Parser:
         self, fields_value: Any, owner: str, line: int, prefix: str
     ) -> tuple[list[Column], list[str]]:
         """The columns of a ``fields`` map and the names flagged ``primaryKey``, in order."""
+        with self.guard.enter(line):
+            return self._fields(fields_value, owner, line, prefix)
+
+    def _fields(
+        self, fields_value: Any, owner: str, line: int, prefix: str
+    ) -> tuple[list[Column], list[str]]:
         fields_map = require_mapping(fields_value, self.path, f"{owner}: 'fields'", line)
         columns: list[Column] = []
         flagged: list[str] = []

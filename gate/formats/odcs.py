@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from gate.formats.common import (
+    NestingGuard,
     decimal_type,
     describe,
     enum_from_checks,
@@ -104,6 +105,7 @@ def _enum(prop: YMap, path: str, what: str) -> tuple[str, ...] | None:
 class _Parser:
     def __init__(self, path: str) -> None:
         self.path = path
+        self.guard = NestingGuard(path)
 
     def options(self, prop: YMap, what: str) -> YMap:
         value = prop.get("logicalTypeOptions")
@@ -181,7 +183,8 @@ class _Parser:
 
     def element_type(self, prop: YMap, what: str) -> tuple[str | None, YMap | None]:
         """A property's type: ``physicalType`` unless it declares nested members."""
-        text, owner = self.logical_type(prop, what)
+        with self.guard.enter(prop.line):
+            text, owner = self.logical_type(prop, what)
         physical = optional_str(prop, "physicalType", self.path, f"{what}: 'physicalType'")
         if physical is not None and owner is None:
             return physical, None
@@ -189,10 +192,11 @@ class _Parser:
 
     def properties(self, mapping: YMap, owner: str, prefix: str, top_level: bool) -> list[Column]:
         entries = optional_list(mapping, "properties", self.path, f"{owner}: 'properties'")
-        columns = [
-            self.prop(entry, index, line, owner, prefix, top_level)
-            for index, entry, line in items(entries)
-        ]
+        with self.guard.enter(entries.line):
+            columns = [
+                self.prop(entry, index, line, owner, prefix, top_level)
+                for index, entry, line in items(entries)
+            ]
         reject_duplicate_columns(columns, self.path, owner)
         return columns
 
