@@ -339,8 +339,8 @@ class _DatasetDiff:
         for field in result.removed_fields:
             self.emit(
                 "column_removed",
-                f"nested field '{name}.{field}' was removed",
-                column=f"{name}.{field}",
+                f"nested field '{types.join_path(name, field)}' was removed",
+                column=types.join_path(name, field),
                 line=new.line,
                 before=before,
                 after=after,

@@ -263,3 +263,9 @@ def test_every_rule_is_documented_in_the_catalogue_page() -> None:
     page = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
     missing = [rule.id for rule in all_rules() if f"`{rule.id}`" not in page]
     assert missing == []
+
+
+def test_nested_field_in_array_of_structs_keeps_its_path() -> None:
+    base = [ds("d", col("items", "array<struct<sku:string,qty:int>>"))]
+    head = [ds("d", col("items", "array<struct<qty:bigint>>"))]
+    assert found(base, head) == [("column_removed", "items[].sku"), ("type_widened", "items")]
