@@ -1,0 +1,275 @@
+"""Spark expressions for the smoke test's row-level rules and their aggregates.
+
+Everything here builds ``Column`` expressions with the DataFrame API only (no
+SQL text, no RDDs, no ``sparkContext``), so it runs unchanged on a local
+session, a cluster and Spark Connect, and nothing from a contract is ever
+parsed as SQL: values travel as literals, regexes as ``rlike`` patterns, types
+through ``Column.try_cast``.
+
+A dataset's count-style metrics (rows, malformed records, coercion failures,
+``missing`` and ``invalid`` counts with their sample values) are collected by
+``Metrics`` into one aggregation: one Spark job. Each ``duplicate`` check is
+one more job (``duplicate_metrics``): a group-by, never several exact
+``countDistinct`` in one aggregation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    ByteType,
+    DataType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructType,
+)
+
+from gate.smoke.checkspec import MissingSpec, ValiditySpec
+from gate.smoke.result import MAX_SAMPLES
+from gate.smoke.schema import TargetType
+
+UUID_REGEX = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+_NUMERIC_DDL = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
+_NUMERIC_TYPES = (
+    ByteType,
+    ShortType,
+    IntegerType,
+    LongType,
+    FloatType,
+    DoubleType,
+    DecimalType,
+)
+
+
+@dataclass
+class Bound:
+    """A contract column bound to its column in the sample."""
+
+    name: str  # the contract's (and sample's) column name
+    raw: Column  # the value as read from the file
+    source: DataType  # its Spark type as read
+    target: TargetType | None  # what it must fit; None without a data_type
+    castable: bool = True  # Spark can try_cast source -> target
+
+    @property
+    def casts(self) -> bool:
+        return bool(self.target and self.target.spark_ddl and self.castable)
+
+    @property
+    def typed(self) -> Column:
+        """The value in the contract's type (NULL where it does not fit)."""
+        if self.casts:
+            assert self.target is not None and self.target.spark_ddl is not None
+            return self.raw.try_cast(self.target.spark_ddl)
+        return self.raw
+
+    @property
+    def numeric(self) -> bool:
+        if self.casts:
+            assert self.target is not None and self.target.spark_ddl is not None
+            return self.target.spark_ddl.upper().startswith(_NUMERIC_DDL)
+        return isinstance(self.source, _NUMERIC_TYPES)
+
+    @property
+    def raw_text(self) -> Column:
+        return as_text(self.raw, self.source)
+
+    @property
+    def typed_text(self) -> Column:
+        return self.typed.cast("string") if self.casts else self.raw_text
+
+
+def is_complex(data_type: DataType) -> bool:
+    return isinstance(data_type, (ArrayType, MapType, StructType))
+
+
+def as_text(column: Column, data_type: DataType) -> Column:
+    """A value as text: JSON for arrays, maps and structs, Spark's string cast otherwise."""
+    if is_complex(data_type):
+        return F.to_json(column)
+    if isinstance(data_type, StringType):
+        return column
+    return column.cast("string")
+
+
+class Metrics:
+    """Aggregate expressions collected for one pass over a dataset."""
+
+    def __init__(self) -> None:
+        self.exprs: list[Column] = []
+
+    def add(self, expr: Column) -> str:
+        alias = f"m{len(self.exprs)}"
+        self.exprs.append(expr.alias(alias))
+        return alias
+
+    def count_if(self, condition: Column) -> str:
+        return self.add(F.count(F.when(condition, F.lit(1))))
+
+    def samples(self, condition: Column, text: Column) -> str:
+        """Up to MAX_SAMPLES distinct offending values, sorted (stable across runs)."""
+        return self.add(
+            F.slice(F.array_sort(F.collect_set(F.when(condition, text))), 1, MAX_SAMPLES)
+        )
+
+    def collect(self, df: DataFrame) -> dict[str, Any]:
+        """Run the one aggregation job."""
+        if not self.exprs:
+            return {}
+        row = df.agg(*self.exprs).collect()[0]
+        return row.asDict()
+
+
+def _any(conditions: list[Column]) -> Column:
+    if not conditions:
+        return F.lit(False)
+    out = F.coalesce(conditions[0], F.lit(False))
+    for condition in conditions[1:]:
+        out = out | F.coalesce(condition, F.lit(False))
+    return out
+
+
+def missing_condition(bound: Bound, spec: MissingSpec) -> Column:
+    """NULL (after the cast to the contract type), a missing value, or a missing format."""
+    conditions = [bound.typed.isNull()]
+    if spec.values:
+        conditions.append(bound.raw_text.isin(list(spec.values)))
+    conditions.extend(bound.raw_text.rlike(regex) for regex in spec.regexes)
+    return _any(conditions)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def invalid_condition(bound: Bound, spec: ValiditySpec) -> Column:
+    """The value breaks a validity option (only meaningful where it is not missing)."""
+    text = bound.typed_text
+    conditions: list[Column] = []
+    if spec.valid_values is not None:
+        if bound.numeric and spec.valid_values and all(map(_is_number, spec.valid_values)):
+            conditions.append(~bound.typed.isin(list(spec.valid_values)))
+        else:
+            conditions.append(~text.isin([_as_text(value) for value in spec.valid_values]))
+    if spec.invalid_values:
+        if bound.numeric and all(map(_is_number, spec.invalid_values)):
+            conditions.append(bound.typed.isin(list(spec.invalid_values)))
+        else:
+            conditions.append(text.isin([_as_text(value) for value in spec.invalid_values]))
+    conditions.extend(~text.rlike(regex) for regex in spec.valid_regexes)
+    conditions.extend(text.rlike(regex) for regex in spec.invalid_regexes)
+    for limit, below in ((spec.valid_min, True), (spec.valid_max, False)):
+        if limit is None:
+            continue
+        if _is_number(limit):
+            number = bound.typed if bound.numeric else text.try_cast("double")
+            outside = number < F.lit(limit) if below else number > F.lit(limit)
+            conditions.append(number.isNull() | outside)
+        else:
+            conditions.append(text < F.lit(str(limit)) if below else text > F.lit(str(limit)))
+    length = F.length(text)
+    if spec.valid_length is not None:
+        conditions.append(length != F.lit(spec.valid_length))
+    if spec.valid_min_length is not None:
+        conditions.append(length < F.lit(spec.valid_min_length))
+    if spec.valid_max_length is not None:
+        conditions.append(length > F.lit(spec.valid_max_length))
+    return _any(conditions)
+
+
+@dataclass(frozen=True)
+class CoercionRule:
+    """One way a contract column's values can fail to fit its type."""
+
+    condition: Column  # the value does not fit
+    text: Column  # how to show an offending value
+    message: str  # "are not valid INT", "are longer than VARCHAR(10)"
+
+
+def coercion_rules(bound: Bound) -> list[CoercionRule]:
+    """The value checks of a bound column's contract type (empty when there are none)."""
+    target = bound.target
+    if target is None or target.skip_reason:
+        return []
+    raw = bound.raw
+    text = bound.raw_text
+    rules: list[CoercionRule] = []
+    if target.spark_ddl and bound.castable:
+        rules.append(
+            CoercionRule(raw.isNotNull() & bound.typed.isNull(), text, f"not valid {target.label}")
+        )
+    if target.max_length is not None:
+        rules.append(
+            CoercionRule(
+                raw.isNotNull() & (F.length(text) > F.lit(target.max_length)),
+                text,
+                f"longer than {target.label} allows",
+            )
+        )
+    if target.validator == "json":
+        rules.append(
+            CoercionRule(raw.isNotNull() & F.try_parse_json(text).isNull(), text, "not valid JSON")
+        )
+    if target.validator == "uuid":
+        rules.append(
+            CoercionRule(
+                raw.isNotNull() & ~F.coalesce(text.rlike(UUID_REGEX), F.lit(False)),
+                text,
+                "not valid UUID",
+            )
+        )
+    return rules
+
+
+def key_text(columns: list[Column]) -> Column:
+    """A duplicate key as text: ``7`` for one column, ``(7, a)`` for several."""
+    if len(columns) == 1:
+        return columns[0]
+    shown = [F.coalesce(column, F.lit("NULL")) for column in columns]
+    return F.concat(F.lit("("), F.concat_ws(", ", *shown), F.lit(")"))
+
+
+def duplicate_metrics(
+    df: DataFrame, keys: list[Column], texts: list[Column], keep: Column | None
+) -> tuple[int, int, list[str]]:
+    """One job: (rows considered, duplicate rows beyond the first of each key, samples)."""
+    base = df.where(keep) if keep is not None else df
+    names = [f"k{index}" for index in range(len(keys))]
+    grouped = (
+        base.select(
+            *[key.alias(name) for key, name in zip(keys, names, strict=True)],
+            key_text(texts).alias("shown"),
+        )
+        .groupBy(*names)
+        .agg(F.count(F.lit(1)).alias("n"), F.first("shown").alias("shown"))
+    )
+    row = grouped.agg(
+        F.sum("n").alias("rows"),
+        F.sum(F.when(F.col("n") > 1, F.col("n") - 1)).alias("dups"),
+        F.slice(
+            F.array_sort(F.collect_list(F.when(F.col("n") > 1, F.col("shown")))), 1, MAX_SAMPLES
+        ).alias("samples"),
+    ).collect()[0]
+    return int(row["rows"] or 0), int(row["dups"] or 0), list(row["samples"] or [])
+
+
+def is_complex_ddl(ddl: str | None) -> bool:
+    """A Spark DDL type that is an array, a map or a struct."""
+    return bool(ddl) and str(ddl).upper().startswith(("ARRAY", "MAP", "STRUCT"))

@@ -1,0 +1,358 @@
+"""Read a contract check (Soda v4 or v3 spelling) into a plan the runner evaluates.
+
+Pure Python, no Spark: every decision about what a check means is made here and
+can be tested without a JVM. A check the smoke test cannot evaluate faithfully
+(freshness, SQL checks, reference data, check filters, an unknown option)
+becomes an ``Unsupported`` reason and is reported ``skipped``, never passed.
+
+Supported, with Soda's semantics:
+
+=================  ======================================  ===================
+family             v4 kind                                 v3 kinds
+=================  ======================================  ===================
+missing            ``missing``                             ``no_missing_values``, ``missing_count``, ``missing_percent``
+invalid            ``invalid``                             ``no_invalid_values``, ``invalid_count``, ``invalid_percent``
+duplicate          ``duplicate`` (column, or ``columns``)  ``no_duplicate_values``, ``duplicate_count``, ``duplicate_percent``
+row_count          ``row_count``                           ``row_count``, ``rows_exist``
+=================  ======================================  ===================
+
+- missing: NULL, or one of ``missing_values``, or matching ``missing_format`` /
+  ``missing_regex_sql``; percent is of all rows.
+- invalid: a value that is not missing and breaks any validity option; percent
+  is of all rows.
+- duplicate: non-missing rows beyond the first of each value (or tuple of
+  values); percent is of the non-missing rows (of all rows for several columns).
+- row_count: the number of rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gate.model import Check
+from gate.smoke import thresholds
+from gate.smoke.thresholds import THRESHOLD_KEYS, Threshold, Unsupported
+
+MISSING = "missing"
+INVALID = "invalid"
+DUPLICATE = "duplicate"
+ROW_COUNT = "row_count"
+
+#: kind -> (family, forced metric, fixed threshold)
+_KINDS: dict[str, tuple[str, str | None, bool]] = {
+    "missing": (MISSING, None, False),
+    "no_missing_values": (MISSING, None, True),
+    "missing_count": (MISSING, "count", False),
+    "missing_percent": (MISSING, "percent", False),
+    "invalid": (INVALID, None, False),
+    "no_invalid_values": (INVALID, None, True),
+    "invalid_count": (INVALID, "count", False),
+    "invalid_percent": (INVALID, "percent", False),
+    "duplicate": (DUPLICATE, None, False),
+    "no_duplicate_values": (DUPLICATE, None, True),
+    "duplicate_count": (DUPLICATE, "count", False),
+    "duplicate_percent": (DUPLICATE, "percent", False),
+    "row_count": (ROW_COUNT, "count", False),
+    "rows_exist": (ROW_COUNT, "count", True),
+}
+
+#: Kinds the smoke test answers elsewhere (the schema findings) and does not report again.
+SCHEMA_KINDS = frozenset({"schema"})
+
+#: Options every check may carry that do not change what is measured.
+_IGNORED = frozenset({"name", "qualifier", "attributes", "description", "id", "identity"})
+_MISSING_OPTIONS = frozenset(
+    {"missing_values", "missing_format", "missing_regex_sql", "missing_regex"}
+)
+_VALIDITY_OPTIONS = frozenset(
+    {
+        "valid_values",
+        "invalid_values",
+        "valid_format",
+        "invalid_format",
+        "valid_regex_sql",
+        "valid_regex",
+        "regex",
+        "invalid_regex_sql",
+        "invalid_regex",
+        "valid_min",
+        "valid_max",
+        "valid_length",
+        "valid_min_length",
+        "valid_max_length",
+    }
+)
+_REFERENCE_OPTIONS = frozenset(
+    {"valid_reference_data", "valid_values_column", "valid_values_reference_data"}
+)
+_THRESHOLD_OPTIONS = frozenset({"threshold", "metric", "level", *THRESHOLD_KEYS})
+
+#: SodaCL's named formats the smoke test knows, as full-match regexes.
+NAMED_FORMATS: dict[str, str] = {
+    "integer": r"^[-+]?\d+$",
+    "positive integer": r"^\+?\d+$",
+    "negative integer": r"^(-\d+|0)$",
+    "decimal": r"^[-+]?(\d+([.,]\d+)?|[.,]\d+)$",
+    "positive decimal": r"^\+?(\d+([.,]\d+)?|[.,]\d+)$",
+    "negative decimal": r"^(-(\d+([.,]\d+)?|[.,]\d+)|0)$",
+    "decimal point": r"^[-+]?(\d+(\.\d+)?|\.\d+)$",
+    "decimal comma": r"^[-+]?(\d+(,\d+)?|,\d+)$",
+    "percentage": r"^[-+]?(\d+([.,]\d+)?|[.,]\d+) ?%$",
+    "uuid": r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    "email": r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$",
+    "ip address": r"^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$",
+    "ipv4 address": r"^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$",
+    "date iso 8601": r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$",
+    "date us": r"^(0?[1-9]|1[0-2])[-./](0?[1-9]|[12]\d|3[01])[-./]\d{4}$",
+    "date eu": r"^(0?[1-9]|[12]\d|3[01])[-./](0?[1-9]|1[0-2])[-./]\d{4}$",
+    "phone number": r"^\+?[\d\s().-]{7,20}$",
+}
+
+
+@dataclass(frozen=True)
+class MissingSpec:
+    """What counts as missing beside NULL."""
+
+    values: tuple[str, ...] = ()
+    regexes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ValiditySpec:
+    """Validity options of an ``invalid`` check; a value breaking any is invalid."""
+
+    valid_values: tuple[Any, ...] | None = None
+    invalid_values: tuple[Any, ...] | None = None
+    valid_regexes: tuple[str, ...] = ()
+    invalid_regexes: tuple[str, ...] = ()
+    valid_min: float | str | None = None
+    valid_max: float | str | None = None
+    valid_length: int | None = None
+    valid_min_length: int | None = None
+    valid_max_length: int | None = None
+
+    def describe(self) -> str:
+        """The options in a few words, for messages."""
+        parts: list[str] = []
+        if self.valid_values is not None:
+            shown = ", ".join(str(value) for value in self.valid_values[:6])
+            more = ", ..." if len(self.valid_values) > 6 else ""
+            parts.append(f"valid_values [{shown}{more}]")
+        if self.invalid_values is not None:
+            parts.append("invalid_values")
+        if self.valid_regexes:
+            parts.append("valid format")
+        if self.invalid_regexes:
+            parts.append("invalid format")
+        if self.valid_min is not None:
+            parts.append(f"valid_min {self.valid_min}")
+        if self.valid_max is not None:
+            parts.append(f"valid_max {self.valid_max}")
+        if self.valid_length is not None:
+            parts.append(f"valid_length {self.valid_length}")
+        if self.valid_min_length is not None:
+            parts.append(f"valid_min_length {self.valid_min_length}")
+        if self.valid_max_length is not None:
+            parts.append(f"valid_max_length {self.valid_max_length}")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class CheckPlan:
+    """A check the smoke test evaluates."""
+
+    check: Check
+    family: str  # MISSING | INVALID | DUPLICATE | ROW_COUNT
+    columns: tuple[str, ...]
+    threshold: Threshold
+    missing: MissingSpec = field(default_factory=MissingSpec)
+    validity: ValiditySpec = field(default_factory=ValiditySpec)
+
+    @property
+    def name(self) -> str:
+        return self.check.kind
+
+    @property
+    def label(self) -> str:
+        """How the quarantine column names this check: ``missing(email)``."""
+        return f"{self.check.kind}({','.join(self.columns)})" if self.columns else self.check.kind
+
+
+def plan(check: Check, column: str | None = None) -> CheckPlan:
+    """Plan ``check`` (declared on ``column``, or at dataset level when ``None``).
+
+    Raises ``Unsupported`` with a one-line reason for anything the smoke test
+    cannot evaluate as Soda would.
+    """
+    kind = check.kind
+    if kind not in _KINDS:
+        raise Unsupported(f"check type '{kind}' is not evaluated by the smoke test")
+    family, metric, fixed = _KINDS[kind]
+    spec: Mapping[str, Any] = check.spec or {}
+    _refuse_unknown(spec, family)
+    columns = _columns(check, spec, column, family)
+    default = thresholds.must_be_greater_than(0) if family == ROW_COUNT else thresholds.must_be(0)
+    threshold = thresholds.parse(spec, default=default, metric=metric, fixed=fixed)
+    if family == ROW_COUNT and threshold.metric == "percent":
+        raise Unsupported("row_count has no percent metric")
+    missing = _missing(spec) if family in (MISSING, INVALID, DUPLICATE) else MissingSpec()
+    validity = _validity(spec) if family == INVALID else ValiditySpec()
+    if family == INVALID and validity == ValiditySpec():
+        raise Unsupported(
+            "invalid check without a validity option on the check itself "
+            "(valid_values, valid_format, valid_min, ...)"
+        )
+    return CheckPlan(check, family, columns, threshold, missing, validity)
+
+
+def _refuse_unknown(spec: Mapping[str, Any], family: str) -> None:
+    if "filter" in spec or "filter_sql" in spec:
+        raise Unsupported("check filters are not evaluated by the smoke test")
+    for key in spec:
+        if key in _REFERENCE_OPTIONS:
+            raise Unsupported(f"'{key}' (reference data) is not evaluated by the smoke test")
+    allowed = set(_IGNORED | _THRESHOLD_OPTIONS)
+    if family in (MISSING, INVALID, DUPLICATE):
+        allowed |= _MISSING_OPTIONS
+    if family == INVALID:
+        allowed |= _VALIDITY_OPTIONS
+    if family == DUPLICATE:
+        allowed.add("columns")
+    for key in spec:
+        if key not in allowed:
+            raise Unsupported(f"unsupported option '{key}'")
+
+
+def _columns(
+    check: Check, spec: Mapping[str, Any], column: str | None, family: str
+) -> tuple[str, ...]:
+    if family == ROW_COUNT:
+        return ()
+    columns = check.columns or ((column,) if column else ())
+    if "columns" in spec:
+        listed = spec["columns"]
+        if (
+            not isinstance(listed, list)
+            or not listed
+            or not all(isinstance(name, str) and name for name in listed)
+        ):
+            raise Unsupported("'columns' must be a list of column names")
+        columns = tuple(listed)
+    if not columns:
+        raise Unsupported(f"a {family} check needs a column (declare it under a column)")
+    if len(columns) > 1 and family != DUPLICATE:
+        raise Unsupported(f"a {family} check takes one column")
+    if len(set(columns)) != len(columns):
+        raise Unsupported("a column is listed twice")
+    return tuple(columns)
+
+
+def _scalars(value: Any, key: str) -> tuple[Any, ...]:
+    if not isinstance(value, list):
+        raise Unsupported(f"'{key}' must be a list")
+    for item in value:
+        if isinstance(item, (dict, list)):
+            raise Unsupported(f"'{key}' must hold plain values")
+    return tuple(value)
+
+
+def _regex(value: Any, key: str) -> str:
+    """A regex from a string, a v4 ``{regex: ...}`` format or a SodaCL named format."""
+    if isinstance(value, Mapping):
+        regex = value.get("regex")
+        if not isinstance(regex, str) or not regex:
+            raise Unsupported(f"'{key}' needs a 'regex'")
+        return _compiles(regex, key)
+    if isinstance(value, str) and value:
+        if key.endswith("_format"):
+            named = NAMED_FORMATS.get(value.strip().lower())
+            if named is None:
+                raise Unsupported(f"unknown named format '{value}' in '{key}'")
+            return named
+        return _compiles(value, key)
+    raise Unsupported(f"'{key}' must be a regex string or a mapping with 'regex'")
+
+
+def _compiles(regex: str, key: str) -> str:
+    # Spark evaluates Java regexes; Python's compile catches most typos early.
+    try:
+        re.compile(regex)
+    except re.error as err:
+        raise Unsupported(f"'{key}' is not a valid regex: {err}") from None
+    return regex
+
+
+def _missing(spec: Mapping[str, Any]) -> MissingSpec:
+    values: tuple[str, ...] = ()
+    regexes: list[str] = []
+    if spec.get("missing_values") is not None:
+        values = tuple(_text(value) for value in _scalars(spec["missing_values"], "missing_values"))
+    for key in ("missing_format", "missing_regex_sql", "missing_regex"):
+        if spec.get(key) is not None:
+            regexes.append(_regex(spec[key], key))
+    return MissingSpec(values, tuple(regexes))
+
+
+def _validity(spec: Mapping[str, Any]) -> ValiditySpec:
+    def number_or_text(key: str) -> float | str | None:
+        value = spec.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise Unsupported(f"'{key}' must be a number (or a date string)")
+        return value
+
+    def length(key: str) -> int | None:
+        value = spec.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise Unsupported(f"'{key}' must be a whole number")
+        return value
+
+    valid_regexes = [
+        _regex(spec[key], key)
+        for key in ("valid_format", "valid_regex_sql", "valid_regex", "regex")
+        if spec.get(key) is not None
+    ]
+    invalid_regexes = [
+        _regex(spec[key], key)
+        for key in ("invalid_format", "invalid_regex_sql", "invalid_regex")
+        if spec.get(key) is not None
+    ]
+    return ValiditySpec(
+        valid_values=_scalars(spec["valid_values"], "valid_values")
+        if spec.get("valid_values") is not None
+        else None,
+        invalid_values=_scalars(spec["invalid_values"], "invalid_values")
+        if spec.get("invalid_values") is not None
+        else None,
+        valid_regexes=tuple(valid_regexes),
+        invalid_regexes=tuple(invalid_regexes),
+        valid_min=number_or_text("valid_min"),
+        valid_max=number_or_text("valid_max"),
+        valid_length=length("valid_length"),
+        valid_min_length=length("valid_min_length"),
+        valid_max_length=length("valid_max_length"),
+    )
+
+
+def _text(value: Any) -> str:
+    """A YAML scalar as the text a sample holds (``true`` -> ``true``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def plans_for(checks: Sequence[tuple[Check, str | None]]) -> list[CheckPlan | tuple[Check, str]]:
+    """Plan many checks; an unsupported one comes back as ``(check, reason)``."""
+    out: list[CheckPlan | tuple[Check, str]] = []
+    for check, column in checks:
+        try:
+            out.append(plan(check, column))
+        except Unsupported as reason:
+            out.append((check, str(reason)))
+    return out

@@ -1,0 +1,634 @@
+"""Run the smoke test: every dataset against its sample, in one Spark session.
+
+Per dataset with a sample (``samples``), in this order:
+
+1. read the sample as it is in the file (``readers``);
+2. schema: the sample's column names against the contract's (``schema``);
+3. one aggregation job for every count-style metric: rows, malformed records,
+   values each contract type cannot hold (``try_cast``: non-NULL before,
+   NULL after), CHAR/VARCHAR lengths, JSON and UUID validity, and every
+   ``missing`` / ``invalid`` check with up to five offending values;
+4. one job per ``duplicate`` check;
+5. thresholds decide each check (``thresholds``); optional quarantine.
+
+A dataset fails when any finding fails; it is ``error`` when its sample cannot
+be read or Spark fails on it (one line says why), ``no_sample`` when it has no
+sample at all. A check the gate cannot evaluate is ``skipped`` with the reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import functions as F
+
+from gate.git_tree import Repo
+from gate.model import Check, Dataset, GateError
+from gate.smoke import checks as rules
+from gate.smoke import checkspec, quarantine, readers, schema, session
+from gate.smoke.checkspec import CheckPlan
+from gate.smoke.result import (
+    ERROR,
+    FAILED,
+    NO_SAMPLE,
+    PASSED,
+    SKIPPED,
+    WARNED,
+    DatasetSmoke,
+    SmokeReport,
+    SmokeResult,
+)
+from gate.smoke.samples import Sample, SampleError, SampleFinder, resolve_sample_dir
+from gate.smoke.thresholds import Threshold
+
+
+def run(
+    datasets: Sequence[Dataset],
+    repo_root: Path,
+    *,
+    sample_data: str | None,
+    spark_master: str | None,
+    spark_remote: str | None,
+    quarantine_dir: str | None,
+    dialect: str,
+    spark: Any = None,
+) -> SmokeReport:
+    """The smoke test of ``datasets``; see ``gate.smoke.run_smoke``."""
+    started = time.perf_counter()
+    repo = Repo(Path(repo_root))
+    remote = bool(spark_remote)
+    if spark is None:  # fail fast on a machine that cannot run Spark at all
+        session.require_pyspark(remote)
+        if not remote:
+            session.require_java()
+    sample_dir = resolve_sample_dir(repo, sample_data)
+    quarantine_folder = quarantine.resolve_dir(repo, quarantine_dir)
+    finder = SampleFinder(repo, sample_dir, datasets)
+    found: list[Sample | SampleError | None] = []
+    for dataset in datasets:
+        try:
+            found.append(finder.find(dataset))
+        except SampleError as err:
+            found.append(err)
+    handle: session.SparkHandle | None = None
+    if any(isinstance(item, Sample) for item in found):
+        handle = (
+            session.attach(spark)
+            if spark is not None
+            else session.start(spark_master, spark_remote)
+        )
+    outcomes: list[DatasetSmoke] = []
+    try:
+        for dataset, item in zip(datasets, found, strict=True):
+            if item is None:
+                outcomes.append(_no_sample(dataset))
+            elif isinstance(item, SampleError):
+                outcomes.append(_error(dataset, None, str(item), 0.0))
+            else:
+                assert handle is not None
+                outcomes.append(_run_dataset(handle, dataset, item, dialect, quarantine_folder))
+    finally:
+        if handle is not None:
+            handle.stop()
+    return SmokeReport(
+        datasets=tuple(outcomes),
+        spark_version=handle.version if handle else "",
+        master=handle.master if handle else session.display_master(spark_master, spark_remote),
+        seconds=time.perf_counter() - started,
+        session_seconds=handle.seconds if handle else 0.0,
+    )
+
+
+def _no_sample(dataset: Dataset) -> DatasetSmoke:
+    return DatasetSmoke(
+        dataset=dataset.id,
+        path=dataset.path,
+        line=dataset.line,
+        status=NO_SAMPLE,
+        sample=None,
+        rows=None,
+        results=(),
+        seconds=0.0,
+    )
+
+
+def _error(dataset: Dataset, sample: str | None, message: str, seconds: float) -> DatasetSmoke:
+    return DatasetSmoke(
+        dataset=dataset.id,
+        path=dataset.path,
+        line=dataset.line,
+        status=ERROR,
+        sample=sample,
+        rows=None,
+        results=(),
+        seconds=seconds,
+        error=message,
+    )
+
+
+def _run_dataset(
+    handle: session.SparkHandle,
+    dataset: Dataset,
+    sample: Sample,
+    dialect: str,
+    quarantine_folder: Path | None,
+) -> DatasetSmoke:
+    started = time.perf_counter()
+    try:
+        run = _DatasetRun(handle, dataset, sample, dataset.dialect or dialect)
+        results, rows = run.evaluate(quarantine_folder)
+    except GateError:
+        raise
+    except SampleError as err:
+        return _error(dataset, sample.relpath, str(err), time.perf_counter() - started)
+    except Exception as err:  # Spark's own errors: one line, this dataset only
+        message = f"{sample.relpath}: {session.first_line(err)}"
+        return _error(dataset, sample.relpath, message, time.perf_counter() - started)
+    status = FAILED if any(result.status == FAILED for result in results) else PASSED
+    return DatasetSmoke(
+        dataset=dataset.id,
+        path=dataset.path,
+        line=dataset.line,
+        status=status,
+        sample=sample.relpath,
+        rows=rows,
+        results=tuple(results),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _count(number: int) -> str:
+    return f"{number:,}"
+
+
+def _percent(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".") + "%"
+
+
+def _shown(values: Sequence[Any]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        text = "NULL" if value is None else str(value)
+        out.append(text if len(text) <= 60 else text[:57] + "...")
+    return tuple(out)
+
+
+def _quoted(samples: Sequence[str]) -> str:
+    return ", ".join("'" + sample.replace("'", "\\'") + "'" for sample in samples)
+
+
+def _plural(number: int, one: str, many: str) -> str:
+    return one if number == 1 else many
+
+
+class _DatasetRun:
+    """The smoke test of one dataset: built once, evaluated with as few jobs as possible."""
+
+    def __init__(
+        self, handle: session.SparkHandle, dataset: Dataset, sample: Sample, dialect: str
+    ) -> None:
+        self.handle = handle
+        self.dataset = dataset
+        self.sample = sample
+        self.dialect = dialect
+        self.loaded = readers.load(handle.spark, sample, local=handle.local)
+        self.df = self.loaded.df
+        self.source_types = {field.name: field.dataType for field in self.df.schema.fields}
+        self.position: dict[str, int] = {}
+        for index, name in enumerate(self.loaded.names):
+            self.position.setdefault(name, index)
+        self.bounds: dict[str, rules.Bound] = {}
+        self.results: list[SmokeResult] = []
+        self.cast_results: list[SmokeResult] = []
+        self.quarantine_rules: list[tuple[str, Any]] = []
+
+    # building ---------------------------------------------------------------
+
+    def _bind(self) -> None:
+        for column in self.dataset.columns:
+            index = self.position.get(column.name)
+            if index is None:
+                continue
+            internal = f"c{index}"
+            target = (
+                schema.target_type(column.data_type, self.dialect) if column.data_type else None
+            )
+            self.bounds[column.name] = rules.Bound(
+                name=column.name,
+                raw=F.col(internal),
+                source=self.source_types[internal],
+                target=target,
+            )
+        self._check_castable()
+
+    def _check_castable(self) -> None:
+        """Let Spark's analyzer say which casts it refuses (no job runs)."""
+        casting = [bound for bound in self.bounds.values() if bound.casts]
+        if not casting:
+            return
+        try:
+            _ = self.df.select(*[bound.typed for bound in casting]).schema
+            return
+        except Exception:
+            pass
+        for bound in casting:
+            try:
+                _ = self.df.select(bound.typed).schema
+            except Exception as err:
+                bound.castable = False
+                column = self.dataset.column(bound.name)
+                assert bound.target is not None
+                source = bound.source.simpleString().upper()
+                if self.loaded.what == "CSV" and rules.is_complex_ddl(bound.target.spark_ddl):
+                    status = SKIPPED
+                    message = (
+                        f"a CSV sample cannot hold {bound.target.label}; "
+                        "use a JSON or Parquet sample to check this column"
+                    )
+                else:
+                    status = FAILED
+                    message = (
+                        f"the sample's {source} values cannot become {bound.target.label} "
+                        f"(Spark: {session.first_line(err)})"
+                    )
+                self.cast_results.append(
+                    SmokeResult(
+                        "coercion",
+                        bound.target.name,
+                        bound.name,
+                        status,
+                        message,
+                        line=column.line if column else None,
+                    )
+                )
+
+    # evaluating -------------------------------------------------------------
+
+    def evaluate(self, quarantine_folder: Path | None) -> tuple[list[SmokeResult], int]:
+        names = self.loaded.names
+        self.results.extend(
+            schema.schema_findings(self.dataset.columns, names, self.dataset.allow_extra_columns)
+        )
+        self._bind()
+        metrics = rules.Metrics()
+        rows_key = metrics.add(F.count(F.lit(1)))
+        pending: list[Any] = []
+
+        # malformed records
+        if self.loaded.corrupt:
+            corrupt = F.col(readers.CORRUPT)
+            condition = corrupt.isNotNull()
+            pending.append(
+                ("malformed", metrics.count_if(condition), metrics.samples(condition, corrupt))
+            )
+            self.quarantine_rules.append(("malformed_record", condition))
+
+        # coercion
+        for column in self.dataset.columns:
+            bound = self.bounds.get(column.name)
+            if bound is None or bound.target is None:
+                continue
+            target = bound.target
+            if target.skip_reason:
+                self.cast_results.append(
+                    SmokeResult(
+                        "coercion",
+                        target.name,
+                        column.name,
+                        SKIPPED,
+                        f"{target.label} is not checked: {target.skip_reason}",
+                        line=column.line,
+                    )
+                )
+                continue
+            for rule in rules.coercion_rules(bound):
+                pending.append(
+                    (
+                        "coercion",
+                        column,
+                        target,
+                        rule,
+                        metrics.count_if(rule.condition),
+                        metrics.samples(rule.condition, rule.text),
+                        metrics.count_if(bound.raw.isNotNull()),
+                    )
+                )
+                self.quarantine_rules.append((f"{target.name}({column.name})", rule.condition))
+
+        # declared checks
+        plans: list[tuple[CheckPlan | None, Check, str | None]] = []
+        for check, column_name in self._declared_checks():
+            if check.kind in checkspec.SCHEMA_KINDS:
+                continue
+            try:
+                plans.append((checkspec.plan(check, column_name), check, None))
+            except checkspec.Unsupported as reason:
+                plans.append((None, check, str(reason)))
+        duplicate_plans: list[tuple[CheckPlan, list[rules.Bound]]] = []
+        check_results: list[tuple[int, SmokeResult | None, Any]] = []
+        for order, (plan, check, reason) in enumerate(plans):
+            if plan is None:
+                check_results.append(
+                    (order, self._skipped(check, f"skipped: unsupported: {reason}"), None)
+                )
+                continue
+            absent = [name for name in plan.columns if name not in self.bounds]
+            if absent:
+                missing_col = self.position.get(absent[0]) is None
+                why = "is not in the sample" if missing_col else "is not a contract column"
+                check_results.append(
+                    (order, self._skipped(check, f"skipped: column '{absent[0]}' {why}"), None)
+                )
+                continue
+            bounds = [self.bounds[name] for name in plan.columns]
+            if plan.family == checkspec.ROW_COUNT:
+                check_results.append((order, None, (plan,)))
+            elif plan.family == checkspec.DUPLICATE:
+                duplicate_plans.append((plan, bounds))
+                check_results.append((order, None, (plan, "duplicate", len(duplicate_plans) - 1)))
+            else:
+                bound = bounds[0]
+                missing = rules.missing_condition(bound, plan.missing)
+                if plan.family == checkspec.MISSING:
+                    condition = missing
+                    text = bound.raw_text
+                else:
+                    condition = ~missing & rules.invalid_condition(bound, plan.validity)
+                    text = bound.typed_text
+                keys = (metrics.count_if(condition), metrics.samples(condition, text))
+                self.quarantine_rules.append((plan.label, condition))
+                check_results.append((order, None, (plan, "counted", keys)))
+
+        # the one aggregation job
+        values = metrics.collect(self.df)
+        rows = int(values.get(rows_key) or 0)
+
+        # duplicates: one job each
+        duplicate_values: list[tuple[int, int, list[str]] | str] = []
+        for plan, bounds in duplicate_plans:
+            keep = None
+            if len(bounds) == 1:
+                keep = ~rules.missing_condition(bounds[0], plan.missing)
+            try:
+                duplicate_values.append(
+                    rules.duplicate_metrics(
+                        self.df,
+                        [bound.typed for bound in bounds],
+                        [bound.typed_text for bound in bounds],
+                        keep,
+                    )
+                )
+            except Exception as err:
+                duplicate_values.append(session.first_line(err))
+            if len(bounds) == 1:
+                self.quarantine_rules.append((plan.label, _duplicated([bounds[0].typed], keep)))
+            else:
+                self.quarantine_rules.append(
+                    (plan.label, _duplicated([bound.typed for bound in bounds], None))
+                )
+
+        # findings, in report order: schema, malformed, coercion, checks
+        out = list(self.results)
+        malformed_count = 0
+        coercion: list[SmokeResult] = list(self.cast_results)
+        for item in pending:
+            if item[0] == "malformed":
+                malformed_count = int(values[item[1]] or 0)
+                out.append(self._malformed(malformed_count, values[item[2]], rows))
+            else:
+                _tag, column, target, rule, count_key, samples_key, nonnull_key = item
+                coercion.append(
+                    self._coercion(
+                        column,
+                        target,
+                        rule,
+                        int(values[count_key] or 0),
+                        values[samples_key],
+                        int(values[nonnull_key] or 0),
+                    )
+                )
+        position = {column.name: index for index, column in enumerate(self.dataset.columns)}
+        coercion.sort(key=lambda result: position.get(result.column or "", 0))
+        out.extend(coercion)
+        for _order, ready, pending_check in check_results:
+            if ready is not None:
+                out.append(ready)
+                continue
+            plan = pending_check[0]
+            if plan.family == checkspec.ROW_COUNT:
+                out.append(self._row_count(plan, rows))
+            elif pending_check[1] == "duplicate":
+                outcome = duplicate_values[pending_check[2]]
+                if isinstance(outcome, str):
+                    out.append(self._skipped(plan.check, f"skipped: Spark cannot group: {outcome}"))
+                else:
+                    out.append(self._duplicate(plan, rows, *outcome))
+            else:
+                count_key, samples_key = pending_check[2]
+                out.append(
+                    self._counted(plan, rows, int(values[count_key] or 0), values[samples_key])
+                )
+        if quarantine_folder is not None:
+            self._quarantine(quarantine_folder, malformed_count)
+        return out, rows
+
+    def _declared_checks(self) -> list[tuple[Check, str | None]]:
+        """Dataset-level and column-level checks, in contract order (by line)."""
+        declared: list[tuple[Check, str | None]] = [(c, None) for c in self.dataset.checks]
+        for column in self.dataset.columns:
+            declared.extend((check, column.name) for check in column.checks)
+        indexed = list(enumerate(declared))
+        indexed.sort(key=lambda item: (item[1][0].line is None, item[1][0].line or 0, item[0]))
+        return [item for _index, item in indexed]
+
+    # results ----------------------------------------------------------------
+
+    def _skipped(self, check: Check, message: str) -> SmokeResult:
+        return SmokeResult(
+            "check",
+            check.kind,
+            ",".join(check.columns) or None,
+            SKIPPED,
+            message,
+            line=check.line,
+        )
+
+    def _malformed(self, count: int, samples: list[str], rows: int) -> SmokeResult:
+        what = self.loaded.what
+        if count == 0:
+            return SmokeResult(
+                "schema",
+                "malformed_record",
+                None,
+                PASSED,
+                f"all {_count(rows)} {what} records parse",
+            )
+        shown = _shown(samples or [])
+        reason = " (wrong number of fields)" if what == "CSV" else ""
+        return SmokeResult(
+            "schema",
+            "malformed_record",
+            None,
+            FAILED,
+            f"{_count(count)} of {_count(rows)} records are not valid {what}{reason}: "
+            f"{_quoted(shown)}",
+            failed_rows=count,
+            samples=shown,
+        )
+
+    def _coercion(
+        self,
+        column: Any,
+        target: schema.TargetType,
+        rule: rules.CoercionRule,
+        count: int,
+        samples: list[str],
+        nonnull: int,
+    ) -> SmokeResult:
+        declared = (
+            f" (declared '{target.declared}')"
+            if target.declared.replace(" ", "").lower() != target.label.replace(" ", "").lower()
+            else ""
+        )
+        if count == 0:
+            return SmokeResult(
+                "coercion",
+                target.name,
+                column.name,
+                PASSED,
+                f"all {_count(nonnull)} non-null values fit {target.label}{declared}",
+                failed_rows=0,
+                line=column.line,
+            )
+        shown = _shown(samples or [])
+        noun = _plural(count, "value is", "values are")
+        return SmokeResult(
+            "coercion",
+            target.name,
+            column.name,
+            FAILED,
+            f"{_count(count)} {noun} {rule.message}{declared}: {_quoted(shown)}",
+            failed_rows=count,
+            samples=shown,
+            line=column.line,
+        )
+
+    def _verdict(self, threshold: Threshold, value: float) -> str:
+        if threshold.passes(value):
+            return PASSED
+        return WARNED if threshold.level == "warn" else FAILED
+
+    def _row_count(self, plan: CheckPlan, rows: int) -> SmokeResult:
+        status = self._verdict(plan.threshold, rows)
+        return SmokeResult(
+            "check",
+            plan.name,
+            None,
+            status,
+            f"{_count(rows)} {_plural(rows, 'row', 'rows')} ({plan.threshold.describe()})",
+            line=plan.check.line,
+        )
+
+    def _counted(
+        self, plan: CheckPlan, rows: int, count: int, samples: list[str] | None
+    ) -> SmokeResult:
+        percent = count * 100.0 / rows if rows else 0.0
+        value = percent if plan.threshold.metric == "percent" else count
+        status = self._verdict(plan.threshold, value)
+        shown = _shown(samples or []) if plan.family == checkspec.INVALID else ()
+        percent_metric = plan.threshold.metric == "percent"
+        details = [f"{_count(count)} {_plural(count, 'row', 'rows')}"] if percent_metric else []
+        if plan.family == checkspec.MISSING:
+            what = f"{_plural(rows, 'row is', 'rows are')} missing"
+        else:
+            what = f"{_plural(rows, 'row has', 'rows have')} an invalid value"
+            details.append(plan.validity.describe())
+        details.append(plan.threshold.describe())
+        amount = _percent(percent) if percent_metric else _count(count)
+        message = f"{amount} of {_count(rows)} {what} ({'; '.join(details)})"
+        if shown:
+            message += f": {_quoted(shown)}"
+        return SmokeResult(
+            "check",
+            plan.name,
+            ",".join(plan.columns),
+            status,
+            message,
+            failed_rows=count,
+            samples=shown,
+            line=plan.check.line,
+        )
+
+    def _duplicate(
+        self, plan: CheckPlan, rows: int, considered: int, duplicates: int, samples: list[str]
+    ) -> SmokeResult:
+        base = considered if len(plan.columns) == 1 else rows
+        percent = duplicates * 100.0 / base if base else 0.0
+        value = percent if plan.threshold.metric == "percent" else duplicates
+        status = self._verdict(plan.threshold, value)
+        shown = _shown(samples)
+        among = (
+            f"{_count(considered)} non-missing values"
+            if len(plan.columns) == 1
+            else f"{_count(rows)} rows"
+        )
+        key = "value" if len(plan.columns) == 1 else f"({', '.join(plan.columns)})"
+        lead = (
+            f"{_percent(percent)} duplicates ({_count(duplicates)} rows)"
+            if plan.threshold.metric == "percent"
+            else f"{_count(duplicates)} duplicate {_plural(duplicates, 'row', 'rows')}"
+        )
+        message = f"{lead} among {among} ({plan.threshold.describe()})"
+        if shown:
+            message += f"; repeated {key}s: {_quoted(shown)}"
+        return SmokeResult(
+            "check",
+            plan.name,
+            ",".join(plan.columns),
+            status,
+            message,
+            failed_rows=duplicates,
+            samples=shown,
+            line=plan.check.line,
+        )
+
+    # quarantine ---------------------------------------------------------------
+
+    def _quarantine(self, folder: Path, malformed: int) -> None:
+        if not self.quarantine_rules:
+            quarantine.clear(folder, self.dataset.id)
+            return
+        labels = F.array(
+            *[F.when(condition, F.lit(label)) for label, condition in self.quarantine_rules]
+        )
+        violated = F.filter(labels, lambda item: item.isNotNull())
+        columns = [F.col(f"c{index}") for index in range(len(self.loaded.names))]
+        extra = [F.col(readers.CORRUPT).alias(quarantine.MALFORMED)] if malformed else []
+        flagged = self.df.select(*columns, *extra, violated.alias(quarantine.VIOLATIONS))
+        table = flagged.where(F.size(F.col(quarantine.VIOLATIONS)) > 0).toArrow()
+        if table.num_rows == 0:
+            quarantine.clear(folder, self.dataset.id)
+            return
+        names = list(self.loaded.names)
+        violations = quarantine.VIOLATIONS
+        while violations in names:
+            violations = "_" + violations
+        tail = [quarantine.MALFORMED] if malformed else []
+        table = table.rename_columns([*names, *tail, violations])
+        quarantine.write(table, folder, self.dataset.id)
+
+
+def _duplicated(keys: list[Any], keep: Any) -> Any:
+    """Row-level: this row's key occurs more than once (for the quarantine)."""
+    from pyspark.sql import Window
+
+    window = Window.partitionBy(*keys)
+    repeated = F.count(F.lit(1)).over(window) > 1
+    if keep is None:
+        return repeated
+    # Missing values are never duplicates; count only the kept rows per key.
+    kept = F.sum(F.when(keep, F.lit(1)).otherwise(F.lit(0))).over(window) > 1
+    return keep & kept

@@ -1,0 +1,280 @@
+"""Start (or reach) the one Spark session a smoke-test run uses.
+
+Three ways, from ``SmokeSettings``:
+
+- default: ``local[*]`` in this process's JVM, tuned to start fast and say
+  nothing: no UI, no console progress bar, 4 shuffle partitions, bound to
+  127.0.0.1 (or ``SPARK_LOCAL_IP``), in-memory catalog (no Hive, no
+  ``metastore_db``), log4j at ERROR;
+- ``spark_master``: a classic cluster URL (``spark://host:7077``...);
+- ``spark_remote``: Spark Connect (``sc://host:15002``); needs the ``connect``
+  extra on this side, no Java.
+
+Every session runs with ``spark.sql.session.timeZone=UTC`` (dates and
+timestamps parse the same on every machine) and ``spark.sql.caseSensitive=true``
+(so ``id`` and ``ID`` are two columns the schema check can see).
+
+PySpark is imported here, lazily: importing ``gate.smoke`` (or ``gate.cli``)
+never imports it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gate.model import UsageError
+
+APP_NAME = "schema-contract-gate smoke test"
+MIN_PYSPARK = (4, 0)
+
+INSTALL_SPARK = "pip install 'schema-contract-gate[spark]'"
+INSTALL_CONNECT = "pip install 'schema-contract-gate[connect]'"
+
+#: Settings that matter for results; set on every session (runtime SQL confs).
+RUNTIME_CONF = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.caseSensitive": "true",
+    "spark.sql.shuffle.partitions": "4",
+}
+
+#: Settings only a session we launch ourselves can take (static confs).
+LOCAL_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.catalogImplementation": "in-memory",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.driver.memory": "1g",
+}
+
+#: JVM options for a short-lived driver: small heap, serial GC, quick JIT.
+JVM_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+
+#: Quiet log4j 2 configuration: errors only. Spark prints "Setting default log
+#: level" unless the logger of the Python gateway has its own level.
+LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+"""
+
+#: Modules the Spark Connect client needs (the ``connect`` extra).
+_CONNECT_MODULES = {
+    "pyarrow": "pyarrow",
+    "pandas": "pandas",
+    "grpc": "grpcio",
+    "grpc_status": "grpcio-status",
+    "google.rpc": "googleapis-common-protos",
+    "zstandard": "zstandard",
+}
+
+
+@dataclass
+class SparkHandle:
+    """The session of a run and how it was reached."""
+
+    spark: Any
+    master: str  # for reports: "local[*]", the master URL, "sc://host:port"
+    version: str
+    seconds: float  # time to start or connect
+    remote: bool  # Spark Connect
+    local: bool  # driver and executors on this machine (local master)
+    owned: bool  # started by us: stop it when done
+
+    def stop(self) -> None:
+        if self.owned:  # a session that is already gone is stopped enough
+            with contextlib.suppress(Exception):
+                self.spark.stop()
+
+
+def display_master(spark_master: str | None, spark_remote: str | None) -> str:
+    """The master to show in reports, without tokens or passwords."""
+    if spark_remote:
+        rest = spark_remote.split("://", 1)[-1]
+        netloc = rest.split("/", 1)[0].split(";", 1)[0]
+        netloc = netloc.rsplit("@", 1)[-1]
+        return f"sc://{netloc}"
+    if spark_master:
+        scheme, sep, rest = spark_master.partition("://")
+        if sep:
+            return f"{scheme}://{rest.rsplit('@', 1)[-1]}"
+        return spark_master
+    return "local[*]"
+
+
+def require_pyspark(remote: bool) -> None:
+    """Fail early, with the install command, when PySpark (or Connect's needs) is missing."""
+    if importlib.util.find_spec("pyspark") is None:
+        extra = INSTALL_CONNECT if remote else INSTALL_SPARK
+        raise UsageError(f"the smoke test needs PySpark, which is not installed: {extra}")
+    import pyspark
+
+    version = _version_tuple(pyspark.__version__)
+    if version < MIN_PYSPARK:
+        wanted = ".".join(map(str, MIN_PYSPARK))
+        raise UsageError(
+            f"the smoke test needs PySpark {wanted} or later (found {pyspark.__version__}): "
+            f"pip install -U 'pyspark>={wanted}'"
+        )
+    if remote:
+        missing = [
+            package for module, package in _CONNECT_MODULES.items() if _find_spec(module) is None
+        ]
+        if missing:
+            raise UsageError(
+                f"Spark Connect needs {', '.join(missing)}, not installed: {INSTALL_CONNECT}"
+            )
+
+
+def require_java() -> None:
+    """A local or classic session starts a JVM: Java must be there."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        if not (Path(java_home) / "bin" / "java").exists():
+            raise UsageError(
+                f"JAVA_HOME={java_home} has no bin/java; point it at a Java 17+ runtime or unset it"
+            )
+        return
+    if shutil.which("java") is None:
+        raise UsageError(
+            "the smoke test runs Spark, which needs Java 17 or later: no `java` on PATH and "
+            "JAVA_HOME is not set (install one, e.g. `apt-get install default-jre-headless`, "
+            "or use --spark-remote sc://host:port)"
+        )
+
+
+def start(spark_master: str | None = None, spark_remote: str | None = None) -> SparkHandle:
+    """Start a session (or connect to Spark Connect); ``UsageError`` when that fails."""
+    started = time.perf_counter()
+    shown = display_master(spark_master, spark_remote)
+    if spark_remote:
+        require_pyspark(remote=True)
+        from pyspark.sql import SparkSession
+
+        try:
+            spark = SparkSession.builder.remote(spark_remote).getOrCreate()
+            version = spark.version  # the first call reaches the server
+        except Exception as err:
+            raise UsageError(f"cannot reach Spark Connect at {shown}: {first_line(err)}") from None
+        _set_runtime_conf(spark)
+        return SparkHandle(
+            spark,
+            shown,
+            version,
+            time.perf_counter() - started,
+            remote=True,
+            local=False,
+            owned=True,
+        )
+    require_pyspark(remote=False)
+    require_java()
+    from pyspark.sql import SparkSession
+
+    master = spark_master or "local[*]"
+    local = master.startswith("local")
+    builder = SparkSession.builder.master(master).appName(APP_NAME)
+    conf = dict(LOCAL_CONF)
+    conf["spark.driver.extraJavaOptions"] = (
+        f"-Dlog4j2.configurationFile={_log4j_file().as_uri()} {JVM_OPTIONS}"
+    )
+    if local:
+        address = os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
+        os.environ.setdefault("SPARK_LOCAL_IP", address)
+        conf["spark.driver.bindAddress"] = address
+        conf["spark.driver.host"] = address
+    for key, value in {**conf, **RUNTIME_CONF}.items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as err:
+        raise UsageError(f"cannot start Spark (master {shown}): {first_line(err)}") from None
+    _set_runtime_conf(spark)
+    return SparkHandle(
+        spark,
+        shown,
+        spark.version,
+        time.perf_counter() - started,
+        remote=False,
+        local=local,
+        owned=True,
+    )
+
+
+def attach(spark: Any) -> SparkHandle:
+    """Wrap a session the caller owns (tests, notebooks): used as is, never stopped."""
+    remote = _is_connect(spark)
+    _set_runtime_conf(spark)
+    if remote:
+        master = "sc://"
+        with contextlib.suppress(Exception):
+            master = display_master(None, spark.client._builder.url)
+    else:
+        master = spark.conf.get("spark.master", "local[*]")
+    local = (not remote) and master.startswith("local")
+    return SparkHandle(spark, master, spark.version, 0.0, remote=remote, local=local, owned=False)
+
+
+def _is_connect(spark: Any) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _set_runtime_conf(spark: Any) -> None:
+    for key, value in RUNTIME_CONF.items():
+        with contextlib.suppress(Exception):  # a server that pins a setting keeps its own
+            spark.conf.set(key, value)
+
+
+_LOG4J_DIR: list[str] = []
+
+
+def _log4j_file() -> Path:
+    if not _LOG4J_DIR:
+        folder = tempfile.mkdtemp(prefix="gate-smoke-")
+        _LOG4J_DIR.append(folder)
+        atexit.register(shutil.rmtree, folder, True)
+    path = Path(_LOG4J_DIR[0]) / "log4j2.properties"
+    if not path.exists():
+        path.write_text(LOG4J2, encoding="utf-8")
+    return path
+
+
+def _find_spec(module: str) -> Any:
+    try:
+        return importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for part in text.split(".")[:2]:
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def first_line(err: BaseException) -> str:
+    """The first meaningful line of an exception, for one-line reports."""
+    text = str(err).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("JVM stacktrace"):
+            return line[:500]
+    return type(err).__name__
