@@ -200,6 +200,31 @@ def _pair_columns(
     return pairs, removed, added
 
 
+#: Check options that carry a column's allowed values (Soda, dbt, DCS/ODCS spellings).
+_ENUM_KEYS = frozenset({"valid_values", "values", "validvalues", "accepted_values"})
+
+
+def _drop_enum_carriers(
+    removed: list[Check], added: list[Check]
+) -> tuple[list[Check], list[Check]]:
+    """Pair removed/added checks that differ only in their allowed-values list."""
+
+    def rest(check: Check) -> tuple[str, tuple[str, ...], str]:
+        spec = {k: v for k, v in check.spec.items() if str(k).lower() not in _ENUM_KEYS}
+        return (check.kind, check.columns, repr(sorted(spec.items(), key=lambda kv: str(kv[0]))))
+
+    keep_removed = list(removed)
+    keep_added = list(added)
+    for old in removed:
+        if not any(str(k).lower() in _ENUM_KEYS for k in old.spec):
+            continue
+        match = next((new for new in keep_added if rest(new) == rest(old)), None)
+        if match is not None:
+            keep_removed.remove(old)
+            keep_added.remove(match)
+    return keep_removed, keep_added
+
+
 def _required_rank(value: bool | None) -> int:
     """Explicitly nullable < unspecified < required: a rise is ``required_added``."""
     return {False: 0, None: 1, True: 2}[value]
@@ -308,7 +333,9 @@ class _DatasetDiff:
             )
         elif new.unique and not old.unique:
             self.emit("unique_added", f"column '{name}' is now unique", column=name, line=new.line)
-        self.checks(old.checks, new.checks, column=name)
+        self.checks(
+            old.checks, new.checks, name, anchor=new.line, enum_changed=old.enum != new.enum
+        )
         if old.fields or new.fields:
             self.columns(old.fields, new.fields, prefix=f"{name}.", parent_line=new.line)
 
@@ -353,10 +380,13 @@ class _DatasetDiff:
         if rule_id is None:
             return
         verb = {"type_widened": "widened", "type_narrowed": "narrowed", "type_changed": "changed"}
-        reason = f" ({result.reason})" if result.reason else ""
+        # The lattice's reason usually names both types already; do not say it twice.
+        detail = f"{before} -> {after}"
+        if result.reason:
+            detail = result.reason if " -> " in result.reason else f"{detail} ({result.reason})"
         self.emit(
             rule_id,
-            f"column '{name}' type {verb[rule_id]}: {before} -> {after}{reason}",
+            f"column '{name}' type {verb[rule_id]}: {detail}",
             column=name,
             line=new.line,
             before=before,
@@ -409,30 +439,38 @@ class _DatasetDiff:
             )
 
     def checks(
-        self, old_checks: Sequence[Check], new_checks: Sequence[Check], column: str | None
+        self,
+        old_checks: Sequence[Check],
+        new_checks: Sequence[Check],
+        column: str | None,
+        anchor: int | None = None,
+        enum_changed: bool = False,
     ) -> None:
         old_keys = {c.key for c in old_checks}
         new_keys = {c.key for c in new_checks}
+        removed = [c for c in old_checks if c.key not in new_keys]
+        added = [c for c in new_checks if c.key not in old_keys]
+        if enum_changed:
+            # A validity check that only carries the enum moved with it: the
+            # enum_value_* finding already says what changed, once.
+            removed, added = _drop_enum_carriers(removed, added)
         where = f"column '{column}'" if column else f"dataset '{self.new.id}'"
-        line_if_gone = self.new.column(column).line if column and self.new.column(column) else None
-        for check in old_checks:
-            if check.key not in new_keys:
-                self.emit(
-                    "check_removed",
-                    f"check '{check.kind}' on {where} was removed or changed",
-                    column=column,
-                    line=line_if_gone,
-                    before=check.kind,
-                )
-        for check in new_checks:
-            if check.key not in old_keys:
-                self.emit(
-                    "check_added",
-                    f"check '{check.kind}' on {where} was added",
-                    column=column,
-                    line=check.line,
-                    after=check.kind,
-                )
+        for check in removed:
+            self.emit(
+                "check_removed",
+                f"check '{check.kind}' on {where} was removed or changed",
+                column=column,
+                line=anchor,
+                before=check.kind,
+            )
+        for check in added:
+            self.emit(
+                "check_added",
+                f"check '{check.kind}' on {where} was added",
+                column=column,
+                line=check.line,
+                after=check.kind,
+            )
 
     def primary_key(self) -> None:
         def key(dataset: Dataset) -> tuple[str, ...]:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from gate import acks, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.diff import Change, diff_datasets
-from gate.formats import parse_contract
-from gate.git_tree import DEFAULT_GLOBS, FileChange, Repo, open_repo
+from gate.formats import DEFAULT_GLOBS, parse_contract
+from gate.git_tree import FileChange, Repo, open_repo
 from gate.model import Contract, ContractError, Dataset, UsageError
 from gate.report.base import Report
 from gate.rules import Severity

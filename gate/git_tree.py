@@ -31,9 +31,10 @@ from typing import IO
 
 from gate.model import GitError, UsageError
 
-__all__ = ["DEFAULT_GLOBS", "FileChange", "Repo", "open_repo"]
+__all__ = ["SODA_GLOBS", "FileChange", "Repo", "open_repo"]
 
-DEFAULT_GLOBS: tuple[str, ...] = ("soda/contracts/**/*.yaml", "soda/contracts/**/*.yml")
+#: Where Soda keeps contracts; the gate's full default list is ``gate.formats.SODA_GLOBS``.
+SODA_GLOBS: tuple[str, ...] = ("soda/contracts/**/*.yaml", "soda/contracts/**/*.yml")
 
 SHALLOW_REMEDY = (
     "fetch the full history: use actions/checkout with `fetch-depth: 0`, "

@@ -90,7 +90,8 @@ class Dataset:
     """A dataset consumers depend on, identified by ``id``.
 
     ``id`` is what acknowledgement tokens name: the Soda ``dataset`` field, the
-    dbt model name, ``<contract id>.<model>`` for DCS/ODCS (see docs/formats).
+    dbt model name (``<model>.v<N>`` per version), the DCS model name, the ODCS
+    schema object's ``physicalName`` or ``name`` (see docs/formats).
     ``path`` and ``line`` locate it in its contract file so reports and
     annotations can point at it. ``version`` is the semantic version of the
     contract when the format has one. ``enforced`` is ``False`` for a dbt model

@@ -77,6 +77,7 @@ def _construct_map(loader: _Loader, node: yaml.MappingNode):  # type: ignore[no-
     data.line = node.start_mark.line + 1
     data.key_lines = {}
     yield data
+    _reject_duplicate_keys(node)
     loader.flatten_mapping(node)
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
@@ -88,6 +89,24 @@ def _construct_map(loader: _Loader, node: yaml.MappingNode):  # type: ignore[no-
             ) from exc
         data[key] = loader.construct_object(value_node, deep=False)
         data.key_lines[key] = key_node.start_mark.line + 1
+
+
+def _reject_duplicate_keys(node: yaml.MappingNode) -> None:
+    """Refuse a key written twice in one mapping.
+
+    PyYAML keeps the last value silently, so a DCS ``fields`` map listing ``id``
+    twice would lose a column without a word. Merged keys (``<<: *base``) may be
+    overridden on purpose, so only keys written in this mapping count.
+    """
+    seen: set[str] = set()
+    for key_node, _value in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        if key_node.value in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key '{key_node.value}'", key_node.start_mark
+            )
+        seen.add(key_node.value)
 
 
 def _construct_seq(loader: _Loader, node: yaml.SequenceNode):  # type: ignore[no-untyped-def]

@@ -254,7 +254,7 @@ def test_custom_contract_globs(shop: GitRepo) -> None:
             "dataset: d\ncolumns:\n  - name: Id\n  - name: id\n",
             f"{C}/orders.yaml:4: dataset 'd': column 'id' is declared twice (as 'Id')",
         ),
-        ("", f"{C}/orders.yaml: empty file"),
+        ("", f"{C}/orders.yaml: empty file; expected a data contract"),
     ],
 )
 def test_invalid_contract_exits_2_with_one_line(shop: GitRepo, content: str, expected: str) -> None:
@@ -365,3 +365,33 @@ def test_run_from_a_subdirectory(shop: GitRepo) -> None:
     shop.remove(f"{C}/customers.yaml")
     proc = run_gate(shop.path / "soda", "--base", "main")
     assert proc.returncode == 1, proc.stderr
+
+
+def test_duplicate_yaml_key_is_refused_with_its_line(shop: GitRepo) -> None:
+    shop.write(f"{C}/orders.yaml", "dataset: a\ncolumns: []\ndataset: b\n")
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 2
+    assert f"{C}/orders.yaml:3: invalid YAML: duplicate key 'dataset'" in proc.stderr
+
+
+def test_default_globs_find_every_format(shop: GitRepo) -> None:
+    shop.write(
+        "warehouse/orders.odcs.yaml",
+        "apiVersion: v3.0.2\nkind: DataContract\nid: o\n"
+        "version: 1.0.0\nstatus: active\nschema:\n  - name: odcs_orders\n"
+        "    properties:\n      - name: id\n        logicalType: integer\n",
+    )
+    shop.write(
+        "models/marts/schema.yml",
+        "version: 2\nmodels:\n  - name: dim_customers\n"
+        "    config:\n      contract:\n        enforced: true\n    columns:\n"
+        "      - name: id\n        data_type: int\n",
+    )
+    shop.write("contracts/pay.yml", "dataset: payments\n")
+    _, report = gate_json(shop)
+    assert sorted(c["dataset"] for c in report["changes"]) == [
+        "dim_customers",
+        "odcs_orders",
+        "payments",
+    ]
+    assert {c["rule"] for c in report["changes"]} == {"model_added"}

@@ -269,3 +269,19 @@ def test_nested_field_in_array_of_structs_keeps_its_path() -> None:
     base = [ds("d", col("items", "array<struct<sku:string,qty:int>>"))]
     head = [ds("d", col("items", "array<struct<qty:bigint>>"))]
     assert found(base, head) == [("column_removed", "items[].sku"), ("type_widened", "items")]
+
+
+def test_an_enum_carried_by_a_check_is_reported_once() -> None:
+    old_check = Check.make("invalid", {"valid_values": ["a", "b"]}, columns=("s",))
+    new_check = Check.make("invalid", {"valid_values": ["a"]}, columns=("s",))
+    base = [ds("d", col("s", "string", enum=("a", "b"), checks=(old_check,)))]
+    head = [ds("d", col("s", "string", enum=("a",), checks=(new_check,)))]
+    assert found(base, head) == [("enum_value_removed", "s")]
+    # A threshold edit in the same check is still a changed check.
+    edited = Check.make("invalid", {"valid_values": ["a"], "must_be": 5}, columns=("s",))
+    head = [ds("d", col("s", "string", enum=("a",), checks=(edited,)))]
+    assert found(base, head) == [
+        ("enum_value_removed", "s"),
+        ("check_removed", "s"),
+        ("check_added", "s"),
+    ]

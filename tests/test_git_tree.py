@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate.git_tree import DEFAULT_GLOBS, FileChange, Repo, open_repo
+from gate.git_tree import SODA_GLOBS, FileChange, Repo, open_repo
 from gate.model import GitError, UsageError
 from tests.gitrepo import GitRepo
 
@@ -94,9 +94,9 @@ def test_refs_that_look_like_options_are_refused(repo: Repo, ref: str) -> None:
     with pytest.raises(UsageError, match="starts with '-'"):
         repo.resolve(ref)
     with pytest.raises(UsageError, match="starts with '-'"):
-        repo.changed(ref, None, DEFAULT_GLOBS)
+        repo.changed(ref, None, SODA_GLOBS)
     with pytest.raises(UsageError, match="starts with '-'"):
-        repo.changed("HEAD", ref, DEFAULT_GLOBS)
+        repo.changed("HEAD", ref, SODA_GLOBS)
     with pytest.raises(UsageError, match="starts with '-'"):
         repo.merge_base("main", ref)
 
@@ -157,14 +157,14 @@ def test_merge_base_does_not_report_base_additions_as_removed(
     base = repo.merge_base("main", "HEAD")
     assert base == diverged.rev("main~1")
     assert repo.base_commit("main") == base
-    changes = repo.changed(base, None, DEFAULT_GLOBS)
+    changes = repo.changed(base, None, SODA_GLOBS)
     assert [(c.status, c.new_path) for c in changes] == [("M", f"{C}/orders.yaml")]
 
 
 def test_comparing_to_the_base_tip_sees_base_additions(diverged: GitRepo, repo: Repo) -> None:
     tip = repo.base_commit("main", tip=True)
     assert tip == diverged.rev("main")
-    changes = by_path(repo.changed(tip, "HEAD", DEFAULT_GLOBS))
+    changes = by_path(repo.changed(tip, "HEAD", SODA_GLOBS))
     assert changes[f"{C}/customers.yaml"].status == "D"
     assert changes[f"{C}/orders.yaml"].status == "M"
 
@@ -192,7 +192,7 @@ def test_worktree_mode_sees_edits_deletions_and_untracked_files(g: GitRepo, repo
     g.write(f"{C}/customers.yaml", contract("customers", "id", "email"))
     g.git("add", f"{C}/customers.yaml")  # staged edit
 
-    changes = by_path(repo.changed(base, None, DEFAULT_GLOBS))
+    changes = by_path(repo.changed(base, None, SODA_GLOBS))
     assert set(changes) == {
         f"{C}/orders.yaml",
         f"{C}/legacy.yaml",
@@ -221,15 +221,15 @@ def test_worktree_mode_sees_edits_deletions_and_untracked_files(g: GitRepo, repo
 
 
 def test_worktree_mode_without_changes_is_empty(g: GitRepo, repo: Repo) -> None:
-    assert repo.changed("HEAD", None, DEFAULT_GLOBS) == []
+    assert repo.changed("HEAD", None, SODA_GLOBS) == []
     os.utime(g.path / C / "orders.yaml", (1, 1))  # stat-dirty, same content
-    assert repo.changed("HEAD", None, DEFAULT_GLOBS) == []
+    assert repo.changed("HEAD", None, SODA_GLOBS) == []
 
 
 def test_a_file_untracked_with_rm_cached_is_modified_not_deleted(g: GitRepo, repo: Repo) -> None:
     g.git("rm", "-q", "--cached", f"{C}/orders.yaml")
     g.write(f"{C}/orders.yaml", contract("orders", "id", "x"))
-    changes = repo.changed("HEAD", None, DEFAULT_GLOBS)
+    changes = repo.changed("HEAD", None, SODA_GLOBS)
     assert changes == [
         FileChange(
             "M", f"{C}/orders.yaml", f"{C}/orders.yaml", g.rev(f"HEAD:{C}/orders.yaml"), None
@@ -247,7 +247,7 @@ def test_worktree_renames_are_read_from_disk(g: GitRepo, repo: Repo) -> None:
     g.move(f"{C}/orders.yaml", f"{C}/sales/orders.yaml")
     g.commit("move")
     g.write(f"{C}/sales/orders.yaml", text + "  - name: extra\n")
-    (change,) = repo.changed(base, None, DEFAULT_GLOBS)
+    (change,) = repo.changed(base, None, SODA_GLOBS)
     assert change == FileChange(
         "R", f"{C}/orders.yaml", f"{C}/sales/orders.yaml", g.rev(f"{base}:{C}/orders.yaml"), None
     )
@@ -257,7 +257,7 @@ def test_worktree_renames_are_read_from_disk(g: GitRepo, repo: Repo) -> None:
 
 def test_a_staged_rename_is_seen_in_worktree_mode(g: GitRepo, repo: Repo) -> None:
     g.git("mv", f"{C}/orders.yaml", f"{C}/sales.yaml")
-    (change,) = repo.changed("HEAD", None, DEFAULT_GLOBS)
+    (change,) = repo.changed("HEAD", None, SODA_GLOBS)
     assert change.status == "R"
     assert (change.old_path, change.new_path) == (f"{C}/orders.yaml", f"{C}/sales.yaml")
     assert change.old_blob == g.rev(f"HEAD:{C}/orders.yaml")
@@ -274,7 +274,7 @@ def test_head_ref_mode_ignores_the_working_tree(g: GitRepo, repo: Repo) -> None:
     head = g.commit("feature")
     g.write(f"{C}/dirty.yaml", contract("dirty"))
     g.remove(f"{C}/orders.yaml")
-    changes = by_path(repo.changed(base, "feature", DEFAULT_GLOBS))
+    changes = by_path(repo.changed(base, "feature", SODA_GLOBS))
     assert set(changes) == {f"{C}/orders.yaml", f"{C}/more.yaml"}
     orders = changes[f"{C}/orders.yaml"]
     assert orders.status == "M"
@@ -289,7 +289,7 @@ def test_renames_are_detected_with_both_blobs(g: GitRepo, repo: Repo) -> None:
     base = g.head()
     g.move(f"{C}/orders.yaml", f"{C}/sales/orders.yaml")
     head = g.commit("move")
-    (change,) = repo.changed(base, head, DEFAULT_GLOBS)
+    (change,) = repo.changed(base, head, SODA_GLOBS)
     blob = g.rev(f"{base}:{C}/orders.yaml")
     assert change == FileChange("R", f"{C}/orders.yaml", f"{C}/sales/orders.yaml", blob, blob)
 
@@ -301,7 +301,7 @@ def test_a_rename_with_edits_keeps_both_blobs(g: GitRepo, repo: Repo) -> None:
     g.move(f"{C}/orders.yaml", f"{C}/sales.yaml")
     g.write(f"{C}/sales.yaml", big + "  - name: extra\n    data_type: int\n")
     head = g.commit("move and edit")
-    (change,) = repo.changed(base, head, DEFAULT_GLOBS)
+    (change,) = repo.changed(base, head, SODA_GLOBS)
     assert change.status == "R"
     assert change.old_blob == g.rev(f"{base}:{C}/orders.yaml")
     assert change.new_blob == g.rev(f"{head}:{C}/sales.yaml")
@@ -314,7 +314,7 @@ def test_copies_count_as_additions_even_with_copy_detection_configured(
     base = g.head()
     g.write(f"{C}/copy.yaml", contract("orders"))
     head = g.commit("copy")
-    assert repo.changed(base, head, DEFAULT_GLOBS) == [
+    assert repo.changed(base, head, SODA_GLOBS) == [
         FileChange("A", None, f"{C}/copy.yaml", None, g.rev(f"{head}:{C}/copy.yaml"))
     ]
 
@@ -323,7 +323,7 @@ def test_moving_a_contract_out_of_the_globs_is_a_deletion(g: GitRepo, repo: Repo
     base = g.head()
     g.move(f"{C}/orders.yaml", "archive/orders.yaml")
     head = g.commit("archive")
-    (change,) = repo.changed(base, head, DEFAULT_GLOBS)
+    (change,) = repo.changed(base, head, SODA_GLOBS)
     assert (change.status, change.old_path, change.new_path) == ("D", f"{C}/orders.yaml", None)
 
 
@@ -346,9 +346,9 @@ def test_globs_find_yaml_and_yml_at_any_depth_and_nothing_else(g: GitRepo, repo:
         g.write(path, contract("t"))
     head = g.commit("many")
     for side in (head, None):
-        changes = repo.changed(base, side, DEFAULT_GLOBS)
+        changes = repo.changed(base, side, SODA_GLOBS)
         assert sorted(c.new_path or "" for c in changes) == sorted(wanted)
-    assert set(repo.list_files(head, DEFAULT_GLOBS)) == {*wanted, f"{C}/orders.yaml"}
+    assert set(repo.list_files(head, SODA_GLOBS)) == {*wanted, f"{C}/orders.yaml"}
 
 
 def test_custom_globs_and_exclusions(g: GitRepo, repo: Repo) -> None:
@@ -364,8 +364,8 @@ def test_custom_globs_and_exclusions(g: GitRepo, repo: Repo) -> None:
 
 def test_globs_are_relative_to_the_root_wherever_the_repo_was_opened(g: GitRepo) -> None:
     r = open_repo(g.path / C)
-    assert set(r.list_files("HEAD", DEFAULT_GLOBS)) == {f"{C}/orders.yaml"}
-    assert set(r.list_files(None, DEFAULT_GLOBS)) == {f"{C}/orders.yaml"}
+    assert set(r.list_files("HEAD", SODA_GLOBS)) == {f"{C}/orders.yaml"}
+    assert set(r.list_files(None, SODA_GLOBS)) == {f"{C}/orders.yaml"}
 
 
 @pytest.mark.parametrize(
@@ -399,12 +399,12 @@ def test_list_files_at_a_commit_and_in_the_worktree(g: GitRepo, repo: Repo) -> N
     g.write(f"{C}/junk.tmp.yaml", contract("j"))
     g.remove(f"{C}/customers.yml")
 
-    at_head = repo.list_files("HEAD", DEFAULT_GLOBS)
+    at_head = repo.list_files("HEAD", SODA_GLOBS)
     assert at_head == {
         f"{C}/orders.yaml": g.rev(f"{head}:{C}/orders.yaml"),
         f"{C}/customers.yml": g.rev(f"{head}:{C}/customers.yml"),
     }
-    assert repo.list_files(None, DEFAULT_GLOBS) == {
+    assert repo.list_files(None, SODA_GLOBS) == {
         f"{C}/orders.yaml": None,
         f"{C}/untracked.yaml": None,
     }
@@ -433,7 +433,7 @@ def test_read_blobs_returns_exact_bytes(g: GitRepo, repo: Repo) -> None:
     for name, data in payloads.items():
         g.write(f"{C}/{name}", data)
     head = g.commit("payloads")
-    files = repo.list_files(head, DEFAULT_GLOBS)
+    files = repo.list_files(head, SODA_GLOBS)
     shas = [files[f"{C}/{name}"] for name in payloads]
     blobs = repo.read_blobs([s for s in shas if s] * 2)  # duplicates are fine
     for name, data in payloads.items():
@@ -458,7 +458,7 @@ def test_an_error_mid_batch_does_not_leave_git_blocked(g: GitRepo, repo: Repo) -
     for i in range(8):
         g.write(f"{C}/big{i}.yaml", f"{i}: ".encode() + b"x" * 200_000)
     head = g.commit("big")
-    big = [sha for sha in repo.list_files(head, DEFAULT_GLOBS).values() if sha]
+    big = [sha for sha in repo.list_files(head, SODA_GLOBS).values() if sha]
     started = time.monotonic()
     with pytest.raises(GitError, match="missing"):
         repo.read_blobs(["0" * 39 + "1", *big])  # answers for the big blobs stay unread
@@ -551,7 +551,7 @@ def test_an_escaping_symlink_in_the_worktree_is_refused_when_read(
 ) -> None:
     (tmp_path / "outside.yaml").write_text(contract("outside"))
     g.symlink(f"{C}/outside.yaml", str(tmp_path / "outside.yaml"))
-    (change,) = repo.changed("HEAD", None, DEFAULT_GLOBS)
+    (change,) = repo.changed("HEAD", None, SODA_GLOBS)
     assert change == FileChange("A", None, f"{C}/outside.yaml", None, None)
     with pytest.raises(UsageError, match="outside the repository"):
         repo.read_worktree(change.new_path or "")
@@ -562,15 +562,15 @@ def test_committed_symlinks_are_followed_inside_the_tree(g: GitRepo, repo: Repo)
     g.symlink(f"{C}/alias.yaml", "orders.yaml")
     head = g.commit("alias")
     target = g.rev(f"{head}:{C}/orders.yaml")
-    assert repo.changed(base, head, DEFAULT_GLOBS) == [
+    assert repo.changed(base, head, SODA_GLOBS) == [
         FileChange("A", None, f"{C}/alias.yaml", None, target)
     ]
-    assert repo.list_files(head, DEFAULT_GLOBS)[f"{C}/alias.yaml"] == target
+    assert repo.list_files(head, SODA_GLOBS)[f"{C}/alias.yaml"] == target
     g.write(f"{C}/shared/base.yaml", contract("base"))
     g.remove(f"{C}/orders.yaml")
     g.symlink(f"{C}/orders.yaml", "shared/base.yaml")  # a type change: file -> symlink
     typed = g.commit("type change")
-    changes = by_path(repo.changed(head, typed, DEFAULT_GLOBS))
+    changes = by_path(repo.changed(head, typed, SODA_GLOBS))
     assert changes[f"{C}/orders.yaml"] == FileChange(
         "M", f"{C}/orders.yaml", f"{C}/orders.yaml", target, g.rev(f"{typed}:{C}/shared/base.yaml")
     )
@@ -579,11 +579,11 @@ def test_committed_symlinks_are_followed_inside_the_tree(g: GitRepo, repo: Repo)
     g.symlink(f"{C}/alias.yaml", "/etc/passwd")
     escaped = g.commit("escape")
     with pytest.raises(UsageError, match="outside the repository"):
-        repo.changed(head, escaped, DEFAULT_GLOBS)
+        repo.changed(head, escaped, SODA_GLOBS)
     with pytest.raises(UsageError, match="outside the repository"):
         repo.read_file(escaped, f"{C}/alias.yaml")
     with pytest.raises(UsageError, match="outside the repository"):
-        repo.changed(escaped, head, DEFAULT_GLOBS)  # the base side is followed too
+        repo.changed(escaped, head, SODA_GLOBS)  # the base side is followed too
 
 
 # shallow clones
@@ -653,14 +653,14 @@ def test_thousands_of_changed_files_are_listed_and_read(g: GitRepo, repo: Repo) 
     for path, text in texts.items():
         g.write(path, text)
     head = g.commit("many")
-    changes = repo.changed(base, head, DEFAULT_GLOBS)
+    changes = repo.changed(base, head, SODA_GLOBS)
     assert len(changes) == n
     assert {c.status for c in changes} == {"A"}
     blobs = repo.read_blobs(c.new_blob or "" for c in changes)
     assert {c.new_path: blobs[c.new_blob or ""].decode() for c in changes} == texts
 
     g.write(f"{C}/d0/c0.yaml", "edited\n")  # worktree mode at the same scale
-    worktree = by_path(repo.changed(base, None, DEFAULT_GLOBS))
+    worktree = by_path(repo.changed(base, None, SODA_GLOBS))
     assert len(worktree) == n
     assert worktree[f"{C}/d0/c0.yaml"].new_blob is None
     assert repo.read_worktree(f"{C}/d0/c0.yaml") == b"edited\n"

@@ -19,6 +19,22 @@ from gate.yaml_load import load_yaml
 #: Soda comes last because its marker (``dataset``) is the most generic.
 FORMATS: tuple[ModuleType, ...] = (dcs, odcs, dbt, soda)
 
+#: Where contracts usually live, per format (git glob syntax; ``**/`` matches any depth).
+#: A matched file whose content is no known format is an error, not skipped: the
+#: gate fails closed rather than silently ignoring a contract it cannot read.
+DEFAULT_GLOBS: tuple[str, ...] = (
+    "soda/contracts/**/*.yaml",
+    "soda/contracts/**/*.yml",
+    "contracts/**/*.yaml",
+    "contracts/**/*.yml",
+    "**/*.odcs.yaml",
+    "**/*.odcs.yml",
+    "**/*.datacontract.yaml",
+    "**/*.datacontract.yml",
+    "models/**/*.yml",
+    "models/**/*.yaml",
+)
+
 _EXPECTED = (
     "a Data Contract Specification file ('dataContractSpecification:'), "
     "an ODCS v3 contract ('apiVersion: v3.x' and 'kind: DataContract'), "
@@ -30,7 +46,7 @@ _EXPECTED = (
 def parse_document(doc: Any, path: str) -> Contract:
     """Parse an already-loaded YAML document, detecting its format."""
     if doc is None:
-        raise ContractError(path, "empty file; a contract needs at least a 'dataset' key")
+        raise ContractError(path, "empty file; expected a data contract")
     if not isinstance(doc, dict):
         raise ContractError(path, f"the top level must be a mapping, found {describe(doc)}", 1)
     for module in FORMATS:
