@@ -89,7 +89,7 @@ def test_config_is_read_from_the_head_commit(shop: GitRepo) -> None:
 def test_config_contracts_and_dialect(shop: GitRepo) -> None:
     shop.write("data/x.yaml", "dataset: x\ncolumns:\n  - name: a\n    data_type: int8\n")
     shop.write(".schema-gate.yml", "contracts: ['data/*.yaml']\ndialect: postgres\n")
-    code, report = gate(shop)
+    _, report = gate(shop)
     assert [c["dataset"] for c in report["changes"]] == ["x"]
     shop.commit("x")
     shop.write("data/x.yaml", "dataset: x\ncolumns:\n  - name: a\n    data_type: bigint\n")
