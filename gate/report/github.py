@@ -52,9 +52,23 @@ def annotations(report: Report, limit: int | None = None) -> list[str]:
             f"{escape_data(repr(token.value))} ({token.source}) names no changed dataset"
         )
     if report.smoke is not None:
-        from gate.report.smoke_github import smoke_annotations
-
-        out.extend(smoke_annotations(report.smoke, limit))
+        for dataset in report.smoke.datasets:
+            if dataset.error:
+                out.append(
+                    annotation("error", dataset.path, dataset.line, "smoke test", dataset.error)
+                )
+            for result in dataset.results:
+                level = {"failed": "error", "warned": "warning"}.get(result.status)
+                if level is None:
+                    continue
+                counts[level] = counts.get(level, 0) + 1
+                if limit is not None and counts[level] > limit:
+                    continue
+                title = f"smoke {result.kind}: {result.name}"
+                message = f"{dataset.dataset}: {result.message}"
+                out.append(
+                    annotation(level, dataset.path, result.line or dataset.line, title, message)
+                )
     return out
 
 

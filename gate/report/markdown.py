@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gate.diff import Change
 from gate.report.base import Report
 from gate.rules import Severity
+
+if TYPE_CHECKING:
+    from gate.smoke.result import SmokeReport
 
 
 def _cell(text: str | None) -> str:
@@ -47,6 +51,48 @@ def _table(changes: Sequence[Change], report: Report) -> list[str]:
     return rows
 
 
+def _smoke(smoke: SmokeReport) -> list[str]:
+    """The smoke test: a row per dataset, then a row per failed result."""
+    icons = {"passed": "✅", "failed": "❌", "no_sample": "⚪ no sample", "error": "❌ error"}
+    lines = [
+        f"### Smoke test ({smoke.master}"
+        + (f", Spark {smoke.spark_version}" if smoke.spark_version else "")
+        + f", {smoke.seconds:.1f} s)",
+        "",
+        "| | Dataset | Sample | Rows | Problems |",
+        "|---|---|---|---|---|",
+    ]
+    for dataset in smoke.datasets:
+        failed = sum(r.status == "failed" for r in dataset.results)
+        lines.append(
+            f"| {icons.get(dataset.status, dataset.status)} | {_cell(dataset.dataset)} "
+            f"| {_cell(dataset.sample)} | {dataset.rows if dataset.rows is not None else ''} "
+            f"| {failed} |"
+        )
+    failures = [
+        (dataset, result)
+        for dataset in smoke.datasets
+        for result in dataset.results
+        if result.status != "passed"
+    ]
+    errors = [d for d in smoke.datasets if d.error]
+    if failures or errors:
+        lines += [
+            "",
+            "| Dataset | Check | Column | Status | What | Examples |",
+            "|---|---|---|---|---|---|",
+        ]
+        for dataset in errors:
+            lines.append(f"| {_cell(dataset.dataset)} | | | error | {_cell(dataset.error)} | |")
+        for dataset, result in failures:
+            examples = ", ".join(_cell(v) for v in result.samples)
+            lines.append(
+                f"| {_cell(dataset.dataset)} | `{result.kind}: {result.name}` | {_cell(result.column)} "
+                f"| {result.status} | {_cell(result.message)} | {examples} |"
+            )
+    return lines
+
+
 def render(report: Report) -> str:
     status = "✅ passed" if report.passed else "❌ failed"
     lines = [
@@ -85,9 +131,10 @@ def render(report: Report) -> str:
             for t in report.unmatched_acknowledgements
         ]
     if report.smoke is not None:
-        from gate.report.smoke_markdown import render_smoke_markdown
-
-        lines += ["", *render_smoke_markdown(report.smoke)]
+        lines += ["", *_smoke(report.smoke)]
+    if report.notices:
+        lines += ["", "### Notes", ""]
+        lines += [f"- {n.replace('<', '&lt;').replace('>', '&gt;')}" for n in report.notices]
     if report.blocking:
         lines += [
             "",

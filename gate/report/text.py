@@ -2,12 +2,44 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gate.report.base import Report, arrow
 from gate.rules import Severity
+
+if TYPE_CHECKING:
+    from gate.smoke.result import SmokeReport
 
 
 def _location(path: str, line: int | None) -> str:
     return f"{path}:{line}" if line else path
+
+
+def _smoke(smoke: SmokeReport) -> list[str]:
+    """One line per dataset, then every failed or skipped result under it."""
+    counts = smoke.counts()
+    lines = [
+        f"SMOKE TEST ({len(smoke.datasets)} dataset(s) on {smoke.master}"
+        + (f", Spark {smoke.spark_version}" if smoke.spark_version else "")
+        + f", {smoke.seconds:.1f} s): {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['no_sample']} without sample, {counts['error']} error(s)"
+    ]
+    for dataset in smoke.datasets:
+        status = dataset.status.upper().replace("_", " ")
+        where = f" against {dataset.sample} ({dataset.rows} rows)" if dataset.sample else ""
+        lines.append(f"  {status:<9} {dataset.dataset}{where}")
+        if dataset.error:
+            lines.append(f"      {dataset.error}")
+        for result in dataset.results:
+            if result.status == "passed":
+                continue
+            column = f".{result.column}" if result.column else ""
+            lines.append(
+                f"      {result.status}: {result.kind} {result.name}{column}: {result.message}"
+            )
+            if result.samples:
+                lines.append(f"        e.g. {', '.join(repr(v) for v in result.samples)}")
+    return lines
 
 
 def render(report: Report) -> str:
@@ -44,9 +76,7 @@ def render(report: Report) -> str:
                 f"  '{token.value}' (from {token.source}) names no changed dataset; check the spelling"
             )
     if report.smoke is not None:
-        from gate.report.smoke_text import render_smoke
-
-        lines += ["", *render_smoke(report.smoke)]
+        lines += ["", *_smoke(report.smoke)]
     for notice in report.notices:
         lines += ["", f"note: {notice}"]
     lines += ["", report.verdict()]
