@@ -37,7 +37,7 @@ def _smoke(smoke: SmokeReport) -> list[str]:
             lines.append(
                 f"      {result.status}: {result.kind} {result.name}{column}: {result.message}"
             )
-            if result.samples:
+            if result.samples and result.samples[0] not in result.message:
                 lines.append(f"        e.g. {', '.join(repr(v) for v in result.samples)}")
     return lines
 
