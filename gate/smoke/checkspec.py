@@ -55,8 +55,8 @@ _KINDS: dict[str, tuple[str, str | None, bool]] = {
     "no_duplicate_values": (DUPLICATE, None, True),
     "duplicate_count": (DUPLICATE, "count", False),
     "duplicate_percent": (DUPLICATE, "percent", False),
-    "row_count": (ROW_COUNT, "count", False),
-    "rows_exist": (ROW_COUNT, "count", True),
+    "row_count": (ROW_COUNT, None, False),
+    "rows_exist": (ROW_COUNT, None, True),
 }
 
 #: Kinds the smoke test answers elsewhere (the schema findings) and does not report again.
@@ -142,7 +142,9 @@ class ValiditySpec:
             more = ", ..." if len(self.valid_values) > 6 else ""
             parts.append(f"valid_values [{shown}{more}]")
         if self.invalid_values is not None:
-            parts.append("invalid_values")
+            shown = ", ".join(str(value) for value in self.invalid_values[:6])
+            more = ", ..." if len(self.invalid_values) > 6 else ""
+            parts.append(f"invalid_values [{shown}{more}]")
         if self.valid_regexes:
             parts.append("valid format")
         if self.invalid_regexes:
@@ -216,11 +218,9 @@ def _refuse_unknown(spec: Mapping[str, Any], family: str) -> None:
             raise Unsupported(f"'{key}' (reference data) is not evaluated by the smoke test")
     allowed = set(_IGNORED | _THRESHOLD_OPTIONS)
     if family in (MISSING, INVALID, DUPLICATE):
-        allowed |= _MISSING_OPTIONS
+        allowed |= _MISSING_OPTIONS | {"columns"}
     if family == INVALID:
         allowed |= _VALIDITY_OPTIONS
-    if family == DUPLICATE:
-        allowed.add("columns")
     for key in spec:
         if key not in allowed:
             raise Unsupported(f"unsupported option '{key}'")

@@ -278,6 +278,8 @@ class _DatasetRun:
         pending: list[Any] = []
 
         # malformed records
+        if self.loaded.what in ("CSV", "JSON") and not self.loaded.corrupt:
+            pending.append(("malformed", None, None))
         if self.loaded.corrupt:
             corrupt = F.col(readers.CORRUPT)
             condition = corrupt.isNotNull()
@@ -396,8 +398,9 @@ class _DatasetRun:
         coercion: list[SmokeResult] = list(self.cast_results)
         for item in pending:
             if item[0] == "malformed":
-                malformed_count = int(values[item[1]] or 0)
-                out.append(self._malformed(malformed_count, values[item[2]], rows))
+                malformed_count = int(values[item[1]] or 0) if item[1] else 0
+                found = values[item[2]] if item[2] else []
+                out.append(self._malformed(malformed_count, found, rows))
             else:
                 _tag, column, target, rule, count_key, samples_key, nonnull_key = item
                 coercion.append(
@@ -575,7 +578,7 @@ class _DatasetRun:
             if len(plan.columns) == 1
             else f"{_count(rows)} rows"
         )
-        key = "value" if len(plan.columns) == 1 else f"({', '.join(plan.columns)})"
+        key = "values" if len(plan.columns) == 1 else f"({', '.join(plan.columns)})"
         lead = (
             f"{_percent(percent)} duplicates ({_count(duplicates)} rows)"
             if plan.threshold.metric == "percent"
@@ -583,7 +586,7 @@ class _DatasetRun:
         )
         message = f"{lead} among {among} ({plan.threshold.describe()})"
         if shown:
-            message += f"; repeated {key}s: {_quoted(shown)}"
+            message += f"; repeated {key}: {_quoted(shown)}"
         return SmokeResult(
             "check",
             plan.name,

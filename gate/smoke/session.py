@@ -121,7 +121,7 @@ def display_master(spark_master: str | None, spark_remote: str | None) -> str:
 
 def require_pyspark(remote: bool) -> None:
     """Fail early, with the install command, when PySpark (or Connect's needs) is missing."""
-    if importlib.util.find_spec("pyspark") is None:
+    if _find_spec("pyspark") is None:
         extra = INSTALL_CONNECT if remote else INSTALL_SPARK
         raise UsageError(f"the smoke test needs PySpark, which is not installed: {extra}")
     import pyspark
@@ -169,7 +169,7 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
         from pyspark.sql import SparkSession
 
         try:
-            spark = SparkSession.builder.remote(spark_remote).getOrCreate()
+            spark = SparkSession.builder.remote(spark_remote).create()
             version = spark.version  # the first call reaches the server
         except Exception as err:
             raise UsageError(f"cannot reach Spark Connect at {shown}: {first_line(err)}") from None
@@ -187,6 +187,9 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
     require_java()
     from pyspark.sql import SparkSession
 
+    active = SparkSession.getActiveSession()
+    if active is not None:  # a notebook's or a test's session: use it, never stop it
+        return attach(active)
     master = spark_master or "local[*]"
     local = master.startswith("local")
     builder = SparkSession.builder.master(master).appName(APP_NAME)

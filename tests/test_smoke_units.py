@@ -1,0 +1,485 @@
+"""The smoke test's pure-Python parts: thresholds, check plans, types, schema, samples.
+
+No Spark here: these run in milliseconds. Where the smoke test refuses to
+start (no PySpark, no Java) a real subprocess shows the message a user sees.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gate.git_tree import Repo
+from gate.model import Check, Column, Dataset, UsageError
+from gate.smoke import SmokeSettings, run_smoke
+from gate.smoke import thresholds as th
+from gate.smoke.checkspec import (
+    DUPLICATE,
+    INVALID,
+    MISSING,
+    NAMED_FORMATS,
+    ROW_COUNT,
+    plan,
+)
+from gate.smoke.result import DatasetSmoke, SmokeReport, SmokeResult
+from gate.smoke.samples import SampleError, SampleFinder, resolve_sample_dir, sample_stem
+from gate.smoke.schema import schema_findings, target_type
+from gate.smoke.session import display_master
+from tests.spark_fixtures import datasets_in, write_files
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# -- thresholds ----------------------------------------------------------------------------
+
+
+def test_v4_defaults_follow_soda() -> None:
+    missing = plan(Check.make("missing", {}, columns=("a",)))
+    assert missing.threshold.passes(0) and not missing.threshold.passes(1)
+    assert missing.threshold.default
+    rows = plan(Check.make("row_count", {}))
+    assert rows.threshold.passes(1) and not rows.threshold.passes(0)
+    duplicate = plan(Check.make("duplicate", {}, columns=("a",)))
+    assert duplicate.threshold.text == "must_be 0"
+
+
+@pytest.mark.parametrize(
+    ("threshold", "passing", "failing"),
+    [
+        ({"must_be": 3}, [3], [2, 4]),
+        ({"must_not_be": 3}, [2, 4], [3]),
+        ({"must_be_greater_than": 3}, [4], [3, 2]),
+        ({"must_be_greater_than_or_equal": 3}, [3, 4], [2]),
+        ({"must_be_less_than": 3}, [2], [3, 4]),
+        ({"must_be_less_than_or_equal": 3}, [2, 3], [4]),
+        ({"must_be_between": {"greater_than": 1, "less_than_or_equal": 3}}, [2, 3], [1, 4]),
+        ({"must_be_between": {"greater_than_or_equal": 1, "less_than": 3}}, [1, 2], [0, 3]),
+        ({"must_be_not_between": {"less_than": 1, "greater_than": 3}}, [0, 4], [1, 2, 3]),
+        ({"must_be_greater_than": 1, "must_be_less_than": 4}, [2, 3], [1, 4]),
+    ],
+)
+def test_v4_nested_thresholds(threshold: dict, passing: list, failing: list) -> None:
+    checked = plan(Check.make("missing", {"threshold": threshold}, columns=("a",))).threshold
+    assert [checked.passes(v) for v in passing] == [True] * len(passing)
+    assert [checked.passes(v) for v in failing] == [False] * len(failing)
+
+
+def test_v3_flat_thresholds_and_list_ranges() -> None:
+    between = plan(Check.make("row_count", {"must_be_between": [2, 10]})).threshold
+    assert between.passes(2) and between.passes(10) and not between.passes(11)
+    outside = plan(Check.make("row_count", {"must_be_not_between": [2, 10]})).threshold
+    assert outside.passes(1) and outside.passes(11) and not outside.passes(5)
+    percent = plan(
+        Check.make("missing_percent", {"must_be_less_than": 5}, columns=("a",))
+    ).threshold
+    assert percent.metric == "percent"
+
+
+@given(st.integers(-1000, 1000), st.integers(-1000, 1000), st.floats(-2000, 2000, allow_nan=False))
+def test_between_list_is_inclusive(low: int, high: int, value: float) -> None:
+    if low > high:
+        low, high = high, low
+    threshold = th.parse({"must_be_between": [low, high]}, default=th.must_be(0))
+    assert threshold.passes(value) == (low <= value <= high)
+
+
+def test_metric_and_level_in_threshold_or_beside_the_check() -> None:
+    nested = plan(
+        Check.make(
+            "missing",
+            {"threshold": {"metric": "percent", "must_be_less_than": 5, "level": "warn"}},
+            columns=("a",),
+        )
+    ).threshold
+    assert (nested.metric, nested.level) == ("percent", "warn")
+    beside = plan(
+        Check.make("missing", {"metric": "percent", "threshold": {"must_be": 0}}, columns=("a",))
+    ).threshold
+    assert beside.metric == "percent"
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "reason"),
+    [
+        ("freshness", {"threshold": {"must_be_less_than": 2}}, "check type 'freshness'"),
+        ("avg", {"must_be_between": [1, 2]}, "check type 'avg'"),
+        ("missing", {"filter": "country = 'BE'"}, "filters"),
+        ("invalid", {"valid_reference_data": {"dataset": "x", "column": "y"}}, "reference"),
+        ("invalid", {}, "without a validity option"),
+        ("missing", {"colour": "red"}, "unsupported option 'colour'"),
+        ("missing", {"threshold": {"must_be": "zero"}}, "must be a number"),
+        ("missing", {"threshold": {"must_be_between": [3]}}, "two numbers"),
+        ("missing", {"threshold": {"metric": "ratio"}}, "unsupported metric"),
+        ("missing", {"threshold": {"must_be": 0}, "must_be": 0}, "both nested"),
+        ("no_missing_values", {"must_be": 3}, "takes no threshold"),
+        ("invalid", {"valid_format": "zodiac sign"}, "unknown named format"),
+        ("invalid", {"valid_regex": "(unclosed"}, "not a valid regex"),
+        ("row_count", {"threshold": {"metric": "percent"}}, "no percent"),
+    ],
+)
+def test_unsupported_checks_say_why(kind: str, spec: dict, reason: str) -> None:
+    with pytest.raises(th.Unsupported, match=reason):
+        plan(Check.make(kind, spec, columns=("a",)))
+
+
+def test_check_families_and_columns() -> None:
+    assert plan(Check.make("no_missing_values", {}, columns=("a",))).family == MISSING
+    assert plan(Check.make("invalid_count", {"valid_values": [1]}, columns=("a",))).family == (
+        INVALID
+    )
+    multi = plan(Check.make("duplicate", {"columns": ["a", "b"]}))
+    assert (multi.family, multi.columns, multi.label) == (DUPLICATE, ("a", "b"), "duplicate(a,b)")
+    assert plan(Check.make("rows_exist", {})).family == ROW_COUNT
+    with pytest.raises(th.Unsupported, match="needs a column"):
+        plan(Check.make("missing", {}))
+    with pytest.raises(th.Unsupported, match="takes one column"):
+        plan(Check.make("missing", {"columns": ["a", "b"]}))
+
+
+def test_validity_options_are_read() -> None:
+    checked = plan(
+        Check.make(
+            "invalid",
+            {
+                "valid_values": ["S", "M"],
+                "valid_format": {"name": "code", "regex": "^[A-Z]+$"},
+                "valid_min": 0,
+                "valid_max_length": 4,
+                "missing_values": ["N/A", True],
+            },
+            columns=("a",),
+        )
+    )
+    assert checked.validity.valid_values == ("S", "M")
+    assert checked.validity.valid_regexes == ("^[A-Z]+$",)
+    assert checked.missing.values == ("N/A", "true")
+    named = plan(Check.make("no_invalid_values", {"valid_format": "email"}, columns=("a",)))
+    assert named.validity.valid_regexes == (NAMED_FORMATS["email"],)
+
+
+# -- types and schema ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data_type", "dialect", "ddl", "length", "validator", "skipped"),
+    [
+        ("int", "spark", "INT", None, None, False),
+        ("INT8", "postgres", "BIGINT", None, None, False),
+        ("decimal(10,2)", "spark", "DECIMAL(10, 2)", None, None, False),
+        ("numeric", "postgres", "DOUBLE", None, None, False),
+        ("varchar(10)", "spark", None, 10, None, False),
+        ("character varying(5)", "postgres", None, 5, None, False),
+        ("char(3)", "spark", None, 3, None, False),
+        ("json", "postgres", None, None, "json", False),
+        ("uuid", "postgres", None, None, "uuid", False),
+        ("string", "spark", None, None, None, False),
+        ("array<varchar(3)>", "spark", "ARRAY<STRING>", None, None, False),
+        ("timestamp", "snowflake", "TIMESTAMP_NTZ", None, None, False),
+        ("time", "spark", None, None, None, True),
+        ("UInt8", "clickhouse", None, None, None, True),
+        ("decimal(40,2)", "spark", None, None, None, True),
+        ("no such type", "spark", None, None, None, True),
+    ],
+)
+def test_contract_types_to_spark(
+    data_type: str,
+    dialect: str,
+    ddl: str | None,
+    length: int | None,
+    validator: str | None,
+    skipped: bool,
+) -> None:
+    target = target_type(data_type, dialect)
+    assert target.spark_ddl == ddl
+    assert target.max_length == length
+    assert target.validator == validator
+    assert (target.skip_reason is not None) == skipped
+
+
+def _cols(*names: str, optional: tuple[str, ...] = ()) -> list[Column]:
+    return [
+        Column(name, required=False if name in optional else None, line=index + 1)
+        for index, name in enumerate(names)
+    ]
+
+
+def _named(results: list[SmokeResult], status: str = "failed") -> list[tuple[str, str | None]]:
+    return [(result.name, result.column) for result in results if result.status == status]
+
+
+def test_schema_enforcement_like_delta_lake() -> None:
+    extra = schema_findings(_cols("id", "name"), ["id", "name", "extra"], allow_extra=False)
+    assert _named(extra) == [("extra_column", "extra")]
+    allowed = schema_findings(_cols("id", "name"), ["id", "name", "extra"], allow_extra=True)
+    assert _named(allowed) == [] and "1 extra allowed" in allowed[-1].message
+    missing = schema_findings(_cols("id", "age"), ["id"], allow_extra=False)
+    assert _named(missing) == [("missing_column", "age")]
+    optional = schema_findings(_cols("id", "age", optional=("age",)), ["id"], allow_extra=False)
+    assert _named(optional) == [] and _named(optional, "passed")[0] == ("missing_column", "age")
+    case = schema_findings(_cols("id", "Amount"), ["id", "amount"], allow_extra=False)
+    assert _named(case) == [("case_clash", "Amount")]
+    assert case[0].line == 2
+    both = schema_findings(_cols("id"), ["id", "ID"], allow_extra=True)
+    assert _named(both) == [("case_clash", "id")]
+    twice = schema_findings(_cols("id"), ["id", "id"], allow_extra=False)
+    assert ("duplicate_column", "id") in _named(twice)
+
+
+# -- samples -------------------------------------------------------------------------------
+
+
+def _dataset(dataset_id: str, path: str) -> Dataset:
+    return Dataset(id=dataset_id, path=path, format="soda")
+
+
+def test_sample_beside_the_contract_and_in_the_sample_folder(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "contracts/orders.sample.csv": "id\n1\n",
+            "samples/shop.db.public.customers.jsonl": '{"id": 1}\n',
+            "samples/orders.parquet": b"PAR1",
+            "contracts/customers.sample.csv": "id\n",
+        },
+    )
+    repo = Repo(tmp_path)
+    orders = _dataset("orders", "contracts/orders.yaml")
+    customers = _dataset("shop/db/public/customers", "contracts/customers.yaml")
+    beside = SampleFinder(repo, None, [orders, customers])
+    assert beside.find(orders).relpath == "contracts/orders.sample.csv"
+    assert beside.find(customers).relpath == "contracts/customers.sample.csv"
+    folder = resolve_sample_dir(repo, "samples")
+    in_folder = SampleFinder(repo, folder, [orders, customers])
+    found = in_folder.find(customers)
+    assert (found.relpath, found.format) == ("samples/shop.db.public.customers.jsonl", "jsonl")
+    assert in_folder.find(orders).format == "parquet"  # --sample-data comes first
+    assert sample_stem("a/b/c") == "a.b.c"
+
+
+def test_several_datasets_in_one_contract_file(tmp_path: Path) -> None:
+    write_files(tmp_path, {"models/shop.orders.sample.csv": "id\n", "models/x.sample.csv": ""})
+    orders = _dataset("orders", "models/shop.yaml")
+    items = _dataset("items", "models/shop.yaml")
+    finder = SampleFinder(Repo(tmp_path), None, [orders, items])
+    assert finder.find(orders).relpath == "models/shop.orders.sample.csv"
+    assert finder.find(items) is None
+
+
+def test_two_samples_for_one_dataset_is_an_error(tmp_path: Path) -> None:
+    write_files(tmp_path, {"c/orders.sample.csv": "id\n", "c/orders.sample.json": "[]"})
+    orders = _dataset("orders", "c/orders.yaml")
+    with pytest.raises(SampleError, match="several samples"):
+        SampleFinder(Repo(tmp_path), None, [orders]).find(orders)
+
+
+def test_symlinks_out_of_the_repository_are_refused(tmp_path: Path) -> None:
+    repo_root = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    write_files(outside, {"secret.csv": "token\nhunter2\n"})
+    write_files(repo_root, {"contracts/orders.yaml": "dataset: orders\n"})
+    (repo_root / "contracts" / "orders.sample.csv").symlink_to(outside / "secret.csv")
+    (repo_root / "samples").symlink_to(outside)
+    orders = _dataset("orders", "contracts/orders.yaml")
+    with pytest.raises(UsageError, match=r"orders\.sample\.csv"):
+        SampleFinder(Repo(repo_root), None, [orders]).find(orders)
+    with pytest.raises(UsageError, match="samples"):
+        resolve_sample_dir(Repo(repo_root), "samples")
+    with pytest.raises(UsageError, match="outside"):
+        resolve_sample_dir(Repo(repo_root), str(outside))
+    with pytest.raises(UsageError, match="not a folder"):
+        resolve_sample_dir(Repo(repo_root), "contracts/orders.yaml")
+
+
+def test_run_smoke_refuses_escaping_paths_before_spark(tmp_path: Path) -> None:
+    repo_root = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    write_files(outside, {"orders.csv": "id\n1\n"})
+    write_files(repo_root, {"contracts/orders.yaml": "dataset: orders\ncolumns:\n  - name: id\n"})
+    (repo_root / "contracts" / "orders.sample.csv").symlink_to(outside / "orders.csv")
+    datasets = datasets_in(repo_root, "contracts/orders.yaml")
+    with pytest.raises(UsageError, match=r"contracts/orders\.sample\.csv"):
+        run_smoke(datasets, repo_root, SmokeSettings(), spark=object())
+    with pytest.raises(UsageError, match="outside"):
+        run_smoke(datasets, repo_root, SmokeSettings(sample_data=str(outside)), spark=object())
+
+
+def test_no_sample_is_reported_not_passed_and_spark_is_not_started(tmp_path: Path) -> None:
+    write_files(tmp_path, {"contracts/orders.yaml": "dataset: orders\ncolumns:\n  - name: id\n"})
+    datasets = datasets_in(tmp_path, "contracts/orders.yaml")
+    report = run_smoke(datasets, tmp_path, SmokeSettings(), spark=object())
+    assert [d.status for d in report.datasets] == ["no_sample"]
+    assert report.spark_version == "" and report.session_seconds == 0.0
+    assert not report.failed
+    assert report.to_dict()["counts"] == {"passed": 0, "failed": 0, "no_sample": 1, "error": 0}
+
+
+def test_an_ambiguous_sample_errors_only_its_dataset(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "c/orders.yaml": "dataset: orders\n",
+            "c/orders.sample.csv": "id\n",
+            "c/orders.sample.jsonl": "",
+        },
+    )
+    report = run_smoke(
+        datasets_in(tmp_path, "c/orders.yaml"), tmp_path, SmokeSettings(), spark=object()
+    )
+    assert report.datasets[0].status == "error" and report.failed
+    assert "several samples" in (report.datasets[0].error or "")
+
+
+def test_master_and_remote_are_exclusive(tmp_path: Path) -> None:
+    settings = SmokeSettings(spark_master="local[1]", spark_remote="sc://localhost:15002")
+    with pytest.raises(UsageError, match="not both"):
+        run_smoke([], tmp_path, settings)
+
+
+def test_unknown_dialect_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="unknown dialect"):
+        run_smoke([], tmp_path, SmokeSettings(dialect="cobol"), spark=object())
+
+
+def test_reports_never_show_connect_tokens() -> None:
+    assert display_master(None, "sc://spark.internal:15002/;token=s3cr3t;user_id=ci") == (
+        "sc://spark.internal:15002"
+    )
+    assert display_master("spark://user:pw@master:7077", None) == "spark://master:7077"
+    assert display_master(None, None) == "local[*]"
+
+
+# -- the CSV record splitter ---------------------------------------------------------------
+
+_cell = st.text(alphabet=st.sampled_from(list('ab ,"\n\r;xé')), max_size=8)
+
+
+@given(st.lists(st.lists(_cell, min_size=2, max_size=2), min_size=1, max_size=8))
+def test_csv_records_split_like_rfc4180(rows: list[list[str]]) -> None:
+    from gate.smoke.readers import split_csv_records
+
+    buffer = io.StringIO()
+    csv.writer(buffer, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n").writerows(rows)
+    records = split_csv_records(buffer.getvalue())
+    assert [next(csv.reader([record])) for record in records] == rows
+
+
+def test_csv_blank_lines_are_skipped_and_crlf_is_one_newline() -> None:
+    from gate.smoke.readers import split_csv_records
+
+    text = 'id,note\r\n\r\n1,"two\r\nlines"\r\n  \n2,x\n'
+    assert split_csv_records(text) == ["id,note", '1,"two\r\nlines"', "2,x"]
+
+
+# -- results -------------------------------------------------------------------------------
+
+
+def test_report_to_dict_has_stable_keys_and_failed_means_failed_or_error() -> None:
+    result = SmokeResult(
+        "check", "missing", "id", "failed", "1 of 2 rows are missing", failed_rows=1, line=4
+    )
+    dataset = DatasetSmoke(
+        "orders", "c/orders.yaml", 1, "failed", "c/orders.sample.csv", 2, (result,), 0.123456
+    )
+    report = SmokeReport((dataset,), "4.0.0", "local[*]", 5.5, 4.25)
+    data = report.to_dict()
+    assert list(data) == [
+        "failed",
+        "spark_version",
+        "master",
+        "seconds",
+        "session_seconds",
+        "counts",
+        "datasets",
+    ]
+    assert list(data["datasets"][0]) == [
+        "dataset",
+        "path",
+        "line",
+        "status",
+        "sample",
+        "rows",
+        "seconds",
+        "error",
+        "results",
+    ]
+    assert list(data["datasets"][0]["results"][0]) == [
+        "kind",
+        "name",
+        "column",
+        "status",
+        "message",
+        "failed_rows",
+        "samples",
+        "line",
+    ]
+    assert data["failed"] and data["datasets"][0]["seconds"] == 0.123
+    passed = SmokeReport(
+        (DatasetSmoke("o", "p", None, "passed", None, 0, (), 0.0),), "", "local[*]", 0, 0
+    )
+    assert not passed.failed
+
+
+# -- what the smoke test needs, in a real subprocess ---------------------------------------
+
+
+def _python(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ if env is None else env)
+    full_env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=full_env, timeout=120
+    )
+
+
+def test_importing_the_cli_and_the_smoke_package_does_not_import_pyspark() -> None:
+    probe = _python(
+        "import sys, gate.smoke, gate.smoke.result\n"
+        "try:\n    import gate.cli\nexcept ImportError:\n    pass\n"
+        "assert 'pyspark' not in sys.modules, sorted(m for m in sys.modules if 'spark' in m)\n"
+    )
+    assert probe.returncode == 0, probe.stderr
+
+
+_SMOKE_RUN = (
+    "from pathlib import Path\n"
+    "from gate.model import UsageError\n"
+    "from gate.smoke import SmokeSettings, run_smoke\n"
+    "try:\n"
+    "    run_smoke([], Path('.'), SmokeSettings({settings}))\n"
+    "except UsageError as err:\n"
+    "    print('USAGE:', err)\n"
+)
+
+
+def test_without_pyspark_the_message_says_how_to_install_it() -> None:
+    block = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'pyspark':\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+    )
+    local = _python(block + _SMOKE_RUN.format(settings=""))
+    assert "USAGE: the smoke test needs PySpark" in local.stdout, local.stderr
+    assert "schema-contract-gate[spark]" in local.stdout
+    remote = _python(block + _SMOKE_RUN.format(settings="spark_remote='sc://h:1'"))
+    assert "schema-contract-gate[connect]" in remote.stdout, remote.stderr
+
+
+def test_without_java_the_message_is_clear() -> None:
+    env = {key: value for key, value in os.environ.items() if key != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)
+    if any((Path(p) / "java").exists() for p in env["PATH"].split(os.pathsep)):
+        pytest.skip("java sits beside python here")
+    probe = _python(_SMOKE_RUN.format(settings=""), env=env)
+    assert "USAGE: the smoke test runs Spark, which needs Java 17" in probe.stdout, probe.stderr
+    bad_home = dict(env, JAVA_HOME="/nonexistent/jdk")
+    probe = _python(_SMOKE_RUN.format(settings=""), env=bad_home)
+    assert "JAVA_HOME=/nonexistent/jdk has no bin/java" in probe.stdout, probe.stderr
