@@ -1122,3 +1122,33 @@ def test_pre_commit_hook_runs_the_gate_in_worktree_mode(tmp_path: Path) -> None:
     proc = run_gate(clone.path, *entry[1:], *hook.get("args", []))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "type_narrowed" in proc.stdout
+
+
+@pytest.mark.spark
+def test_smoke_test_runs_in_the_action_with_the_images_spark_settings(tmp_path: Path) -> None:
+    from tests.spark_fixtures import java_missing, pyspark_missing
+
+    reason = pyspark_missing() or java_missing()
+    if reason:
+        pytest.skip(reason)
+    sample = "order_id,customer_id,amount,status,channel\n1,99999999999,1.50,paid,web\n"
+    pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS, "samples/lake.shop.orders.csv": sample})
+    ws = pr.checkout()
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    spark_ip = re.search(r"^\s*SPARK_LOCAL_IP=(\S+)", dockerfile, re.M).group(1)
+    run = run_action(
+        ws.path,
+        "pull_request",
+        pr_payload(pr, body=ACK),
+        env={"SPARK_LOCAL_IP": spark_ip, "PYTHONSAFEPATH": "1"},
+        **{"smoke-test": "true", "sample-data": "samples"},
+    )
+    # the break is acknowledged, but the narrowed id does not hold the sample's value
+    assert run.code == 1, run.stdout + run.stderr
+    assert_outputs(run, acknowledged="2", unacknowledged="0", verdict="fail")
+    assert run.report()["smoke"]["failed"] is True
+    assert "the smoke test failed" in run.verdict_line
+    assert "Smoke test" in run.summary
+    [smoke] = [a for a in run.annotations("error") if "title=smoke coercion" in a]
+    assert smoke.startswith(f"::error file={ORDERS_PATH},line=5,")  # the customer_id line
+    assert "'99999999999'" in smoke
