@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gate import acks, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
@@ -21,6 +22,9 @@ from gate.git_tree import FileChange, Repo, open_repo
 from gate.model import Contract, ContractError, Dataset, UsageError
 from gate.report.base import Report
 from gate.rules import Severity
+
+if TYPE_CHECKING:  # PySpark-free, but only needed for the annotation
+    from gate.smoke.result import SmokeReport
 
 #: Below this many files, worker processes cost more than they save.
 _PARALLEL_THRESHOLD = 400
@@ -102,27 +106,36 @@ def _reject_duplicates(datasets: Sequence[Dataset], side: str) -> None:
         seen[dataset.id] = dataset
 
 
+def _load(
+    repo: Repo, entries: Sequence[tuple[str, str | None, str]], jobs: int | None
+) -> list[tuple[str, Contract]]:
+    """Read and parse (path, blob or None for the working tree, side) entries.
+
+    Every blob comes through one batch read; worktree files are read from disk
+    inside the repository only.
+    """
+    blobs = repo.read_blobs(sorted({blob for _path, blob, _side in entries if blob}))
+    items = [
+        (blobs[blob] if blob else repo.read_worktree(path), path, side)
+        for path, blob, side in entries
+    ]
+    contracts = parse_many(items, jobs)
+    return [(side, contract) for (_d, _p, side), contract in zip(items, contracts, strict=True)]
+
+
 def _read_sides(
     repo: Repo, file_changes: Sequence[FileChange], jobs: int | None
 ) -> tuple[list[Dataset], list[Dataset]]:
     """Read and parse both sides of every changed contract file."""
-    wanted = {c.old_blob for c in file_changes if c.old_blob} | {
-        c.new_blob for c in file_changes if c.new_blob
-    }
-    blobs = repo.read_blobs(sorted(wanted))
-    items: list[tuple[bytes, str, str]] = []
+    entries: list[tuple[str, str | None, str]] = []
     for change in file_changes:
         if change.old_path and change.old_blob:
-            items.append((blobs[change.old_blob], change.old_path, "base"))
+            entries.append((change.old_path, change.old_blob, "base"))
         if change.new_path:
-            data = (
-                blobs[change.new_blob] if change.new_blob else repo.read_worktree(change.new_path)
-            )
-            items.append((data, change.new_path, "head"))
-    contracts = parse_many(items, jobs)
+            entries.append((change.new_path, change.new_blob, "head"))
     base: list[Dataset] = []
     head: list[Dataset] = []
-    for (_data, _path, side), contract in zip(items, contracts, strict=True):
+    for side, contract in _load(repo, entries, jobs):
         (base if side == "base" else head).extend(contract.datasets)
     _reject_duplicates(head, "head")
     return base, head
@@ -135,21 +148,22 @@ def _tokens(settings: Settings) -> list[acks.Token]:
     return tokens
 
 
-def _smoke(repo: Repo, settings: Settings, head_datasets: list[Dataset], globs, dialect: str):  # type: ignore[no-untyped-def]
+def _smoke(
+    repo: Repo,
+    settings: Settings,
+    changed: list[Dataset],
+    globs: Sequence[str],
+    dialect: str,
+) -> SmokeReport:
     """Run the smoke test on the HEAD contracts (imports PySpark only now)."""
     from gate.smoke import SmokeSettings, run_smoke
 
     if settings.smoke_changed_only:
-        datasets = head_datasets
+        datasets = changed
     else:
         files = repo.list_files(settings.head, globs)
-        shas = [sha for sha in files.values() if sha]
-        blobs = repo.read_blobs(shas)
-        items = [
-            (blobs[sha] if sha else repo.read_worktree(path), path, "head")
-            for path, sha in sorted(files.items())
-        ]
-        datasets = [d for contract in parse_many(items, settings.jobs) for d in contract.datasets]
+        entries = [(path, blob, "head") for path, blob in sorted(files.items())]
+        datasets = [d for _side, c in _load(repo, entries, settings.jobs) for d in c.datasets]
     smoke_settings = SmokeSettings(
         sample_data=settings.sample_data,
         spark_master=settings.spark_master,
@@ -162,7 +176,11 @@ def _smoke(repo: Repo, settings: Settings, head_datasets: list[Dataset], globs, 
 
 def run(settings: Settings) -> Report:
     """Run the gate once. Raises ``GateError`` subclasses for exit-code-2 problems."""
-    repo = open_repo(settings.repo)
+    with open_repo(settings.repo) as repo:
+        return _run(repo, settings)
+
+
+def _run(repo: Repo, settings: Settings) -> Report:
     head_sha = repo.resolve(settings.head or "HEAD")
     base_sha = repo.resolve(settings.base)
     if settings.merge_base:
