@@ -94,6 +94,7 @@ def _env() -> dict[str, str]:
         GCM_INTERACTIVE="never",
         GIT_PAGER="cat",
         PAGER="cat",
+        GIT_OPTIONAL_LOCKS="0",  # no index refresh: root must not rewrite the runner's files
         LC_ALL="C",
         LANGUAGE="C",
     )
