@@ -250,3 +250,36 @@ def test_detection() -> None:
     assert soda.detect({"dataset": "orders"})
     assert not soda.detect({"models": []})
     assert not soda.detect(["dataset"])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("dataset: d\nx: !!python/object/apply:os.system [ls]\n", "unsupported tag"),
+        ("dataset: d\nx: !!set {a: null}\n", "unsupported tag"),
+        ("dataset: d\n? [a]\n: 1\n", "unhashable key"),
+        ("dataset: d\nx: &a [*a]\n", "alias"),
+    ],
+)
+def test_unsafe_or_unbounded_yaml_is_refused(text: str, message: str) -> None:
+    from gate.formats import parse_contract
+    from gate.model import ContractError
+
+    with pytest.raises(ContractError, match=message):
+        parse_contract(text.encode(), "c.yaml")
+
+
+def test_merge_keys_and_aliases_still_work() -> None:
+    from gate.formats import parse_contract
+
+    text = (
+        "dataset: d\n"
+        "x-defaults: &num {data_type: bigint}\n"
+        "columns:\n"
+        "  - {<<: *num, name: a}\n"
+        "  - <<: *num\n"
+        "    name: b\n"
+        "    data_type: int\n"
+    )
+    columns = parse_contract(text.encode(), "c.yaml").datasets[0].columns
+    assert [(c.name, c.data_type, c.line) for c in columns] == [("a", "bigint", 4), ("b", "int", 5)]
