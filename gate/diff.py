@@ -200,6 +200,21 @@ def _pair_columns(
     return pairs, removed, added
 
 
+def _nearest_survivor_line(
+    gone: Column, old_columns: Sequence[Column], survivors: dict[int, Column], fallback: int | None
+) -> int | None:
+    """Where a removed column stood, in the HEAD file: at its old next neighbour
+    that survived, else its previous one, else the parent (as buf anchors)."""
+    index = next(i for i, c in enumerate(old_columns) if c is gone)
+    after = old_columns[index + 1 :]
+    before = reversed(old_columns[:index])
+    for neighbour in (*after, *before):
+        new = survivors.get(id(neighbour))
+        if new is not None and new.line is not None:
+            return new.line
+    return fallback
+
+
 #: Check options that carry a column's allowed values (Soda, dbt, DCS/ODCS spellings).
 _ENUM_KEYS = frozenset({"valid_values", "values", "validvalues", "accepted_values"})
 
@@ -268,13 +283,14 @@ class _DatasetDiff:
         parent_line: int | None,
     ) -> None:
         pairs, removed, added = _pair_columns(old_columns, new_columns, self.dialect)
+        survivors = {id(old): new for old, new in pairs}
         for old in removed:
             name = prefix + old.name
             self.emit(
                 "column_removed",
                 f"column '{name}' was removed",
                 column=name,
-                line=parent_line,
+                line=_nearest_survivor_line(old, old_columns, survivors, parent_line),
                 before=_type_text(old.data_type, self.dialect) or name,
             )
         for new in added:

@@ -285,3 +285,14 @@ def test_an_enum_carried_by_a_check_is_reported_once() -> None:
         ("check_removed", "s"),
         ("check_added", "s"),
     ]
+
+
+def test_a_removed_column_is_anchored_at_its_surviving_neighbour() -> None:
+    a, b, c = col("a", position=0), col("b", position=1), col("c", position=2)
+    head_a, head_c = replace(a, line=10), replace(c, position=1, line=12)
+    (change,) = diff_datasets([ds("d", a, b, c)], [ds("d", head_a, head_c)])
+    assert (change.rule, change.line) == ("column_removed", 12)  # where 'b' stood
+    (change,) = diff_datasets([ds("d", a, b)], [ds("d", head_a)])
+    assert change.line == 10  # the last column: its previous neighbour
+    (change,) = diff_datasets([ds("d", a)], [ds("d")])
+    assert change.line == 1  # nothing survived: the dataset
