@@ -104,7 +104,7 @@ def main() -> int:
     ks = args.changed or [100, 10_000]
     repo = build(args.contracts, ks)
     env_py = [sys.executable]
-    imports = "import gate.cli, gate.engine, gate.types, gate.git_tree, sqlglot, git, yaml"
+    imports = "import gate.cli, gate.engine, gate.types, gate.git_tree, sqlglot, yaml"
     startup, _ = timed([*env_py, "-c", imports], ROOT, args.repeat)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
