@@ -10,30 +10,17 @@ import pytest
 
 from gate.formats import dbt, parse_contract
 from gate.model import Column, ContractError, Dataset
+from tests.format_helpers import column_row, load_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dbt"
 
 
 def load(name: str) -> tuple[Dataset, ...]:
-    path = FIXTURES / name
-    contract = parse_contract(path.read_bytes(), f"dbt/{name}")
-    assert contract.format == "dbt"
-    return contract.datasets
+    return load_fixture("dbt", name)
 
 
 def row(column: Column) -> tuple[Any, ...]:
-    """Everything the diff reads from a column, plus its line."""
-    return (
-        column.name,
-        column.data_type,
-        column.line,
-        column.position,
-        column.required,
-        column.unique,
-        column.primary_key_position,
-        column.enum,
-        tuple(check.kind for check in column.checks),
-    )
+    return column_row(column, nested=False)
 
 
 def parse_text(text: str, path: str = "models/schema.yml"):

@@ -10,32 +10,17 @@ import pytest
 
 from gate.formats import dcs, parse_contract
 from gate.model import Column, ContractError, Dataset
+from tests.format_helpers import column_row, load_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dcs"
 
 
 def load(name: str) -> tuple[Dataset, ...]:
-    path = FIXTURES / name
-    contract = parse_contract(path.read_bytes(), f"dcs/{name}")
-    assert contract.format == "dcs"
-    return contract.datasets
+    return load_fixture("dcs", name)
 
 
 def row(column: Column) -> tuple[Any, ...]:
-    """Everything the diff reads from a column, plus its line, nested fields included."""
-    return (
-        column.name,
-        column.data_type,
-        column.line,
-        column.position,
-        column.required,
-        column.unique,
-        column.primary_key_position,
-        column.enum,
-        column.stable_id,
-        tuple(check.kind for check in column.checks),
-        tuple(row(field) for field in column.fields),
-    )
+    return column_row(column, nested=True)
 
 
 def parse_text(text: str, path: str = "contracts/shop.yaml"):

@@ -10,32 +10,17 @@ import pytest
 
 from gate.formats import odcs, parse_contract
 from gate.model import Column, ContractError, Dataset
+from tests.format_helpers import column_row, load_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures" / "odcs"
 
 
 def load(name: str) -> tuple[Dataset, ...]:
-    path = FIXTURES / name
-    contract = parse_contract(path.read_bytes(), f"odcs/{name}")
-    assert contract.format == "odcs"
-    return contract.datasets
+    return load_fixture("odcs", name)
 
 
 def row(column: Column) -> tuple[Any, ...]:
-    """Everything the diff reads from a column, plus its line, nested fields included."""
-    return (
-        column.name,
-        column.data_type,
-        column.line,
-        column.position,
-        column.required,
-        column.unique,
-        column.primary_key_position,
-        column.enum,
-        column.stable_id,
-        tuple(check.kind for check in column.checks),
-        tuple(row(field) for field in column.fields),
-    )
+    return column_row(column, nested=True)
 
 
 HEADER = "apiVersion: v3.1.0\nkind: DataContract\nid: c1\nversion: 1.0.0\nstatus: active\n"

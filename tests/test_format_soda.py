@@ -10,29 +10,17 @@ import pytest
 
 from gate.formats import parse_contract, soda
 from gate.model import Column, ContractError, Dataset
+from tests.format_helpers import column_row, load_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures" / "soda"
 
 
 def load(name: str) -> tuple[Dataset, ...]:
-    path = FIXTURES / name
-    contract = parse_contract(path.read_bytes(), f"soda/{name}")
-    assert contract.format == "soda"
-    return contract.datasets
+    return load_fixture("soda", name)
 
 
 def row(column: Column) -> tuple[Any, ...]:
-    return (
-        column.name,
-        column.data_type,
-        column.line,
-        column.position,
-        column.required,
-        column.unique,
-        column.primary_key_position,
-        column.enum,
-        tuple(check.kind for check in column.checks),
-    )
+    return column_row(column, nested=False)
 
 
 def refused(text: str | bytes, path: str = "soda/orders.yaml") -> str:
