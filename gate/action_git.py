@@ -25,7 +25,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gate.git_tree import SHALLOW_REMEDY
+from gate.git_tree import SHALLOW_REMEDY, first_line, git_env
 from gate.model import GitError, UsageError
 
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
@@ -85,30 +85,6 @@ def trust_workspace(paths: Sequence[str], environ: dict[str, str] | None = None)
     env["GIT_CONFIG_COUNT"] = str(count)
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        GIT_TERMINAL_PROMPT="0",
-        GIT_ASKPASS="",
-        SSH_ASKPASS="",
-        GCM_INTERACTIVE="never",
-        GIT_PAGER="cat",
-        PAGER="cat",
-        GIT_OPTIONAL_LOCKS="0",  # no index refresh: root must not rewrite the runner's files
-        LC_ALL="C",
-        LANGUAGE="C",
-    )
-    return env
-
-
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("hint:"):
-            return line.removeprefix("fatal: ").removeprefix("error: ")
-    return "no message from git"
-
-
 def _fetch_timeout() -> float:
     try:
         return max(float(os.environ.get(FETCH_TIMEOUT_ENV, "") or 600), 1.0)
@@ -142,7 +118,7 @@ class Workspace:
             return subprocess.run(
                 ["git", *args],
                 cwd=self.root,
-                env=_env(),
+                env=git_env(),
                 capture_output=True,
                 text=True,
                 errors="replace",
@@ -204,7 +180,7 @@ class Workspace:
         self.fetched = True
         if proc.returncode != 0:
             raise GitError(
-                f"could not fetch from origin ({_first_line(proc.stderr)}); "
+                f"could not fetch from origin ({first_line(proc.stderr)}); "
                 f"{failure or SHALLOW_REMEDY}"
             )
 

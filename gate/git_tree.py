@@ -50,7 +50,7 @@ _SYMLINK_MODE = "120000"
 _BATCH = 64
 
 
-def _env() -> dict[str, str]:
+def git_env() -> dict[str, str]:
     """The caller's environment, minus everything that could make git interactive."""
     env = dict(os.environ)
     env.update(
@@ -67,10 +67,13 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _first_line(stderr: bytes) -> str:
-    for line in stderr.decode("utf-8", "replace").splitlines():
-        if line.strip():
-            return line.strip()
+def first_line(stderr: bytes | str) -> str:
+    """git's first meaningful stderr line, without its ``fatal:``/``error:`` prefix."""
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("hint:"):
+            return line.removeprefix("fatal: ").removeprefix("error: ")
     return "no message from git"
 
 
@@ -103,14 +106,14 @@ def open_repo(path: str | os.PathLike[str] = ".") -> Repo:
         proc = subprocess.run(
             [_GIT, "rev-parse", "--show-toplevel"],
             cwd=where,
-            env=_env(),
+            env=git_env(),
             capture_output=True,
             check=False,
         )
     except OSError as err:
         raise GitError(f"cannot run git: {err}") from err
     if proc.returncode != 0:
-        message = _first_line(proc.stderr)
+        message = first_line(proc.stderr)
         if "dubious ownership" in message:
             owned = re.search(r"'(.+)'", message)
             top = owned.group(1) if owned else where.resolve()
@@ -193,7 +196,7 @@ class Repo:
                 f"no merge base between '{base}' and '{head}': their histories are "
                 f"unrelated; compare against the tip of '{base}' instead"
             )
-        raise GitError(f"git merge-base failed: {_first_line(proc.stderr)}")
+        raise GitError(f"git merge-base failed: {first_line(proc.stderr)}")
 
     def base_commit(self, base: str, head: str | None = None, *, tip: bool = False) -> str:
         """The base side's commit: the merge base by default, the base tip on request."""
@@ -327,7 +330,7 @@ class Repo:
             return subprocess.run(
                 [_GIT, *args],
                 cwd=self.root,
-                env=_env(),
+                env=git_env(),
                 input=stdin,
                 capture_output=True,
                 check=False,
@@ -338,7 +341,7 @@ class Repo:
     def _out(self, *args: str, stdin: bytes | None = None) -> bytes:
         proc = self._run(*args, stdin=stdin)
         if proc.returncode != 0:
-            raise GitError(f"git {args[0]} failed: {_first_line(proc.stderr)}")
+            raise GitError(f"git {args[0]} failed: {first_line(proc.stderr)}")
         return proc.stdout
 
     def _untracked(self, specs: Sequence[str]) -> set[str]:
@@ -410,7 +413,7 @@ class _BlobReader:
             self._proc = subprocess.Popen(
                 [_GIT, "cat-file", "--batch"],
                 cwd=root,
-                env=_env(),
+                env=git_env(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -454,7 +457,7 @@ class _BlobReader:
 
     def _died(self) -> GitError:
         stderr = _stop(self._proc)
-        return GitError(f"git cat-file stopped unexpectedly: {_first_line(stderr)}")
+        return GitError(f"git cat-file stopped unexpectedly: {first_line(stderr)}")
 
     def close(self) -> None:
         self._finalizer()
