@@ -13,8 +13,9 @@ stays free of configuration. The diff never does I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from gate import rules, types
 from gate.model import Check, Column, Dataset
@@ -114,6 +115,43 @@ def _column_signature(dataset: Dataset, dialect: str) -> tuple[tuple[str, str | 
     return tuple((c.name, _type_text(c.data_type, dialect)) for c in dataset.columns)
 
 
+T = TypeVar("T", Dataset, Column)
+
+
+def _pair_unique(
+    removed: list[T],
+    added: list[T],
+    pairs: list[tuple[T, T]],
+    old_key: Callable[[T], Hashable | None],
+    new_key: Callable[[T], Hashable | None] | None = None,
+) -> tuple[list[T], list[T]]:
+    """Pair leftovers whose key is unique on both sides; return the new leftovers.
+
+    Uniqueness on both sides is the "clear evidence" rule: two candidates for a
+    rename mean no rename. Keys are indexed, so pairing stays linear even for a
+    PR that moves thousands of datasets.
+    """
+
+    def unique(items: list[T], key: Callable[[T], Hashable | None]) -> dict[Hashable, T]:
+        groups: dict[Hashable, list[T]] = {}
+        for item in items:
+            value = key(item)
+            if value is not None:
+                groups.setdefault(value, []).append(item)
+        return {value: group[0] for value, group in groups.items() if len(group) == 1}
+
+    if not removed or not added:
+        return removed, added
+    olds = unique(removed, old_key)
+    news = unique(added, new_key or old_key)
+    matched = [(old, news[value]) for value, old in olds.items() if value in news]
+    if not matched:
+        return removed, added
+    pairs.extend(matched)
+    gone = {id(item) for pair in matched for item in pair}
+    return [d for d in removed if id(d) not in gone], [d for d in added if id(d) not in gone]
+
+
 def _pair_datasets(
     base: Sequence[Dataset],
     head: Sequence[Dataset],
@@ -138,30 +176,15 @@ def _pair_datasets(
         else:
             pairs.append((old, new))
     added = list(head_by_id.values())
-
-    def take(match: Callable[[Dataset, Dataset], bool]) -> None:
-        for old in list(removed):
-            candidates = [new for new in added if match(old, new)]
-            if len(candidates) == 1 and sum(match(o, candidates[0]) for o in removed) == 1:
-                pairs.append((old, candidates[0]))
-                removed.remove(old)
-                added.remove(candidates[0])
-
-    take(lambda o, n: o.stable_id is not None and o.stable_id == n.stable_id)
-
-    def same_file(o: Dataset, n: Dataset) -> bool:
-        if renamed_paths.get(o.path, o.path) != n.path:
-            return False
-        return (
-            sum(d.path == o.path for d in removed) == 1
-            and sum(d.path == n.path for d in added) == 1
-        )
-
-    take(same_file)
-    take(
-        lambda o, n: (
-            bool(o.columns) and _column_signature(o, dialect) == _column_signature(n, dialect)
-        )
+    removed, added = _pair_unique(removed, added, pairs, lambda d: d.stable_id)
+    removed, added = _pair_unique(
+        removed, added, pairs, lambda d: renamed_paths.get(d.path, d.path), lambda d: d.path
+    )
+    removed, added = _pair_unique(
+        removed,
+        added,
+        pairs,
+        lambda d: _column_signature(d, dialect) if d.columns else None,
     )
     return pairs, removed, added
 
@@ -175,27 +198,15 @@ def _pair_columns(
     the same declared type at the same position, and no other candidate.
     """
     pairs: list[tuple[Column, Column]] = []
-    removed = list(old_columns)
-    added = list(new_columns)
-
-    def take(match: Callable[[Column, Column], bool]) -> None:
-        for old in list(removed):
-            candidates = [new for new in added if match(old, new)]
-            if len(candidates) == 1:
-                pairs.append((old, candidates[0]))
-                removed.remove(old)
-                added.remove(candidates[0])
-
-    take(lambda o, n: o.stable_id is not None and o.stable_id == n.stable_id)
-    take(lambda o, n: o.name == n.name)
-    take(lambda o, n: o.name.casefold() == n.name.casefold())
-    take(
-        lambda o, n: (
-            o.position == n.position
-            and o.data_type is not None
-            and n.data_type is not None
-            and types.compare(o.data_type, n.data_type, dialect).change is types.TypeChange.SAME
-        )
+    removed, added = list(old_columns), list(new_columns)
+    removed, added = _pair_unique(removed, added, pairs, lambda c: c.stable_id)
+    removed, added = _pair_unique(removed, added, pairs, lambda c: c.name)
+    removed, added = _pair_unique(removed, added, pairs, lambda c: c.name.casefold())
+    removed, added = _pair_unique(
+        removed,
+        added,
+        pairs,
+        lambda c: (c.position, _type_text(c.data_type, dialect)) if c.data_type else None,
     )
     return pairs, removed, added
 
@@ -315,6 +326,8 @@ class _DatasetDiff:
             self.column_pair(old, new, prefix)
 
     def column_pair(self, old: Column, new: Column, prefix: str) -> None:
+        if old == new:  # lines are not part of equality: an unchanged column says nothing
+            return
         name = prefix + new.name
         if old.name != new.name:
             old_name = prefix + old.name
