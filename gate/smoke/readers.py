@@ -92,6 +92,8 @@ def _text(sample: Sample) -> str:
 
 def strings_frame(spark: SparkSession, values: list[str]) -> DataFrame:
     """A one-column (``value``) DataFrame of strings, through Arrow when available."""
+    if not values:  # Spark Connect cannot infer a schema from no rows
+        return spark.createDataFrame([], "value string")
     if has_pyarrow():
         import pyarrow as pa
 

@@ -25,6 +25,7 @@ import contextlib
 import importlib.util
 import os
 import shutil
+import socket
 import tempfile
 import time
 from dataclasses import dataclass
@@ -97,11 +98,16 @@ class SparkHandle:
     remote: bool  # Spark Connect
     local: bool  # driver and executors on this machine (local master)
     owned: bool  # started by us: stop it when done
+    connect_mode_set: bool = False  # we switched this process into Spark Connect mode
 
     def stop(self) -> None:
         if self.owned:  # a session that is already gone is stopped enough
             with contextlib.suppress(Exception):
                 self.spark.stop()
+        if self.connect_mode_set:
+            # PySpark marks the whole process as "Spark Connect" once a remote
+            # session exists; undo it so a later local session works again.
+            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
 
 
 def display_master(spark_master: str | None, spark_remote: str | None) -> str:
@@ -168,10 +174,18 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
         require_pyspark(remote=True)
         from pyspark.sql import SparkSession
 
+        _check_reachable(spark_remote, shown)
+        mode_was_set = "SPARK_CONNECT_MODE_ENABLED" in os.environ
+        spark = None
         try:
             spark = SparkSession.builder.remote(spark_remote).create()
             version = spark.version  # the first call reaches the server
         except Exception as err:
+            if spark is not None:
+                with contextlib.suppress(Exception):
+                    spark.stop()
+            if not mode_was_set:
+                os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
             raise UsageError(f"cannot reach Spark Connect at {shown}: {first_line(err)}") from None
         _set_runtime_conf(spark)
         return SparkHandle(
@@ -182,6 +196,7 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
             remote=True,
             local=False,
             owned=True,
+            connect_mode_set=not mode_was_set,
         )
     require_pyspark(remote=False)
     require_java()
@@ -218,6 +233,32 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
         local=local,
         owned=True,
     )
+
+
+#: Seconds to wait for a Spark Connect server's port before giving up.
+CONNECT_TIMEOUT = 10.0
+DEFAULT_CONNECT_PORT = 15002
+
+
+def _check_reachable(url: str, shown: str) -> None:
+    """Fail fast on a server that is not there.
+
+    The Spark Connect client retries an unreachable server with backoff for
+    many minutes; a CI job should instead stop at once with the reason.
+    """
+    netloc = shown.split("://", 1)[-1]
+    host, _, port_text = netloc.rpartition(":")
+    if not host or not port_text.isdigit():
+        host, port = netloc.strip("[]"), DEFAULT_CONNECT_PORT
+    else:
+        port = int(port_text)
+    if not url.startswith("sc://") or not host:
+        raise UsageError("--spark-remote must look like sc://host:port")
+    try:
+        with socket.create_connection((host.strip("[]"), port), timeout=CONNECT_TIMEOUT):
+            pass
+    except OSError as err:
+        raise UsageError(f"cannot reach Spark Connect at {shown}: {err}") from None
 
 
 def attach(spark: Any) -> SparkHandle:
