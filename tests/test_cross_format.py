@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gate import rules
 from gate.diff import diff_datasets
 from gate.formats import parse_contract
 
@@ -16,24 +17,51 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FORMATS = ("dcs", "odcs", "dbt", "soda")
 
 EXPECTED: dict[str, set[tuple[str, str | None]]] = {
+    "model_renamed": {("model_renamed", None)},
     "column_removed": {("column_removed", "note")},
-    "type_narrowed": {("type_narrowed", "customer_id")},
     "column_renamed": {("column_renamed", "order_note")},
+    "column_case_changed": {("column_case_changed", "Currency")},
+    "type_narrowed": {("type_narrowed", "customer_id")},
+    "type_changed": {("type_changed", "customer_id")},
     "required_added": {("required_added", "note")},
+    "required_column_added": {("required_column_added", "channel")},
     "enum_value_removed": {("enum_value_removed", "status")},
     "primary_key_changed": {("primary_key_changed", None)},
+    "type_removed": {("type_removed", "note")},
+    "required_removed": {("required_removed", "currency")},
+    "enum_value_added": {("enum_value_added", "status")},
+    "unique_removed": {("unique_removed", "order_id")},
     "check_removed": {("check_removed", None)},
     "nested_field_removed": {("column_removed", "shipping_address.postal_code")},
+    "column_added": {("column_added", "gift_message")},
+    "type_widened": {("type_widened", "order_total")},
+    "type_declared": {("type_declared", "note")},
+    "check_added": {("check_added", "order_total")},
+    "unique_added": {("unique_added", "order_id")},
     "version_bumped": {("column_removed", "note"), ("version_bumped", None)},
     "version_not_bumped": {("column_removed", "note"), ("version_not_bumped", None)},
+    "version_decreased": {("version_decreased", None)},
     "enforcement_removed": {("contract_enforcement_removed", None)},
 }
+
+#: Changes the base cannot make (every column is typed, ``order_id`` is already
+#: unique) are another variant read backwards: diff(that variant, base).
+REVERSED = {"type_declared": "type_removed", "unique_added": "unique_removed"}
+
+#: The dataset id at HEAD when the variant renames the dataset.
+RENAMED = {"model_renamed": "sales_orders"}
+
+#: A whole contract file deleted or added: diffed against no datasets, no fixture.
+FILE_LEVEL = ("model_removed", "model_added")
+
+#: The README table's marks: a fixture exists, or the format cannot say the change.
+YES, NO = "\u2713", "\u2013"
 
 CASES = [
     (fmt, variant)
     for variant in EXPECTED
     for fmt in FORMATS
-    if (FIXTURES / fmt / f"orders.{variant}.yaml").exists()
+    if (FIXTURES / fmt / f"orders.{REVERSED.get(variant, variant)}.yaml").exists()
 ]
 
 
@@ -44,13 +72,18 @@ def datasets(fmt: str, variant: str):
 
 @pytest.mark.parametrize(("fmt", "variant"), CASES, ids=[f"{f}-{v}" for f, v in CASES])
 def test_same_change_same_finding(fmt: str, variant: str) -> None:
-    changes = diff_datasets(datasets(fmt, "base"), datasets(fmt, variant))
+    if variant in REVERSED:
+        changes = diff_datasets(datasets(fmt, REVERSED[variant]), datasets(fmt, "base"))
+    else:
+        changes = diff_datasets(datasets(fmt, "base"), datasets(fmt, variant))
     found = {(c.rule, c.column) for c in changes}
     if not variant.startswith("version_"):
         # DCS/ODCS fixtures keep their version, so breaking variants also say so.
         found.discard(("version_not_bumped", None))
     assert found == EXPECTED[variant]
-    assert all(c.dataset == "orders" for c in changes)
+    assert all(c.dataset == RENAMED.get(variant, "orders") for c in changes)
+    if variant in RENAMED:
+        assert all(c.old_dataset == "orders" for c in changes if c.rule == "model_renamed")
 
 
 @pytest.mark.parametrize("variant", sorted(EXPECTED))
@@ -66,3 +99,46 @@ def test_every_variant_is_covered_by_at_least_two_formats_or_is_format_specific(
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_base_compared_with_itself_is_clean(fmt: str) -> None:
     assert diff_datasets(datasets(fmt, "base"), datasets(fmt, "base")) == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_deleted_contract_is_model_removed(fmt: str) -> None:
+    changes = diff_datasets(datasets(fmt, "base"), [])
+    assert [(c.rule, c.dataset, c.column) for c in changes] == [("model_removed", "orders", None)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_new_contract_is_model_added(fmt: str) -> None:
+    changes = diff_datasets([], datasets(fmt, "base"))
+    assert [(c.rule, c.dataset, c.column) for c in changes] == [("model_added", "orders", None)]
+
+
+def test_every_rule_has_a_cross_format_case() -> None:
+    covered = {rule for findings in EXPECTED.values() for rule, _column in findings}
+    assert covered | set(FILE_LEVEL) == set(rules.RULES)
+
+
+def readme_matrix() -> dict[str, tuple[list[str], str]]:
+    """variant -> (the formats marked YES, the reason given for the NO marks) from the README."""
+    rows: dict[str, tuple[list[str], str]] = {}
+    for line in (FIXTURES / "README.md").read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 8 or not cells[0].startswith("`"):
+            continue
+        marks = dict(zip(FORMATS, cells[3:7], strict=True))
+        assert set(marks.values()) <= {YES, NO}, line
+        rows[cells[0].strip("`")] = ([f for f in FORMATS if marks[f] == YES], cells[7])
+    return rows
+
+
+def test_readme_matrix_matches_the_fixtures() -> None:
+    matrix = readme_matrix()
+    assert set(matrix) == set(EXPECTED) | set(FILE_LEVEL)
+    for variant, (formats, reason) in matrix.items():
+        if variant in FILE_LEVEL:
+            assert formats == list(FORMATS), variant
+        else:
+            assert formats == [f for f, v in CASES if v == variant], variant
+        assert bool(reason) == (formats != list(FORMATS)), (
+            f"{variant}: give a reason for each NO mark, and only then"
+        )
