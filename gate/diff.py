@@ -251,6 +251,12 @@ def _drop_enum_carriers(
     return keep_removed, keep_added
 
 
+def _sole_key(dataset: Dataset) -> str | None:
+    """The column of a single-column primary key: unique whatever its flag says."""
+    keyed = [c.name for c in dataset.columns if c.primary_key_position is not None]
+    return keyed[0] if len(keyed) == 1 else None
+
+
 def _required_rank(value: bool | None) -> int:
     """Explicitly nullable < unspecified < required: a rise is ``required_added``."""
     return {False: 0, None: 1, True: 2}[value]
@@ -353,14 +359,16 @@ class _DatasetDiff:
         self.column_type(old, new, name)
         self.required(old, new, name)
         self.enum(old, new, name)
-        if old.unique and not new.unique:
+        old_unique = old.unique or name == _sole_key(self.old)
+        new_unique = new.unique or name == _sole_key(self.new)
+        if old_unique and not new_unique:
             self.emit(
                 "unique_removed",
                 f"column '{name}' is no longer unique; consumers may see duplicates",
                 column=name,
                 line=new.line,
             )
-        elif new.unique and not old.unique:
+        elif new_unique and not old_unique:
             self.emit("unique_added", f"column '{name}' is now unique", column=name, line=new.line)
         self.checks(
             old.checks, new.checks, name, anchor=new.line, enum_changed=old.enum != new.enum

@@ -65,8 +65,9 @@ BASE = ds("shop.orders", ID, AMOUNT)
             [("required_removed", "amount")],
         ),
         (
+            # A sole primary key is unique too.
             [ds("shop.orders", replace(ID, primary_key_position=0), AMOUNT)],
-            [("primary_key_changed", None)],
+            [("unique_added", "id"), ("primary_key_changed", None)],
         ),
         ([ds("shop.orders", replace(ID, unique=True), AMOUNT)], [("unique_added", "id")]),
         (
