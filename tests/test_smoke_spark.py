@@ -403,14 +403,16 @@ def test_parquet_keeps_its_own_types(spark: Any, tmp_path: Path) -> None:  # noq
 def test_malformed_records_are_findings(spark: Any, tmp_path: Path) -> None:  # noqa: F811
     files = {
         "c/a.yaml": "dataset: a\ncolumns:\n  - name: id\n  - name: name\n",
-        "c/a.sample.csv": 'id,name\n1,a\n2,b,c\n3\n4,"quoted, comma"\n',
+        "c/a.sample.csv": 'id,name\n1,a\n2,b,c\n3\n4,"quoted, comma"\n5,"two\nlines",x\n',
         "c/b.yaml": "dataset: b\ncolumns:\n  - name: id\n",
         "c/b.sample.jsonl": '{"id": 1}\n{bad\n',
     }
     outcome = by_id(smoke(write_files(tmp_path, files), ["c/a.yaml", "c/b.yaml"], spark))
     csv_bad = find(outcome["a"], "malformed_record")
-    assert (csv_bad.status, csv_bad.failed_rows) == ("failed", 2)
+    assert (csv_bad.status, csv_bad.failed_rows) == ("failed", 3)
     assert "not valid CSV (wrong number of fields)" in csv_bad.message
+    assert '5,"two\\nlines",x' in csv_bad.samples  # one-line messages: newlines escaped
+    assert "\n" not in csv_bad.message
     json_bad = find(outcome["b"], "malformed_record")
     assert (json_bad.failed_rows, json_bad.samples) == (1, ("{bad",))
 

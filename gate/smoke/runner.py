@@ -18,6 +18,7 @@ sample at all. A check the gate cannot evaluate is ``skipped`` with the reason.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -168,10 +169,15 @@ def _percent(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") + "%"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _shown(values: Sequence[Any]) -> tuple[str, ...]:
+    """Offending values for one-line messages: control characters escaped, long ones cut."""
     out: list[str] = []
     for value in values:
         text = "NULL" if value is None else str(value)
+        text = _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
         out.append(text if len(text) <= 60 else text[:57] + "...")
     return tuple(out)
 

@@ -57,8 +57,13 @@ LOCAL_CONF = {
     "spark.driver.memory": "1g",
 }
 
-#: JVM options for a short-lived driver: small heap, serial GC, quick JIT.
+#: JVM options for a short-lived driver: serial GC, quick JIT (C1 only). On two
+#: cores the C2 compiler threads compete with the first queries; without them
+#: the warm-up is shorter (see docs/smoke-test.md, Performance).
 JVM_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+
+#: More JVM options for a local session (e.g. a class-data-sharing archive).
+JAVA_OPTIONS_ENV = "GATE_SPARK_JAVA_OPTIONS"
 
 #: Quiet log4j 2 configuration: errors only. Spark prints "Setting default log
 #: level" unless the logger of the Python gateway has its own level.
@@ -209,8 +214,9 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
     local = master.startswith("local")
     builder = SparkSession.builder.master(master).appName(APP_NAME)
     conf = dict(LOCAL_CONF)
+    extra = os.environ.get(JAVA_OPTIONS_ENV, "").strip()
     conf["spark.driver.extraJavaOptions"] = (
-        f"-Dlog4j2.configurationFile={_log4j_file().as_uri()} {JVM_OPTIONS}"
+        f"-Dlog4j2.configurationFile={_log4j_file().as_uri()} {JVM_OPTIONS} {extra}".strip()
     )
     if local:
         address = os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
