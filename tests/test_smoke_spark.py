@@ -544,3 +544,64 @@ def test_quarantine_folder_rules(spark: Any, tmp_path: Path) -> None:  # noqa: F
         run_smoke(v4, root, SmokeSettings(quarantine="escape/q"), spark=spark)
     with pytest.raises(UsageError, match=r"\.git"):
         run_smoke(v4, root, SmokeSettings(quarantine=".git/q"), spark=spark)
+
+
+# -- other formats: dbt tests and NOT NULL columns -----------------------------------------------
+
+DBT_SCHEMA = """\
+version: 2
+models:
+  - name: orders
+    config:
+      contract: {enforced: true}
+    columns:
+      - name: id
+        data_type: int
+        constraints: [{type: not_null}]
+        data_tests: [unique, not_null]
+      - name: status
+        data_type: string
+        data_tests:
+          - accepted_values:
+              arguments:
+                values: [placed, paid]
+      - name: channel
+        data_type: string
+        data_tests:
+          - accepted_values:
+              values: [web]
+              config: {severity: warn}
+          - relationships:
+              to: ref('channels')
+              field: id
+"""
+
+
+def test_dbt_tests_and_not_null_constraints(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    files = {
+        "models/schema.yml": DBT_SCHEMA,
+        "models/schema.sample.csv": "id,status,channel\n1,placed,web\n1,lost,app\n,paid,web\n",
+    }
+    outcome = smoke(write_files(tmp_path, files), ["models/schema.yml"], spark).datasets[0]
+    assert outcome.dataset == "orders" and outcome.status == "failed"
+    not_null = find(outcome, "not_null", "id", kind="coercion")  # constraints: not_null
+    assert (not_null.status, not_null.failed_rows) == ("failed", 1)
+    assert "required (NOT NULL) column 'id'" in not_null.message
+    assert find(outcome, "unique", "id").failed_rows == 1
+    assert find(outcome, "not_null", "id", kind="check").status == "failed"
+    assert find(outcome, "accepted_values", "status").samples == ("lost",)
+    channel = [r for r in outcome.results if r.column == "channel" and r.kind == "check"]
+    assert [(r.name, r.status) for r in channel] == [
+        ("accepted_values", "warned"),  # config: {severity: warn}
+        ("relationships", "skipped"),
+    ]
+
+
+def test_a_parquet_folder_written_by_spark(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    write_files(tmp_path, {"c/p.yaml": "dataset: p\ncolumns:\n  - name: id\n    data_type: int\n"})
+    spark.createDataFrame([("1",), ("x",)], "id string").coalesce(1).write.parquet(
+        str(tmp_path / "c" / "p.sample.parquet")
+    )
+    outcome = smoke(tmp_path, ["c/p.yaml"], spark).datasets[0]
+    assert (outcome.rows, outcome.sample) == (2, "c/p.sample.parquet")
+    assert find(outcome, "cast_to_int", "id").samples == ("x",)

@@ -483,3 +483,38 @@ def test_without_java_the_message_is_clear() -> None:
     bad_home = dict(env, JAVA_HOME="/nonexistent/jdk")
     probe = _python(_SMOKE_RUN.format(settings=""), env=bad_home)
     assert "JAVA_HOME=/nonexistent/jdk has no bin/java" in probe.stdout, probe.stderr
+
+
+def test_dbt_generic_tests_read_as_soda_checks() -> None:
+    not_null = plan(Check.make("not_null", {}, columns=("id",)))
+    assert (not_null.family, not_null.threshold.text) == (MISSING, "must_be 0")
+    assert plan(Check.make("dbt.unique", {}, columns=("id",))).family == DUPLICATE
+    accepted = plan(
+        Check.make(
+            "accepted_values",
+            {"values": ["a", "b"], "quote": True, "config": {"severity": "warn"}},
+            columns=("s",),
+        )
+    )
+    assert (accepted.family, accepted.validity.valid_values) == (INVALID, ("a", "b"))
+    assert accepted.threshold.level == "warn"
+    with pytest.raises(th.Unsupported, match="filters"):
+        plan(Check.make("not_null", {"config": {"where": "x > 1"}}, columns=("id",)))
+    with pytest.raises(th.Unsupported, match="error_if"):
+        plan(Check.make("unique", {"config": {"error_if": ">10"}}, columns=("id",)))
+    with pytest.raises(th.Unsupported, match="relationships"):
+        plan(Check.make("relationships", {"to": "ref('x')"}, columns=("id",)))
+
+
+def test_a_parquet_folder_may_not_hide_a_link_out(tmp_path: Path) -> None:
+    repo_root = tmp_path / "repo"
+    write_files(tmp_path / "outside", {"secret.parquet": b"PAR1"})
+    write_files(repo_root, {"c/orders.sample.parquet/part-0.parquet": b"PAR1"})
+    orders = _dataset("orders", "c/orders.yaml")
+    found = SampleFinder(Repo(repo_root), None, [orders]).find(orders)
+    assert found.relpath == "c/orders.sample.parquet" and found.path.is_dir()
+    (repo_root / "c/orders.sample.parquet/part-1.parquet").symlink_to(
+        tmp_path / "outside" / "secret.parquet"
+    )
+    with pytest.raises(UsageError, match="outside"):
+        SampleFinder(Repo(repo_root), None, [orders]).find(orders)

@@ -59,11 +59,47 @@ _KINDS: dict[str, tuple[str, str | None, bool]] = {
     "rows_exist": (ROW_COUNT, None, True),
 }
 
+#: dbt's generic data tests, read as the Soda check they are: ``not_null`` is
+#: missing, ``unique`` is duplicate, ``accepted_values`` is invalid with
+#: ``valid_values`` (dbt ignores NULLs there too). A ``dbt.`` prefix is allowed.
+_DBT_KINDS: dict[str, str] = {
+    "not_null": "no_missing_values",
+    "unique": "no_duplicate_values",
+    "accepted_values": "no_invalid_values",
+}
+#: dbt test ``config`` keys that do not change what is measured.
+_DBT_CONFIG_IGNORED = frozenset(
+    {
+        "severity",
+        "tags",
+        "meta",
+        "enabled",
+        "alias",
+        "store_failures",
+        "store_failures_as",
+        "schema",
+        "database",
+        "description",
+    }
+)
+
 #: Kinds the smoke test answers elsewhere (the schema findings) and does not report again.
 SCHEMA_KINDS = frozenset({"schema"})
 
 #: Options every check may carry that do not change what is measured.
-_IGNORED = frozenset({"name", "qualifier", "attributes", "description", "id", "identity"})
+_IGNORED = frozenset(
+    {
+        "name",
+        "qualifier",
+        "attributes",
+        "description",
+        "id",
+        "identity",
+        "quote",  # dbt accepted_values: SQL quoting only
+        "warn_unenforced",  # dbt constraints
+        "warn_unsupported",
+    }
+)
 _MISSING_OPTIONS = frozenset(
     {"missing_values", "missing_format", "missing_regex_sql", "missing_regex"}
 )
@@ -190,10 +226,13 @@ def plan(check: Check, column: str | None = None) -> CheckPlan:
     cannot evaluate as Soda would.
     """
     kind = check.kind
-    if kind not in _KINDS:
-        raise Unsupported(f"check type '{kind}' is not evaluated by the smoke test")
-    family, metric, fixed = _KINDS[kind]
     spec: Mapping[str, Any] = check.spec or {}
+    dbt_kind = kind[4:] if kind.startswith("dbt.") else kind
+    if dbt_kind in _DBT_KINDS:
+        kind, spec = _DBT_KINDS[dbt_kind], _dbt_spec(dbt_kind, spec)
+    if kind not in _KINDS:
+        raise Unsupported(f"check type '{check.kind}' is not evaluated by the smoke test")
+    family, metric, fixed = _KINDS[kind]
     _refuse_unknown(spec, family)
     columns = _columns(check, spec, column, family)
     default = thresholds.must_be_greater_than(0) if family == ROW_COUNT else thresholds.must_be(0)
@@ -208,6 +247,27 @@ def plan(check: Check, column: str | None = None) -> CheckPlan:
             "(valid_values, valid_format, valid_min, ...)"
         )
     return CheckPlan(check, family, columns, threshold, missing, validity)
+
+
+def _dbt_spec(kind: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A dbt test's options in Soda's words; ``config.severity: warn`` is a warn level."""
+    out = {key: value for key, value in spec.items() if key != "config"}
+    config = spec.get("config") or {}
+    if not isinstance(config, Mapping):
+        raise Unsupported("dbt test 'config' must be a mapping")
+    if "where" in config:
+        raise Unsupported("check filters are not evaluated by the smoke test")
+    for key in config:
+        if key not in _DBT_CONFIG_IGNORED:
+            raise Unsupported(f"dbt test config '{key}' is not evaluated by the smoke test")
+    severity = str(config.get("severity", "error")).lower()
+    if severity == "warn":
+        out["level"] = "warn"
+    if kind == "accepted_values":
+        if "values" not in out:
+            raise Unsupported("'accepted_values' needs 'values'")
+        out["valid_values"] = out.pop("values")
+    return out
 
 
 def _refuse_unknown(spec: Mapping[str, Any], family: str) -> None:

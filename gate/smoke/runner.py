@@ -294,10 +294,16 @@ class _DatasetRun:
             )
             self.quarantine_rules.append(("malformed_record", condition))
 
-        # coercion
+        # coercion: NOT NULL of required columns, then what each type can hold
         for column in self.dataset.columns:
             bound = self.bounds.get(column.name)
-            if bound is None or bound.target is None:
+            if bound is None:
+                continue
+            if column.required is True:
+                condition = bound.raw.isNull()
+                pending.append(("not_null", column, metrics.count_if(condition)))
+                self.quarantine_rules.append((f"not_null({column.name})", condition))
+            if bound.target is None:
                 continue
             target = bound.target
             if target.skip_reason:
@@ -403,7 +409,9 @@ class _DatasetRun:
         malformed_count = 0
         coercion: list[SmokeResult] = list(self.cast_results)
         for item in pending:
-            if item[0] == "malformed":
+            if item[0] == "not_null":
+                coercion.append(self._not_null(item[1], int(values[item[2]] or 0), rows))
+            elif item[0] == "malformed":
                 malformed_count = int(values[item[1]] or 0) if item[1] else 0
                 found = values[item[2]] if item[2] else []
                 out.append(self._malformed(malformed_count, found, rows))
@@ -522,6 +530,25 @@ class _DatasetRun:
             f"{_count(count)} {noun} {rule.message}{declared}: {_quoted(shown)}",
             failed_rows=count,
             samples=shown,
+            line=column.line,
+        )
+
+    def _not_null(self, column: Any, count: int, rows: int) -> SmokeResult:
+        """A required (NOT NULL) column: the sample must have a value in every row."""
+        if count == 0:
+            message = f"no NULL in {_count(rows)} rows of required column '{column.name}'"
+        else:
+            message = (
+                f"{_count(count)} of {_count(rows)} rows have no value in required "
+                f"(NOT NULL) column '{column.name}'"
+            )
+        return SmokeResult(
+            "coercion",
+            "not_null",
+            column.name,
+            FAILED if count else PASSED,
+            message,
+            failed_rows=count,
             line=column.line,
         )
 

@@ -103,13 +103,25 @@ class SampleFinder:
             real = self.repo.safe_path(candidate)  # UsageError when it leads outside
             if not real.exists():
                 raise SampleError(f"{shown}: broken symlink")
-            if fmt != "parquet" and not real.is_file():
+            if real.is_dir() and fmt == "parquet":
+                self._check_folder(real, shown)
+            elif not real.is_file():
                 raise SampleError(f"{shown}: not a regular file")
             found.append(Sample(path=real, relpath=shown, format=fmt))
         if len(found) > 1:
             names = ", ".join(sample.relpath for sample in found)
             raise SampleError(f"several samples for one dataset: {names}; keep one")
         return found[0] if found else None
+
+    def _check_folder(self, folder: Path, shown: str) -> None:
+        """A Parquet folder (as Spark writes it): nothing in it may lead outside."""
+        for current, dirs, files in os.walk(folder):
+            for name in dirs + files:
+                inner = Path(current) / name
+                if inner.is_symlink():
+                    self.repo.safe_path(inner)  # UsageError when it leads outside
+        if not any(folder.rglob("*.parquet")):
+            raise SampleError(f"{shown}: a folder without .parquet files")
 
     def _shown(self, candidate: Path) -> str:
         """Repo-relative path as the author wrote it (symlinks not resolved)."""
