@@ -28,7 +28,7 @@ row_count          ``row_count``                           ``row_count``, ``rows
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -405,14 +405,3 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "" if value is None else str(value)
-
-
-def plans_for(checks: Sequence[tuple[Check, str | None]]) -> list[CheckPlan | tuple[Check, str]]:
-    """Plan many checks; an unsupported one comes back as ``(check, reason)``."""
-    out: list[CheckPlan | tuple[Check, str]] = []
-    for check, column in checks:
-        try:
-            out.append(plan(check, column))
-        except Unsupported as reason:
-            out.append((check, str(reason)))
-    return out

@@ -51,9 +51,6 @@ class Loaded:
     corrupt: bool  # df has the CORRUPT column
     what: str  # "CSV" | "JSON" | "Parquet", for messages
 
-    def internal(self, index: int) -> str:
-        return f"c{index}"
-
 
 def has_pyarrow() -> bool:
     try:

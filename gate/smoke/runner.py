@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,14 @@ def _run_dataset(
     )
 
 
+#: A finding waiting for the aggregation: (metric values, rows) -> result.
+_Render = Callable[[dict[str, Any], int], SmokeResult]
+
+
+def _ready(result: SmokeResult) -> _Render:
+    return lambda values, rows: result
+
+
 def _count(number: int) -> str:
     return f"{number:,}"
 
@@ -207,8 +215,8 @@ class _DatasetRun:
         for index, name in enumerate(self.loaded.names):
             self.position.setdefault(name, index)
         self.bounds: dict[str, rules.Bound] = {}
-        self.results: list[SmokeResult] = []
         self.cast_results: list[SmokeResult] = []
+        self.malformed_count = 0
         self.quarantine_rules: list[tuple[str, Any]] = []
 
     # building ---------------------------------------------------------------
@@ -274,38 +282,64 @@ class _DatasetRun:
     # evaluating -------------------------------------------------------------
 
     def evaluate(self, quarantine_folder: Path | None) -> tuple[list[SmokeResult], int]:
-        names = self.loaded.names
-        self.results.extend(
-            schema.schema_findings(self.dataset.columns, names, self.dataset.allow_extra_columns)
+        """All findings of the dataset, in report order: schema, coercion, checks."""
+        schema_results = schema.schema_findings(
+            self.dataset.columns, self.loaded.names, self.dataset.allow_extra_columns
         )
         self._bind()
         metrics = rules.Metrics()
         rows_key = metrics.add(F.count(F.lit(1)))
-        pending: list[Any] = []
+        malformed = self._plan_malformed(metrics)
+        coercion = self._plan_coercion(metrics)
+        checks = self._plan_checks(metrics)
+        values = metrics.collect(self.df)  # the one aggregation job
+        rows = int(values.get(rows_key) or 0)
+        out = [*schema_results, *(render(values, rows) for render in malformed)]
+        position = {column.name: index for index, column in enumerate(self.dataset.columns)}
+        coerced = [*self.cast_results, *(render(values, rows) for render in coercion)]
+        coerced.sort(key=lambda result: position.get(result.column or "", 0))
+        out.extend(coerced)
+        out.extend(render(values, rows) for render in checks)  # + one job per duplicate check
+        if quarantine_folder is not None:
+            self._quarantine(quarantine_folder, self.malformed_count)
+        return out, rows
 
-        # malformed records
-        if self.loaded.what in ("CSV", "JSON") and not self.loaded.corrupt:
-            pending.append(("malformed", None, None))
-        if self.loaded.corrupt:
-            corrupt = F.col(readers.CORRUPT)
-            condition = corrupt.isNotNull()
-            pending.append(
-                ("malformed", metrics.count_if(condition), metrics.samples(condition, corrupt))
-            )
-            self.quarantine_rules.append(("malformed_record", condition))
+    def _plan_malformed(self, metrics: rules.Metrics) -> list[_Render]:
+        if self.loaded.what not in ("CSV", "JSON"):
+            return []
+        if not self.loaded.corrupt:  # Spark found nothing to set aside
+            return [lambda values, rows: self._malformed(0, [], rows)]
+        corrupt = F.col(readers.CORRUPT)
+        condition = corrupt.isNotNull()
+        count_key = metrics.count_if(condition)
+        samples_key = metrics.samples(condition, corrupt)
+        self.quarantine_rules.append(("malformed_record", condition))
 
-        # coercion: NOT NULL of required columns, then what each type can hold
+        def render(values: dict[str, Any], rows: int) -> SmokeResult:
+            self.malformed_count = int(values[count_key] or 0)
+            return self._malformed(self.malformed_count, values[samples_key], rows)
+
+        return [render]
+
+    def _plan_coercion(self, metrics: rules.Metrics) -> list[_Render]:
+        """NOT NULL of required columns, then what each contract type can hold."""
+        out: list[_Render] = []
         for column in self.dataset.columns:
             bound = self.bounds.get(column.name)
             if bound is None:
                 continue
             if column.required is True:
                 condition = bound.raw.isNull()
-                pending.append(("not_null", column, metrics.count_if(condition)))
+                key = metrics.count_if(condition)
                 self.quarantine_rules.append((f"not_null({column.name})", condition))
-            if bound.target is None:
-                continue
+                out.append(
+                    lambda values, rows, column=column, key=key: self._not_null(
+                        column, int(values[key] or 0), rows
+                    )
+                )
             target = bound.target
+            if target is None:
+                continue
             if target.skip_reason:
                 self.cast_results.append(
                     SmokeResult(
@@ -319,138 +353,86 @@ class _DatasetRun:
                 )
                 continue
             for rule in rules.coercion_rules(bound):
-                pending.append(
-                    (
-                        "coercion",
-                        column,
-                        target,
-                        rule,
-                        metrics.count_if(rule.condition),
-                        metrics.samples(rule.condition, rule.text),
-                        metrics.count_if(bound.raw.isNotNull()),
-                    )
+                keys = (
+                    metrics.count_if(rule.condition),
+                    metrics.samples(rule.condition, rule.text),
+                    metrics.count_if(bound.raw.isNotNull()),
                 )
                 self.quarantine_rules.append((f"{target.name}({column.name})", rule.condition))
+                out.append(
+                    lambda values, rows, column=column, target=target, rule=rule, keys=keys: (
+                        self._coercion(
+                            column,
+                            target,
+                            rule,
+                            int(values[keys[0]] or 0),
+                            values[keys[1]],
+                            int(values[keys[2]] or 0),
+                        )
+                    )
+                )
+        return out
 
-        # declared checks
-        plans: list[tuple[CheckPlan | None, Check, str | None]] = []
+    def _plan_checks(self, metrics: rules.Metrics) -> list[_Render]:
+        """The declared checks, in contract order; counts join the one aggregation."""
+        out: list[_Render] = []
         for check, column_name in self._declared_checks():
             if check.kind in checkspec.SCHEMA_KINDS:
                 continue
             try:
-                plans.append((checkspec.plan(check, column_name), check, None))
+                plan = checkspec.plan(check, column_name)
             except checkspec.Unsupported as reason:
-                plans.append((None, check, str(reason)))
-        duplicate_plans: list[tuple[CheckPlan, list[rules.Bound]]] = []
-        check_results: list[tuple[int, SmokeResult | None, Any]] = []
-        for order, (plan, check, reason) in enumerate(plans):
-            if plan is None:
-                check_results.append(
-                    (order, self._skipped(check, f"skipped: unsupported: {reason}"), None)
-                )
+                out.append(_ready(self._skipped(check, f"skipped: unsupported: {reason}")))
                 continue
             absent = [name for name in plan.columns if name not in self.bounds]
             if absent:
-                missing_col = self.position.get(absent[0]) is None
-                why = "is not in the sample" if missing_col else "is not a contract column"
-                check_results.append(
-                    (order, self._skipped(check, f"skipped: column '{absent[0]}' {why}"), None)
+                why = (
+                    "is not in the sample"
+                    if absent[0] not in self.position
+                    else "is not a contract column"
                 )
+                out.append(_ready(self._skipped(check, f"skipped: column '{absent[0]}' {why}")))
                 continue
             bounds = [self.bounds[name] for name in plan.columns]
             if plan.family == checkspec.ROW_COUNT:
-                check_results.append((order, None, (plan,)))
+                out.append(lambda values, rows, plan=plan: self._row_count(plan, rows))
             elif plan.family == checkspec.DUPLICATE:
-                duplicate_plans.append((plan, bounds))
-                check_results.append((order, None, (plan, "duplicate", len(duplicate_plans) - 1)))
+                out.append(self._plan_duplicate(plan, bounds))
             else:
                 bound = bounds[0]
                 missing = rules.missing_condition(bound, plan.missing)
                 if plan.family == checkspec.MISSING:
-                    condition = missing
-                    text = bound.raw_text
+                    condition, text = missing, bound.raw_text
                 else:
                     condition = ~missing & rules.invalid_condition(bound, plan.validity)
                     text = bound.typed_text
                 keys = (metrics.count_if(condition), metrics.samples(condition, text))
                 self.quarantine_rules.append((plan.label, condition))
-                check_results.append((order, None, (plan, "counted", keys)))
-
-        # the one aggregation job
-        values = metrics.collect(self.df)
-        rows = int(values.get(rows_key) or 0)
-
-        # duplicates: one job each
-        duplicate_values: list[tuple[int, int, list[str]] | str] = []
-        for plan, bounds in duplicate_plans:
-            keep = None
-            if len(bounds) == 1:
-                keep = ~rules.missing_condition(bounds[0], plan.missing)
-            try:
-                duplicate_values.append(
-                    rules.duplicate_metrics(
-                        self.df,
-                        [bound.typed for bound in bounds],
-                        [bound.typed_text for bound in bounds],
-                        keep,
-                    )
-                )
-            except Exception as err:
-                duplicate_values.append(session.first_line(err))
-            if len(bounds) == 1:
-                self.quarantine_rules.append((plan.label, _duplicated([bounds[0].typed], keep)))
-            else:
-                self.quarantine_rules.append(
-                    (plan.label, _duplicated([bound.typed for bound in bounds], None))
-                )
-
-        # findings, in report order: schema, malformed, coercion, checks
-        out = list(self.results)
-        malformed_count = 0
-        coercion: list[SmokeResult] = list(self.cast_results)
-        for item in pending:
-            if item[0] == "not_null":
-                coercion.append(self._not_null(item[1], int(values[item[2]] or 0), rows))
-            elif item[0] == "malformed":
-                malformed_count = int(values[item[1]] or 0) if item[1] else 0
-                found = values[item[2]] if item[2] else []
-                out.append(self._malformed(malformed_count, found, rows))
-            else:
-                _tag, column, target, rule, count_key, samples_key, nonnull_key = item
-                coercion.append(
-                    self._coercion(
-                        column,
-                        target,
-                        rule,
-                        int(values[count_key] or 0),
-                        values[samples_key],
-                        int(values[nonnull_key] or 0),
-                    )
-                )
-        position = {column.name: index for index, column in enumerate(self.dataset.columns)}
-        coercion.sort(key=lambda result: position.get(result.column or "", 0))
-        out.extend(coercion)
-        for _order, ready, pending_check in check_results:
-            if ready is not None:
-                out.append(ready)
-                continue
-            plan = pending_check[0]
-            if plan.family == checkspec.ROW_COUNT:
-                out.append(self._row_count(plan, rows))
-            elif pending_check[1] == "duplicate":
-                outcome = duplicate_values[pending_check[2]]
-                if isinstance(outcome, str):
-                    out.append(self._skipped(plan.check, f"skipped: Spark cannot group: {outcome}"))
-                else:
-                    out.append(self._duplicate(plan, rows, *outcome))
-            else:
-                count_key, samples_key = pending_check[2]
                 out.append(
-                    self._counted(plan, rows, int(values[count_key] or 0), values[samples_key])
+                    lambda values, rows, plan=plan, keys=keys: self._counted(
+                        plan, rows, int(values[keys[0]] or 0), values[keys[1]]
+                    )
                 )
-        if quarantine_folder is not None:
-            self._quarantine(quarantine_folder, malformed_count)
-        return out, rows
+        return out
+
+    def _plan_duplicate(self, plan: CheckPlan, bounds: list[rules.Bound]) -> _Render:
+        """A duplicate check: its own job (a group-by), run when its result is rendered."""
+        keep = ~rules.missing_condition(bounds[0], plan.missing) if len(bounds) == 1 else None
+        typed = [bound.typed for bound in bounds]
+        self.quarantine_rules.append((plan.label, _duplicated(typed, keep)))
+
+        def render(values: dict[str, Any], rows: int) -> SmokeResult:
+            texts = [bound.typed_text for bound in bounds]
+            try:
+                considered, duplicates, samples = rules.duplicate_metrics(
+                    self.df, typed, texts, keep
+                )
+            except Exception as err:  # e.g. a MAP column cannot be grouped
+                reason = f"skipped: Spark cannot group: {session.first_line(err)}"
+                return self._skipped(plan.check, reason)
+            return self._duplicate(plan, rows, considered, duplicates, samples)
+
+        return render
 
     def _declared_checks(self) -> list[tuple[Check, str | None]]:
         """Dataset-level and column-level checks, in contract order (by line)."""

@@ -60,7 +60,7 @@ _CASTABLE = frozenset(
 )
 _UNSIGNED = frozenset({T.UTINYINT, T.USMALLINT, T.UINT, T.UBIGINT, T.UMEDIUMINT})
 
-#: Spark dialects whose bare DECIMAL is Spark's DECIMAL(10,0) (already filled in by parse).
+#: The widest decimal Spark holds.
 MAX_DECIMAL_DIGITS = 38
 
 
