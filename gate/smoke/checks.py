@@ -78,7 +78,7 @@ class Bound:
     def numeric(self) -> bool:
         if self.casts:
             assert self.target is not None and self.target.spark_ddl is not None
-            return self.target.spark_ddl.upper().startswith(_NUMERIC_DDL)
+            return self.target.spark_ddl.upper().split("(")[0].strip() in _NUMERIC_DDL
         return isinstance(self.source, _NUMERIC_TYPES)
 
     @property
