@@ -143,12 +143,14 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"sc://127.0.0.1:{port}"
     finally:
         subprocess.run([str(stop_script)], env=env, timeout=120, capture_output=True, check=False)
-        if pid is not None:
-            deadline = time.monotonic() + 30
-            while _alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.5)
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        if pid is not None:  # the script needs `ps`; make sure the server is gone anyway
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                deadline = time.monotonic() + 10
+                while _alive(pid) and time.monotonic() < deadline:
+                    time.sleep(0.25)
+                if not _alive(pid):
+                    break
+                os.kill(pid, sig)
 
 
 # -- building repositories with contracts and samples --------------------------------------
