@@ -417,10 +417,13 @@ class _DatasetDiff:
         if rule_id is None:
             return
         verb = {"type_widened": "widened", "type_narrowed": "narrowed", "type_changed": "changed"}
-        # The lattice's reason usually names both types already; do not say it twice.
+        # The lattice's reason usually starts with both types; say them once.
         detail = f"{before} -> {after}"
-        if result.reason:
-            detail = result.reason if " -> " in result.reason else f"{detail} ({result.reason})"
+        extra = result.reason
+        if extra.startswith(detail):
+            extra = extra[len(detail) :].strip()
+        if extra and extra not in ("widens", "changes type"):
+            detail = f"{detail} ({extra})"
         self.emit(
             rule_id,
             f"column '{name}' type {verb[rule_id]}: {detail}",
