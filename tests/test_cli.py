@@ -395,3 +395,15 @@ def test_default_globs_find_every_format(shop: GitRepo) -> None:
         "payments",
     ]
     assert {c["rule"] for c in report["changes"]} == {"model_added"}
+
+
+def test_base_missing_from_a_shallow_clone_names_the_remedy(shop: GitRepo, tmp_path: Path) -> None:
+    shop.write(f"{C}/orders.yaml", ORDERS + "  - name: extra\n")
+    shop.commit("feature work")
+    clone = GitRepo.clone(
+        f"file://{shop.path}", tmp_path / "shallow", "--depth", "1", "-b", "feature"
+    )
+    proc = run_gate(clone.path, "--base", shop.rev("main"))
+    assert proc.returncode == 2
+    assert "shallow" in proc.stderr and "fetch-depth: 0" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
