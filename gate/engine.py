@@ -19,7 +19,7 @@ from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
 from gate.git_tree import FileChange, Repo, open_repo
-from gate.model import Contract, ContractError, Dataset, UsageError
+from gate.model import Contract, ContractError, Dataset, GitError, UsageError
 from gate.report.base import Report
 from gate.rules import Severity
 
@@ -174,6 +174,20 @@ def _smoke(
     return run_smoke([d for d in datasets if d.enforced], repo.root, smoke_settings)
 
 
+def _resolve_base(repo: Repo, base: str) -> str:
+    """Resolve --base, saying how to get a remote branch that is not fetched."""
+    try:
+        return repo.resolve(base)
+    except GitError as exc:
+        remote, _, branch = base.partition("/")
+        if str(exc) == f"unknown ref '{base}'" and branch:
+            raise GitError(
+                f"{exc}: fetch it first (git fetch {remote} {branch}) or name another "
+                "base with --base"
+            ) from None
+        raise
+
+
 def run(settings: Settings) -> Report:
     """Run the gate once. Raises ``GateError`` subclasses for exit-code-2 problems."""
     with open_repo(settings.repo) as repo:
@@ -182,7 +196,7 @@ def run(settings: Settings) -> Report:
 
 def _run(repo: Repo, settings: Settings) -> Report:
     head_sha = repo.resolve(settings.head or "HEAD")
-    base_sha = repo.resolve(settings.base)
+    base_sha = _resolve_base(repo, settings.base)
     if settings.merge_base:
         base_sha = repo.merge_base(base_sha, head_sha)
     config = load_config(repo, settings.head, settings.config)

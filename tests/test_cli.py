@@ -288,7 +288,10 @@ def test_alias_bomb_is_refused_fast(shop: GitRepo) -> None:
     [
         (["--base", "-rf"], "expected one argument"),
         (["--base=--output=/tmp/x"], "starts with '-'"),
-        (["--base", "nope/branch"], "nope/branch"),
+        (
+            ["--base", "nope/branch"],
+            "unknown ref 'nope/branch': fetch it first (git fetch nope branch)",
+        ),
         (["--head=-x", "--base", "main"], "starts with '-'"),
         (["--format", "yaml"], "invalid choice"),
         (
