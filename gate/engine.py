@@ -219,6 +219,10 @@ def _run(repo: Repo, settings: Settings) -> Report:
     acked = acks.apply(changes, _tokens(settings))
     smoke = _smoke(repo, settings, head, globs, dialect) if settings.smoke else None
     notices = list(settings.notices)
+    if not file_changes and not repo.list_files(settings.head, globs):
+        # Not an error (a repo may adopt the gate before its first contract), but a
+        # misspelt glob must not look like a clean pass.
+        notices.append(f"no contract file matches the globs {', '.join(globs)}; check --contracts")
     if config.source:
         notices.append(
             f"config read from {config.source} (HEAD side; changes to it are part of this PR)"

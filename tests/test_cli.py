@@ -410,3 +410,13 @@ def test_base_missing_from_a_shallow_clone_names_the_remedy(shop: GitRepo, tmp_p
     assert proc.returncode == 2
     assert "shallow" in proc.stderr and "fetch-depth: 0" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_globs_that_match_nothing_are_called_out(shop: GitRepo) -> None:
+    code, report = gate_json(shop, "--contracts", "sodaa/**/*.yaml")
+    assert code == 0
+    assert report["notices"] == [
+        "no contract file matches the globs sodaa/**/*.yaml; check --contracts"
+    ]
+    _, report = gate_json(shop)
+    assert report["notices"] == []
