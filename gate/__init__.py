@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy, so that `python -m gate.action` and the format parsers' worker
-    # processes do not pay for importing git and sqlglot twice.
+    # Lazy, so that importing one layer (the parsers in a worker process, the
+    # smoke-test result classes) does not import the whole engine and sqlglot.
     if name in ("Settings", "run"):
         from gate import engine
 
