@@ -14,7 +14,7 @@ stays free of configuration. The diff never does I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TypeVar
 
 from gate import rules, types
@@ -601,7 +601,3 @@ def diff_datasets(
         _DatasetDiff(out, old, new, dialect).run()
         _version_changes(out, old, new, start)
     return out.changes
-
-
-def with_acknowledged(change: Change) -> Change:
-    return replace(change, acknowledged=True)
