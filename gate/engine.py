@@ -91,7 +91,7 @@ def load_config(repo: Repo, head: str | None, explicit: str | None) -> Config:
     return config_from_files(repo.read_file(head, CONFIG_FILE), repo.read_file(head, PYPROJECT))
 
 
-def _reject_duplicates(datasets: Sequence[Dataset], side: str) -> None:
+def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
     """Two files declaring one dataset make pairing ambiguous: fail closed."""
     seen: dict[str, Dataset] = {}
     for dataset in datasets:
@@ -99,8 +99,7 @@ def _reject_duplicates(datasets: Sequence[Dataset], side: str) -> None:
         if first is not None and first.path != dataset.path:
             raise ContractError(
                 dataset.path,
-                f"dataset '{dataset.id}' is also declared in {first.path}"
-                + (" (in the base version)" if side == "base" else ""),
+                f"dataset '{dataset.id}' is also declared in {first.path}",
                 dataset.line,
             )
         seen[dataset.id] = dataset
@@ -137,8 +136,44 @@ def _read_sides(
     head: list[Dataset] = []
     for side, contract in _load(repo, entries, jobs):
         (base if side == "base" else head).extend(contract.datasets)
-    _reject_duplicates(head, "head")
+    _reject_duplicates(head)
     return base, head
+
+
+def _reject_declared_elsewhere(
+    repo: Repo,
+    settings: Settings,
+    globs: Sequence[str],
+    file_changes: Sequence[FileChange],
+    base: Sequence[Dataset],
+    head: Sequence[Dataset],
+) -> None:
+    """A "new" dataset whose id an unchanged contract already declares is a clash.
+
+    Only changed files are parsed, so a copied contract would otherwise pass as
+    ``model_added``. A text search finds the few unchanged files that mention a
+    new id; only those are parsed.
+    """
+    known = {d.id for d in base}
+    new = {d.id: d for d in head if d.id not in known}
+    if not new:
+        return
+    changed = {c.new_path for c in file_changes if c.new_path}
+    candidates = [
+        path for path in repo.files_containing(settings.head, globs, new) if path not in changed
+    ]
+    if not candidates:
+        return
+    items = [(repo.read_file(settings.head, path) or b"", path, "head") for path in candidates]
+    for contract in parse_many(items, settings.jobs):
+        for other in contract.datasets:
+            if other.id in new:
+                dataset = new[other.id]
+                raise ContractError(
+                    dataset.path,
+                    f"dataset '{dataset.id}' is also declared in {other.path}",
+                    dataset.line,
+                )
 
 
 def _tokens(settings: Settings) -> list[acks.Token]:
@@ -208,6 +243,7 @@ def _run(repo: Repo, settings: Settings) -> Report:
     # A pure move (same blob on both sides) cannot change any dataset.
     file_changes = [c for c in file_changes if not (c.status == "R" and c.old_blob == c.new_blob)]
     base, head = _read_sides(repo, file_changes, settings.jobs)
+    _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head)
     renamed = {
         c.old_path: c.new_path
         for c in file_changes

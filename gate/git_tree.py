@@ -243,6 +243,29 @@ class Repo:
         targets = self._symlink_targets(commit, links) if links else {}
         return {r.old_path: targets.get(r.old_path, r.new_sha) for r in raws}
 
+    def files_containing(
+        self, head: str | None, globs: Sequence[str], needles: Iterable[str]
+    ) -> list[str]:
+        """Contract files at one side whose text contains any of ``needles``.
+
+        One ``git grep -F`` finds the few files worth parsing when the gate must
+        look beyond the changed ones (is a new dataset id declared elsewhere
+        already?), at the cost of a text search instead of a parse of every file.
+        """
+        patterns = [arg for needle in dict.fromkeys(needles) if needle for arg in ("-e", needle)]
+        if not patterns:
+            return []
+        where = ["--untracked"] if head is None else [self.resolve(head)]
+        proc = self._run(
+            "grep", "-F", "-l", "-z", "--full-name", *patterns, *where, "--", *_pathspecs(globs)
+        )
+        if proc.returncode == 1:  # no match
+            return []
+        if proc.returncode != 0:
+            raise GitError(f"git grep failed: {first_line(proc.stderr)}")
+        prefix = "" if head is None else f"{where[0]}:"
+        return sorted(p.removeprefix(prefix) for p in _paths(proc.stdout))
+
     # reading
 
     def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:

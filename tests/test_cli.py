@@ -420,3 +420,29 @@ def test_globs_that_match_nothing_are_called_out(shop: GitRepo) -> None:
     ]
     _, report = gate_json(shop)
     assert report["notices"] == []
+
+
+def test_two_files_declaring_one_dataset_exit_2(shop: GitRepo) -> None:
+    shop.write(f"{C}/copy.yaml", ORDERS)
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 2
+    assert "dataset 'lake/shop/orders' is also declared in" in proc.stderr
+
+
+def test_a_copied_contract_clashes_with_the_unchanged_original(shop: GitRepo) -> None:
+    shop.write(f"{C}/sales/orders_copy.yml", ORDERS)
+    for args in ([], ["--head", "HEAD"]):
+        if args:
+            shop.commit("copy")
+        proc = run_gate(shop.path, "--base", "main", *args)
+        assert proc.returncode == 2, proc.stdout
+        assert proc.stderr.strip() == (
+            f"schema-gate: error: {C}/sales/orders_copy.yml:1: dataset 'lake/shop/orders' "
+            f"is also declared in {C}/orders.yaml"
+        )
+    # A dataset merely named in another contract's text is not a clash.
+    shop.write(
+        f"{C}/sales/orders_copy.yml", "dataset: lake/shop/orders_v2\n# see lake/shop/orders\n"
+    )
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 0, proc.stderr
