@@ -15,8 +15,12 @@ pull request chose.
   reader with schema inference; a line that is not valid JSON is malformed.
 - JSON (``.json``): one array of objects (or one object); the array is split
   into its elements here, each element's text kept exactly as written.
-- Parquet: read with pyarrow when installed (any session), otherwise by Spark
-  itself (local sessions only).
+- Parquet: a file, or a folder of part files as Spark writes them, read by
+  pyarrow from the bytes (``files``), never by Spark from a path.
+
+pyarrow is required (the ``spark`` extra installs it): Spark must never open a
+path built from names a pull request chose, because Hadoop expands globs and
+``..`` in paths (see ``files``).
 
 Columns are renamed to positional names (``c0``, ``c1``...) so that odd names
 (dots, backticks, spaces, duplicates) never reach a Spark expression; the
@@ -33,6 +37,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType
 
+from gate.smoke import files
 from gate.smoke.samples import Sample, SampleError
 
 #: The internal name of the column Spark fills with records it cannot parse.
@@ -52,18 +57,10 @@ class Loaded:
     what: str  # "CSV" | "JSON" | "Parquet", for messages
 
 
-def has_pyarrow() -> bool:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def load(spark: SparkSession, sample: Sample, *, local: bool) -> Loaded:
+def load(spark: SparkSession, sample: Sample) -> Loaded:
     """Read ``sample``; ``SampleError`` for a file that cannot be a sample."""
     if sample.format == "parquet":
-        return _parquet(spark, sample, local=local)
+        return _parquet(spark, sample)
     text = _text(sample)
     if sample.format == "csv":
         return _csv(spark, text, sample)
@@ -74,13 +71,7 @@ def load(spark: SparkSession, sample: Sample, *, local: bool) -> Loaded:
 
 
 def _text(sample: Sample) -> str:
-    size = sample.path.stat().st_size
-    if size > MAX_SAMPLE_BYTES:
-        raise SampleError(
-            f"{sample.relpath}: {size / 1e6:.0f} MB is too large for a sample "
-            f"(at most {MAX_SAMPLE_BYTES // (1024 * 1024)} MiB)"
-        )
-    data = sample.path.read_bytes()
+    data = files.read_bytes(sample.path, sample.relpath, MAX_SAMPLE_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -89,13 +80,11 @@ def _text(sample: Sample) -> str:
 
 def strings_frame(spark: SparkSession, values: list[str]) -> DataFrame:
     """A one-column (``value``) DataFrame of strings, through Arrow when available."""
+    import pyarrow as pa
+
     if not values:  # Spark Connect cannot infer a schema from no rows
         return spark.createDataFrame([], "value string")
-    if has_pyarrow():
-        import pyarrow as pa
-
-        return spark.createDataFrame(pa.table({"value": pa.array(values, type=pa.string())}))
-    return spark.createDataFrame([(value,) for value in values], "value string")
+    return spark.createDataFrame(pa.table({"value": pa.array(values, type=pa.string())}))
 
 
 def split_csv_records(text: str) -> list[str]:
@@ -202,32 +191,39 @@ def _json(spark: SparkSession, records: list[str]) -> Loaded:
     return _positional(df, "JSON")
 
 
-def _parquet(spark: SparkSession, sample: Sample, *, local: bool) -> Loaded:
-    if has_pyarrow():
-        import pyarrow.parquet as pq
+def _parquet(spark: SparkSession, sample: Sample) -> Loaded:
+    """Parquet read by pyarrow from bytes the gate read itself (a file or a Spark folder)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
+    if sample.path.is_dir():
+        parts = files.parquet_parts(sample.path, sample.relpath)
+    else:
+        parts = [(sample.path, sample.relpath)]
+    tables = []
+    budget = MAX_SAMPLE_BYTES
+    for path, shown in parts:
+        data = files.read_bytes(path, shown, budget)
+        budget -= len(data)
         try:
-            table = pq.read_table(str(sample.path))
+            tables.append(pq.read_table(pa.BufferReader(data)))
         except Exception as err:
-            raise SampleError(f"{sample.relpath}: unreadable Parquet: {_line(err)}") from None
-        if table.num_rows and sample.path.stat().st_size > MAX_SAMPLE_BYTES:
-            raise SampleError(f"{sample.relpath}: too large for a sample")
-        names = list(table.column_names)
-        table = table.rename_columns([f"c{index}" for index in range(len(names))])
-        try:
-            df = spark.createDataFrame(table)
-        except Exception as err:
-            raise SampleError(
-                f"{sample.relpath}: Spark cannot hold these Parquet types: {_line(err)}"
-            ) from None
-        return Loaded(df, names, corrupt=False, what="Parquet")
-    if not local:
+            raise SampleError(f"{shown}: unreadable Parquet: {_line(err)}") from None
+    try:
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    except Exception as err:
         raise SampleError(
-            f"{sample.relpath}: reading Parquet for a remote Spark needs pyarrow "
-            "(pip install 'schema-contract-gate[connect]')"
-        )
-    df = spark.read.parquet(str(sample.path))
-    return _positional(df, "Parquet")
+            f"{sample.relpath}: the Parquet files do not share one schema: {_line(err)}"
+        ) from None
+    names = list(table.column_names)
+    table = table.rename_columns([f"c{index}" for index in range(len(names))])
+    try:
+        df = spark.createDataFrame(table)
+    except Exception as err:
+        raise SampleError(
+            f"{sample.relpath}: Spark cannot hold these Parquet types: {_line(err)}"
+        ) from None
+    return Loaded(df, names, corrupt=False, what="Parquet")
 
 
 def _positional(df: DataFrame, what: str) -> Loaded:

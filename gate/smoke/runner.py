@@ -208,7 +208,7 @@ class _DatasetRun:
         self.dataset = dataset
         self.sample = sample
         self.dialect = dialect
-        self.loaded = readers.load(handle.spark, sample, local=handle.local)
+        self.loaded = readers.load(handle.spark, sample)
         self.df = self.loaded.df
         self.source_types = {field.name: field.dataType for field in self.df.schema.fields}
         self.position: dict[str, int] = {}

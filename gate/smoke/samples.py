@@ -16,7 +16,9 @@ Sample files come from the pull request, so every path is resolved with
 is (or passes through) a symlink leading outside the repository, or into
 ``.git``, is refused with ``UsageError`` (exit 2) naming the path. Otherwise a
 PR could make the smoke test read, and print samples of, any file on the CI
-machine.
+machine. A sample that is itself a symlink (or a Parquet folder holding one)
+is not used even when it stays inside: the dataset is an ``error``. The found
+path is then read only by the gate itself (``files``), never by Spark.
 """
 
 from __future__ import annotations
@@ -101,8 +103,8 @@ class SampleFinder:
                 continue
             shown = self._shown(candidate)
             real = self.repo.safe_path(candidate)  # UsageError when it leads outside
-            if not real.exists():
-                raise SampleError(f"{shown}: broken symlink")
+            if candidate.is_symlink():
+                raise SampleError(f"{shown}: a symlink; commit the sample file itself")
             if real.is_dir() and fmt == "parquet":
                 self._check_folder(real, shown)
             elif not real.is_file():
@@ -120,6 +122,7 @@ class SampleFinder:
                 inner = Path(current) / name
                 if inner.is_symlink():
                     self.repo.safe_path(inner)  # UsageError when it leads outside
+                    raise SampleError(f"{shown}: a symlink inside a Parquet sample folder")
         if not any(folder.rglob("*.parquet")):
             raise SampleError(f"{shown}: a folder without .parquet files")
 

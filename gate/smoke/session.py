@@ -144,6 +144,11 @@ def require_pyspark(remote: bool) -> None:
             f"the smoke test needs PySpark {wanted} or later (found {pyspark.__version__}): "
             f"pip install -U 'pyspark>={wanted}'"
         )
+    if _find_spec("pyarrow") is None:
+        extra = INSTALL_CONNECT if remote else INSTALL_SPARK
+        raise UsageError(
+            f"the smoke test reads samples with pyarrow, which is not installed: {extra}"
+        )
     if remote:
         missing = [
             package for module, package in _CONNECT_MODULES.items() if _find_spec(module) is None

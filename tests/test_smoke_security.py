@@ -1,0 +1,118 @@
+"""Hostile samples against the real CLI, a real git repository and a real local Spark.
+
+Each test performs the attack of issue #8 as a pull request would: the files
+are committed in a real repository, the gate runs as a subprocess, and the
+assertions look at everything it printed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import gate_env, run_gate
+from tests.gitrepo import GitRepo
+from tests.spark_fixtures import skip_without_spark
+
+SECRET = "TOPSECRET-4242-beside-the-checkout"
+#: Hadoop expands ``{x,/..}`` to ``x`` and ``/..``: twice, that climbs from
+#: ``repo/contracts`` to the folder that holds the checkout.
+GLOB_DIR = "contracts/{x,/..}/{x,/..}"
+CONTRACT = "dataset: {name}\ncolumns:\n  - name: id\n    data_type: int\n"
+
+#: Runs the CLI with ``import pyarrow`` failing, as in an install without it.
+NO_PYARROW = """\
+import runpy, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pyarrow" or name.startswith("pyarrow."):
+            raise ImportError("pyarrow is blocked for this test")
+        return None
+sys.meta_path.insert(0, Block())
+sys.argv = ["gate", *sys.argv[1:]]
+runpy.run_module("gate", run_name="__main__")
+"""
+
+
+def _parquet(path: Path, value: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"id": [value]}), path)
+
+
+@pytest.fixture
+def glob_attack(tmp_path: Path) -> GitRepo:
+    """A checkout at tmp/repo whose committed folder names are Hadoop globs.
+
+    Beside the checkout lie the files the globs reach: a Parquet file and a
+    Parquet folder holding the secret. Inside, under the literal folder
+    names, harmless samples with the same names.
+    """
+    _parquet(tmp_path / "orders.sample.parquet", SECRET)
+    _parquet(tmp_path / "items.sample.parquet" / "part-00000.parquet", SECRET)
+    repo = GitRepo(tmp_path / "repo")
+    repo.write(f"{GLOB_DIR}/orders.yaml", CONTRACT.format(name="orders"))
+    repo.write(f"{GLOB_DIR}/items.yaml", CONTRACT.format(name="items"))
+    _parquet(repo.path / GLOB_DIR / "orders.sample.parquet", "harmless-file")
+    _parquet(repo.path / GLOB_DIR / "items.sample.parquet" / "part-00000.parquet", "harmless-dir")
+    repo.commit("samples under folders named like globs")
+    return repo
+
+
+@pytest.mark.spark
+def test_glob_folder_names_never_reach_spark(glob_attack: GitRepo) -> None:
+    skip_without_spark()
+    proc = run_gate(glob_attack.path, "--base", "main", "--smoke-test", "--format", "json")
+    assert SECRET not in proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stderr  # 'harmless-*' is not an INT: the data was read
+    smoke = json.loads(proc.stdout)["smoke"]
+    samples = {
+        dataset["dataset"]: [s for r in dataset["results"] for s in r["samples"]]
+        for dataset in smoke["datasets"]
+    }
+    assert samples == {"items": ["harmless-dir"], "orders": ["harmless-file"]}
+    text = run_gate(glob_attack.path, "--base", "main", "--smoke-test")
+    assert SECRET not in text.stdout + text.stderr and "'harmless-file'" in text.stdout
+
+
+def test_without_pyarrow_the_smoke_test_refuses_to_run(
+    glob_attack: GitRepo, tmp_path: Path
+) -> None:
+    """Before the fix, this install fell back to ``spark.read.parquet(path)`` and printed SECRET."""
+    skip_without_spark()
+    script = tmp_path / "no_pyarrow.py"
+    script.write_text(NO_PYARROW, encoding="utf-8")
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, str(script), "--base", "main", "--smoke-test"],
+        cwd=glob_attack.path,
+        env=gate_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert SECRET not in proc.stdout + proc.stderr
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "schema-gate: error: the smoke test reads samples with pyarrow, which is not "
+        "installed: pip install 'schema-contract-gate[spark]'"
+    )
+
+
+@pytest.mark.spark
+def test_a_symlinked_sample_is_not_read_even_inside_the_repository(tmp_path: Path) -> None:
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
+    repo.write("contracts/elsewhere/real.csv", f"id\n{SECRET}\n")
+    (repo.path / "contracts" / "orders.sample.csv").symlink_to("elsewhere/real.csv")
+    repo.commit("a sample that is a link")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    assert SECRET not in proc.stdout + proc.stderr
+    assert proc.returncode == 1
+    assert "contracts/orders.sample.csv: a symlink; commit the sample file itself" in proc.stdout
