@@ -1,0 +1,142 @@
+"""What one run hands the runner: exit code, verdict, outputs, summary and annotations.
+
+GitHub shows at most 10 annotations of each kind per step, so the change
+annotations are budgeted around the action's own notices and verdict line;
+what does not fit is counted and pointed to the job summary.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+
+from gate import __version__
+from gate.report import EXIT_ERROR, EXIT_OK
+from gate.report.base import Report
+from gate.report.github import annotations, escape_data
+
+#: Outputs declared in action.yml.
+OUTPUTS = ("breaking", "unacknowledged", "acknowledged", "report", "verdict")
+#: GitHub shows 10 annotations of each kind (error, warning, notice) per step.
+ANNOTATION_LIMIT = 10
+_LEVEL = re.compile(r"::(error|warning|notice)[ :]")
+
+
+@dataclass
+class Outcome:
+    exit_code: int
+    verdict: str  # pass | fail | error | skipped
+    outputs: dict[str, str]
+    summary: str
+    commands: list[str]
+
+
+def budget_annotations(report: Report, own: list[str]) -> tuple[list[str], dict[str, int]]:
+    """Change annotations capped so that, with ``own`` lines, each kind stays within 10."""
+    used: dict[str, int] = {}
+    for line in own:
+        match = _LEVEL.match(line)
+        if match:
+            used[match.group(1)] = used.get(match.group(1), 0) + 1
+    kept: list[str] = []
+    dropped: dict[str, int] = {}
+    for line in annotations(report):
+        match = _LEVEL.match(line)
+        level = match.group(1) if match else "notice"
+        if used.get(level, 0) < ANNOTATION_LIMIT:
+            used[level] = used.get(level, 0) + 1
+            kept.append(line)
+        else:
+            dropped[level] = dropped.get(level, 0) + 1
+    return kept, dropped
+
+
+def _notices(report: Report) -> list[str]:
+    return [f"::notice title=schema-contract-gate::{escape_data(n)}" for n in report.notices]
+
+
+def outcome_of(report: Report, report_path: str) -> Outcome:
+    from gate.report import markdown
+
+    notices = _notices(report)
+    verdict_level = "notice" if report.passed else "error"
+    placeholder = f"::{verdict_level} title=schema-contract-gate::"
+    kept, dropped = budget_annotations(report, [placeholder, *notices])
+    message = report.verdict()
+    if dropped:
+        hidden = ", ".join(f"{n} {level}" for level, n in sorted(dropped.items()))
+        message += (
+            f" ({hidden} annotation(s) not shown: GitHub shows {ANNOTATION_LIMIT} of each kind "
+            "per step; the job summary lists every change.)"
+        )
+    summary = markdown.render(report)
+    if dropped:
+        summary += (
+            f"\n> Annotations: GitHub shows {ANNOTATION_LIMIT} of each kind per step, so "
+            f"{sum(dropped.values())} change(s) appear only in this summary.\n"
+        )
+    footer = f"schema-contract-gate {__version__} · exit code {report.exit_code}"
+    if report_path:
+        footer += f" · JSON report: `{report_path}`"
+    summary += f"\n<sub>{footer}</sub>\n"
+    counts = report.summary()
+    return Outcome(
+        exit_code=report.exit_code,
+        verdict="pass" if report.passed else "fail",
+        outputs={
+            "breaking": str(counts["breaking"]),
+            "unacknowledged": str(counts["unacknowledged"]),
+            "acknowledged": str(counts["acknowledged"]),
+            "report": report_path,
+            "verdict": "pass" if report.passed else "fail",
+        },
+        summary=summary,
+        commands=[*kept, *notices, placeholder + escape_data(message)],
+    )
+
+
+def error_report(message: str) -> str:
+    """The JSON report of a run that could not judge anything."""
+    report = {"version": 1, "verdict": "error", "message": message, "exit_code": EXIT_ERROR}
+    return json.dumps(report, indent=2) + "\n"
+
+
+def error_outcome(message: str, report_path: str) -> Outcome:
+    summary = (
+        "## Schema contract gate: ⚠️ could not run\n\n"
+        f"<pre>{html.escape(message)}</pre>\n\n"
+        "The check fails closed: fix the problem above and re-run. "
+        "See docs/github-action.md for the inputs and common causes "
+        "(shallow clones, refs, contract syntax).\n"
+    )
+    return Outcome(
+        exit_code=EXIT_ERROR,
+        verdict="error",
+        outputs={
+            "breaking": "0",
+            "unacknowledged": "0",
+            "acknowledged": "0",
+            "report": report_path,
+            "verdict": "error",
+        },
+        summary=summary,
+        commands=[f"::error title=schema-contract-gate::{escape_data(message)}"],
+    )
+
+
+def skip_outcome(reason: str) -> Outcome:
+    return Outcome(
+        exit_code=EXIT_OK,
+        verdict="skipped",
+        outputs={
+            "breaking": "0",
+            "unacknowledged": "0",
+            "acknowledged": "0",
+            "report": "",
+            "verdict": "skipped",
+        },
+        summary=f"## Schema contract gate: skipped\n\n{html.escape(reason)}\n",
+        commands=[f"::notice title=schema-contract-gate skipped::{escape_data(reason)}"],
+    )

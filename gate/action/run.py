@@ -1,0 +1,241 @@
+"""One run of the Action: map the Actions runtime onto one gate run and publish the result.
+
+What it reads (all set by the runner): ``GITHUB_EVENT_NAME``, ``GITHUB_EVENT_PATH``
+(the event payload), ``GITHUB_WORKSPACE``, ``GITHUB_API_URL``, the inputs as
+``INPUT_<NAME>`` (upper case, hyphens kept: ``INPUT_FAIL-ON``; the underscore
+spelling is accepted too), ``ACCEPT_BREAKING_CHANGE``.
+What it writes: annotations and a plain-text report to the log, the Markdown
+report to ``GITHUB_STEP_SUMMARY``, ``breaking``/``unacknowledged``/
+``acknowledged``/``report``/``verdict`` to ``GITHUB_OUTPUT``, the JSON report to
+``.schema-gate/report.json`` in the workspace, and the CLI's exit code.
+
+Everything from the pull request (its description, contract files, branch
+names) is untrusted. None of it reaches a shell or a git option, and all log
+output that could carry it is printed with workflow commands stopped
+(see ``console.py``).
+
+Test knobs (environment): ``SCHEMA_GATE_API_TIMEOUT`` (seconds, default 10),
+``SCHEMA_GATE_DEEPEN`` (deepening steps, default ``50,200,1000,5000``),
+``SCHEMA_GATE_FETCH_TIMEOUT`` (seconds per fetch, default 600).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import traceback
+from collections.abc import Mapping, MutableMapping
+from typing import IO
+
+from gate import __version__
+from gate.action.console import Console, limit_summary, write_outputs
+from gate.action.event import PR_EVENTS, PullRequest, load_payload
+from gate.action.git import (
+    Workspace,
+    ensure_base,
+    ensure_merge_base,
+    is_zero_sha,
+    restore_ownership,
+    trust_workspace,
+    validate_ref,
+)
+from gate.action.github_api import DEFAULT_API_URL, DEFAULT_TIMEOUT, ApiError, fetch_pr_body
+from gate.action.inputs import Inputs
+from gate.action.outcome import Outcome, error_outcome, error_report, outcome_of, skip_outcome
+from gate.action.report_file import write_report
+from gate.model import GateError, UsageError
+
+API_TIMEOUT_ENV = "SCHEMA_GATE_API_TIMEOUT"
+#: Branch names shown in reports as they are; others (backticks, "<", ...) are not shown.
+_PLAIN_BRANCH = re.compile(r"[A-Za-z0-9._/-]{1,100}\Z")
+
+
+class Skip(Exception):
+    """Nothing to compare on this event: exit 0 with a notice."""
+
+
+class Action:
+    def __init__(self, env: MutableMapping[str, str], console: Console) -> None:
+        self.env = env
+        self.console = console
+        self.notices: list[str] = []
+
+    def run(self) -> Outcome:
+        env = self.env
+        inputs = Inputs.from_env(env)
+        workspace = os.path.abspath(env.get("GITHUB_WORKSPACE") or os.getcwd())
+        if not os.path.isdir(workspace):
+            raise UsageError(f"GITHUB_WORKSPACE is not a directory: {workspace}")
+        trust_workspace([workspace, os.path.realpath(workspace)])
+        event = env.get("GITHUB_EVENT_NAME", "")
+        payload = load_payload(env, required=event in PR_EVENTS)
+        self.console.info(f"schema-contract-gate {__version__}: event '{event or 'unknown'}'")
+
+        pull: PullRequest | None = None
+        if event in PR_EVENTS:
+            pull = PullRequest.from_payload(payload, env)
+            base = validate_ref(inputs.base, "input base") if inputs.base else pull.base_sha
+            self.console.info(
+                f"pull request #{pull.number} into '{pull.base_ref}'"
+                + (" from a fork" if pull.fork else "")
+                + (
+                    f"; base {pull.base_sha[:12]} from the event payload"
+                    if not inputs.base
+                    else f"; base '{inputs.base}' from the base input"
+                )
+            )
+        elif not inputs.base:
+            raise Skip(
+                f"nothing to compare on a '{event or 'unknown'}' event: it has no pull request. "
+                "Set the base input (e.g. base: main) to run the gate on it."
+            )
+        elif is_zero_sha(inputs.base):
+            raise Skip("the base input is the all-zero sha (a new branch): nothing to compare.")
+        else:
+            base = validate_ref(inputs.base, "input base")
+            self.console.info(f"base '{base}' from the base input")
+
+        body = self._pr_body(inputs, pull)
+
+        from gate.git_tree import open_repo
+
+        open_repo(workspace).close()  # clear errors for "not a repository", ownership, ...
+        ws = Workspace(workspace, self.console.info)
+        try:
+            base = ensure_base(ws, base)
+            head = ws.head()
+            ensure_merge_base(ws, base, head)
+            if pull is not None and event == "pull_request_target":
+                self._check_target_checkout(ws, pull, head)
+        finally:
+            if ws.fetched:
+                restore_ownership(ws)
+
+        from gate.engine import Settings, run
+        from gate.report import json as json_report
+        from gate.report import text
+
+        settings = Settings(
+            repo=workspace,
+            base=base,
+            head="HEAD",
+            contracts=inputs.contracts or None,
+            dialect=inputs.dialect or None,
+            fail_on=inputs.fail_on,
+            config=inputs.config or None,
+            accept=inputs.accept,
+            accept_env=env.get("ACCEPT_BREAKING_CHANGE"),
+            pr_body=body,
+            smoke=inputs.smoke_test,
+            sample_data=inputs.sample_data or None,
+            spark_remote=inputs.spark_remote or None,
+            notices=tuple(self.notices),
+        )
+        report = run(settings)
+        if pull is not None and not inputs.base and _PLAIN_BRANCH.match(pull.base_ref):
+            # "main" reads better than the sha; the sha stays in base.sha
+            report = dataclasses.replace(report, base_ref=pull.base_ref)
+        self.console.info("")
+        self.console.info(text.render(report))
+        path = write_report(workspace, json_report.render(report), self.console.info)
+        return outcome_of(report, path)
+
+    def _pr_body(self, inputs: Inputs, pull: PullRequest | None) -> str | None:
+        if inputs.pr_body:
+            self.console.info("PR description: from the pr-body input")
+            return inputs.pr_body
+        if pull is None:
+            return None
+        if not inputs.github_token:
+            self.notices.append(
+                "no github-token: the PR description comes from the event payload, "
+                "so re-running this job does not see later edits to it"
+            )
+            return pull.body
+        api_url = self.env.get("GITHUB_API_URL") or DEFAULT_API_URL
+        try:
+            timeout = float(self.env.get(API_TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+        except ValueError:
+            timeout = DEFAULT_TIMEOUT
+        try:
+            body = fetch_pr_body(
+                api_url, pull.repository, pull.number, inputs.github_token, max(timeout, 0.05)
+            )
+        except ApiError as exc:
+            self.notices.append(
+                f"could not read the current PR description from the GitHub API ({exc}); "
+                "using the one in the event payload, so a re-run does not see later edits "
+                "(editing the description starts a fresh run)"
+            )
+            return pull.body
+        if body != pull.body:
+            self.console.info(
+                "PR description: the current one from the GitHub API "
+                "(it changed since this run's event)"
+            )
+        else:
+            self.console.info("PR description: the current one from the GitHub API")
+        return body
+
+    def _check_target_checkout(self, ws: Workspace, pull: PullRequest, head: str) -> None:
+        """On pull_request_target the default checkout is the base branch: refuse to pass it."""
+        if head == pull.head_sha:
+            return
+        if ws.has_commit(pull.head_sha) and ws.is_ancestor(pull.head_sha, head):
+            return
+        raise UsageError(
+            f"on pull_request_target the workspace must contain the pull request's head "
+            f"{pull.head_sha[:12]}, but HEAD is {head[:12]}: actions/checkout checks out the "
+            "base branch there, which would compare the base with itself. Use "
+            "`on: pull_request` (see docs/github-action.md)"
+        )
+
+
+def _failed(message: str, workspace: str, console: Console) -> Outcome:
+    """Fail closed: the error goes to the log, the summary, an annotation and the JSON report."""
+    path = ""
+    if os.path.isdir(workspace):
+        path = write_report(workspace, error_report(message), console.info)
+    return error_outcome(message, path)
+
+
+def main(env: MutableMapping[str, str] | None = None, stream: IO[str] | None = None) -> int:
+    env = os.environ if env is None else env
+    console = Console(stream or sys.stdout)
+    workspace = os.path.abspath(env.get("GITHUB_WORKSPACE") or os.getcwd())
+    try:
+        outcome = Action(env, console).run()
+    except Skip as skip:
+        outcome = skip_outcome(str(skip))
+    except GateError as exc:
+        outcome = _failed(str(exc), workspace, console)
+    except KeyboardInterrupt:
+        outcome = _failed("interrupted", workspace, console)
+    except Exception as exc:  # fail closed: an internal error must not pass the check
+        console.info(traceback.format_exc())
+        outcome = _failed(
+            f"internal error: {type(exc).__name__}: {exc} (please report it)", workspace, console
+        )
+    _publish(outcome, env, console)
+    return outcome.exit_code
+
+
+def _publish(outcome: Outcome, env: Mapping[str, str], console: Console) -> None:
+    summary_path = env.get("GITHUB_STEP_SUMMARY", "")
+    if summary_path:
+        try:
+            with open(summary_path, "a", encoding="utf-8") as out:
+                out.write(limit_summary(outcome.summary))
+        except OSError as exc:
+            console.info(f"could not write the job summary: {exc.strerror or exc}")
+    output_path = env.get("GITHUB_OUTPUT", "")
+    if output_path:
+        try:
+            write_outputs(output_path, outcome.outputs)
+        except OSError as exc:
+            console.info(f"could not write the step outputs: {exc.strerror or exc}")
+    else:
+        console.info(" ".join(f"{k}={v}" for k, v in outcome.outputs.items()))
+    console.commands(outcome.commands)
