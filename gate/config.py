@@ -40,7 +40,7 @@ _FROZEN_RULES = {
     "data_type": ("type_widened", "type_declared", "type_removed"),
 }
 
-_KEYS = {"contracts", "dialect", "fail_on", "rules", "policies"}
+_KEYS = {"contracts", "dialect", "fail_on", "rules", "policies", "perspective"}
 
 
 @dataclass(frozen=True)
@@ -62,12 +62,15 @@ class Config:
     rules: dict[str, Severity] = field(default_factory=dict)
     policies: tuple[Policy, ...] = ()
     source: str | None = None  # the file it came from, for the report
+    perspective: str = "both"  # whose breakage is an error: see rules.PERSPECTIVES
 
     def severity_fn(self) -> SeverityFn:
-        """(rule, dataset) -> severity: catalogue default, then ``rules:``, then policies."""
+        """(rule, dataset, side) -> severity: catalogue default seen from the
+        perspective, then ``rules:``, then policies."""
 
-        def severity_of(rule_id: str, dataset_id: str) -> Severity:
-            severity = self.rules.get(rule_id, rules.get(rule_id).severity)
+        def severity_of(rule_id: str, dataset_id: str, breaks: str | None = None) -> Severity:
+            default = rules.get(rule_id).severity_for(self.perspective, breaks)
+            severity = self.rules.get(rule_id, default)
             for policy in self.policies:
                 if not policy.applies_to(dataset_id):
                     continue
@@ -176,6 +179,13 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
         )
         for i, entry in enumerate(raw_policies)
     )
+    perspective = data.get("perspective", "both")
+    if perspective not in rules.PERSPECTIVES:
+        raise ContractError(
+            path,
+            f"'perspective' must be one of {', '.join(rules.PERSPECTIVES)}, found {perspective!r}",
+            line_of("perspective"),
+        )
     return Config(
         contracts=contracts,
         dialect=dialect,
@@ -183,6 +193,7 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
         rules=rule_levels,
         policies=policies,
         source=path,
+        perspective=perspective,
     )
 
 

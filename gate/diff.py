@@ -17,16 +17,17 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from gate import rules, types
+from gate import diff_checks, diff_constraints, diff_relationships, rules, types
 from gate.model import Check, Column, Dataset
 from gate.rules import Severity
 from gate.versioning import compare_versions, is_major_bump
 
-#: (rule id, dataset id) -> effective severity. ``Severity.OFF`` drops the finding.
-SeverityFn = Callable[[str, str], Severity]
+#: (rule id, dataset id, side the finding breaks or None for the rule's own) ->
+#: effective severity. ``Severity.OFF`` drops the finding.
+SeverityFn = Callable[[str, str, "str | None"], Severity]
 
 
-def default_severity(rule_id: str, dataset_id: str) -> Severity:
+def default_severity(rule_id: str, dataset_id: str, breaks: str | None = None) -> Severity:
     """The catalogue's severity, ignoring config: what a bare run uses."""
     return rules.get(rule_id).severity
 
@@ -52,6 +53,8 @@ class Change:
     after: str | None = None
     old_dataset: str | None = None
     acknowledged: bool = False
+    #: tightened (breaks producers), loosened (breaks consumers), both or undetermined.
+    direction: str | None = None
 
     @property
     def breaking(self) -> bool:
@@ -61,6 +64,16 @@ class Change:
     def target(self) -> str:
         """``dataset`` or ``dataset.column``: how reports name the element."""
         return f"{self.dataset}.{self.column}" if self.column else self.dataset
+
+
+#: The direction a rule's findings always have, from the side it breaks.
+_DIRECTIONS = {
+    rule.id: {"producers": "tightened", "consumers": "loosened"}.get(
+        rule.breaks, "undetermined" if rule.id == "constraint_changed" else "both"
+    )
+    for rule in rules.all_rules()
+    if rule.severity is not Severity.INFO
+}
 
 
 class _Emitter:
@@ -82,11 +95,13 @@ class _Emitter:
         after: str | None = None,
         old_dataset: str | None = None,
         path: str | None = None,
+        breaks: str | None = None,
+        direction: str | None = None,
     ) -> None:
-        severity = self.severity_of(rule_id, dataset.id)
+        severity = self.severity_of(rule_id, dataset.id, breaks)
         if old_dataset is not None and old_dataset != dataset.id:
             # A policy on either name applies to a rename: take the stricter.
-            other = self.severity_of(rule_id, old_dataset)
+            other = self.severity_of(rule_id, old_dataset, breaks)
             severity = min(severity, other, key=lambda s: s.rank)
         if severity is Severity.OFF:
             return
@@ -102,6 +117,7 @@ class _Emitter:
                 before=before,
                 after=after,
                 old_dataset=old_dataset,
+                direction=direction or _DIRECTIONS.get(rule_id),
             )
         )
 
@@ -226,31 +242,6 @@ def _nearest_survivor_line(
     return fallback
 
 
-#: Check options that carry a column's allowed values (Soda, dbt, DCS/ODCS spellings).
-_ENUM_KEYS = frozenset({"valid_values", "values", "validvalues", "accepted_values"})
-
-
-def _drop_enum_carriers(
-    removed: list[Check], added: list[Check]
-) -> tuple[list[Check], list[Check]]:
-    """Pair removed/added checks that differ only in their allowed-values list."""
-
-    def rest(check: Check) -> tuple[str, tuple[str, ...], str]:
-        spec = {k: v for k, v in check.spec.items() if str(k).lower() not in _ENUM_KEYS}
-        return (check.kind, check.columns, repr(sorted(spec.items(), key=lambda kv: str(kv[0]))))
-
-    keep_removed = list(removed)
-    keep_added = list(added)
-    for old in removed:
-        if not any(str(k).lower() in _ENUM_KEYS for k in old.spec):
-            continue
-        match = next((new for new in keep_added if rest(new) == rest(old)), None)
-        if match is not None:
-            keep_removed.remove(old)
-            keep_added.remove(match)
-    return keep_removed, keep_added
-
-
 def _sole_key(dataset: Dataset) -> str | None:
     """The column of a single-column primary key: unique whatever its flag says."""
     keyed = [c.name for c in dataset.columns if c.primary_key_position is not None]
@@ -291,6 +282,7 @@ class _DatasetDiff:
         self.columns(old.columns, new.columns, prefix="", parent_line=new.line)
         self.checks(old.checks, new.checks, column=None)
         self.primary_key()
+        diff_relationships.emit_all(self.emit, old.relationships, new.relationships)
 
     def columns(
         self,
@@ -370,8 +362,15 @@ class _DatasetDiff:
             )
         elif new_unique and not old_unique:
             self.emit("unique_added", f"column '{name}' is now unique", column=name, line=new.line)
+        diff_constraints.emit_all(
+            self.emit, old, new, name, _type_text(new.data_type, self.dialect) or ""
+        )
         self.checks(
-            old.checks, new.checks, name, anchor=new.line, enum_changed=old.enum != new.enum
+            old.checks,
+            new.checks,
+            name,
+            anchor=new.line,
+            values_changed=(old.enum, old.constraints) != (new.enum, new.constraints),
         )
         if old.fields or new.fields:
             self.columns(old.fields, new.fields, prefix=f"{name}.", parent_line=new.line)
@@ -484,24 +483,38 @@ class _DatasetDiff:
         new_checks: Sequence[Check],
         column: str | None,
         anchor: int | None = None,
-        enum_changed: bool = False,
+        values_changed: bool = False,
     ) -> None:
-        old_keys = {c.key for c in old_checks}
-        new_keys = {c.key for c in new_checks}
-        removed = [c for c in old_checks if c.key not in new_keys]
-        added = [c for c in new_checks if c.key not in old_keys]
-        if enum_changed:
-            # A validity check that only carries the enum moved with it: the
-            # enum_value_* finding already says what changed, once.
-            removed, added = _drop_enum_carriers(removed, added)
+        paired = diff_checks.pair(old_checks, new_checks)
+        removed, added = paired.removed, paired.added
+        if values_changed:
+            # A check that only carries the enum or the constraints came or went
+            # with them: the enum/constraint finding already says what changed, once.
+            removed = [c for c in removed if not diff_checks.carries_values(c)]
+            added = [c for c in added if not diff_checks.carries_values(c)]
         where = f"column '{column}'" if column else f"dataset '{self.new.id}'"
         for check in removed:
             self.emit(
                 "check_removed",
-                f"check '{check.kind}' on {where} was removed or changed",
+                f"check '{check.kind}' on {where} was removed",
                 column=column,
                 line=anchor,
-                before=check.kind,
+                before=diff_checks.describe(check, diff_checks.semantics(check)),
+            )
+        for old, new, direction in paired.changed:
+            before = diff_checks.describe(old, diff_checks.semantics(old))
+            after = diff_checks.describe(new, diff_checks.semantics(new))
+            if before == after:  # the difference is in what it measures: show the kind only
+                before, after = f"{old.kind} (before)", f"{new.kind} (now)"
+            self.emit(
+                "check_changed",
+                f"check '{new.kind}' on {where} changed ({direction})",
+                column=column,
+                line=new.line if new.line is not None else anchor,
+                before=before,
+                after=after,
+                breaks=diff_checks.BREAKS[direction],
+                direction=direction,
             )
         for check in added:
             self.emit(
@@ -509,7 +522,7 @@ class _DatasetDiff:
                 f"check '{check.kind}' on {where} was added",
                 column=column,
                 line=check.line,
-                after=check.kind,
+                after=diff_checks.describe(check, diff_checks.semantics(check)),
             )
 
     def primary_key(self) -> None:

@@ -55,6 +55,21 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Relationship:
+    """A foreign key: ``columns`` of this dataset point at ``to`` (``table.column``).
+
+    ODCS ``relationships``, DCS ``references`` and dbt ``foreign_key`` constraints
+    all land here, so one rule family compares them. ``to`` is normalised to
+    ``table.column`` (``table.(a,b)`` for several columns) and lower-cased where the
+    format does not say otherwise.
+    """
+
+    columns: tuple[str, ...]
+    to: str
+    line: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class Column:
     """A column (or nested field) of a dataset.
 
@@ -65,6 +80,9 @@ class Column:
     says nothing. ``position`` is the 0-based declaration order, used as evidence
     when pairing a removed and an added column as a rename. ``stable_id`` is a
     format-given identity that survives renames (ODCS v3.1 ``id``).
+    ``constraints`` are the value constraints that are not part of the type
+    (``minimum``, ``pattern``, ``minLength``...), as ``(key, value)`` pairs sorted
+    by key, keys in the DCS/ODCS spelling whatever the format.
     """
 
     name: str
@@ -79,6 +97,7 @@ class Column:
     fields: tuple[Column, ...] = ()
     stable_id: str | None = None
     description: str | None = field(default=None, compare=False)
+    constraints: tuple[tuple[str, Any], ...] = ()
 
     @property
     def primary_key(self) -> bool:
@@ -111,6 +130,7 @@ class Dataset:
     stable_id: str | None = None
     allow_extra_columns: bool = False
     dialect: str | None = None
+    relationships: tuple[Relationship, ...] = ()
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

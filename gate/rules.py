@@ -33,17 +33,45 @@ class Severity(str, Enum):
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2, Severity.OFF: 3}
 
 
+#: Which side a finding can break, for ``perspective:`` (see docs/rules.md).
+#: ``producers``: the contract now demands more (tightened), existing writers may fail;
+#: ``consumers``: it promises less (loosened), existing readers may fail;
+#: ``both``: either side (and every rule whose side is not decided).
+SIDES = ("producers", "consumers", "both")
+
+#: ``perspective:`` -> the sides whose findings keep their severity; the others drop to info.
+PERSPECTIVES: dict[str, tuple[str, ...]] = {
+    "both": SIDES,
+    "consumer": ("consumers", "both"),
+    "producer": ("producers", "both"),
+}
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str
     severity: Severity
     purpose: str
     level: str  # "model", "column" or "check": where the finding anchors
+    breaks: str = "both"  # one of SIDES: who the finding can break
+
+    def severity_for(self, perspective: str, breaks: str | None = None) -> Severity:
+        """The default severity seen from one side (``breaks`` overrides a directional rule's)."""
+        side = breaks or self.breaks
+        if side in PERSPECTIVES[perspective] or self.severity is Severity.INFO:
+            return self.severity
+        return Severity.INFO
 
 
 _CATALOGUE: tuple[Rule, ...] = (
     # Breaking by default.
-    Rule("model_removed", Severity.ERROR, "A dataset present at base is gone at HEAD.", "model"),
+    Rule(
+        "model_removed",
+        Severity.ERROR,
+        "A dataset present at base is gone at HEAD.",
+        "model",
+        breaks="consumers",
+    ),
     Rule(
         "model_renamed",
         Severity.ERROR,
@@ -55,6 +83,7 @@ _CATALOGUE: tuple[Rule, ...] = (
         Severity.ERROR,
         "A column (or nested struct field) present at base is gone.",
         "column",
+        breaks="consumers",
     ),
     Rule(
         "column_renamed",
@@ -73,6 +102,7 @@ _CATALOGUE: tuple[Rule, ...] = (
         Severity.ERROR,
         "The new type cannot hold every value of the old one (bigint -> int).",
         "column",
+        breaks="producers",
     ),
     Rule(
         "type_changed",
@@ -85,18 +115,21 @@ _CATALOGUE: tuple[Rule, ...] = (
         Severity.ERROR,
         "A nullable column became required; existing producers may write nulls.",
         "column",
+        breaks="producers",
     ),
     Rule(
         "required_column_added",
         Severity.ERROR,
         "A new required column on an existing dataset; existing producers do not emit it.",
         "column",
+        breaks="producers",
     ),
     Rule(
         "enum_value_removed",
         Severity.ERROR,
         "An allowed value was removed; rows that carry it become invalid.",
         "column",
+        breaks="producers",
     ),
     Rule(
         "primary_key_changed",
@@ -116,6 +149,21 @@ _CATALOGUE: tuple[Rule, ...] = (
         Severity.ERROR,
         "A dbt model stopped enforcing its contract; its schema is no longer guaranteed.",
         "model",
+        breaks="consumers",
+    ),
+    Rule(
+        "enum_declared",
+        Severity.ERROR,
+        "A column that took any value now has a list of allowed values; writers of others fail.",
+        "column",
+        breaks="producers",
+    ),
+    Rule(
+        "constraint_tightened",
+        Severity.ERROR,
+        "A field constraint allows fewer values (maximum lowered, minLength added...).",
+        "column",
+        breaks="producers",
     ),
     # Warnings: worth a reviewer's eye; block only with --fail-on warning.
     Rule(
@@ -123,30 +171,75 @@ _CATALOGUE: tuple[Rule, ...] = (
         Severity.WARNING,
         "A declared data_type was removed; the column's type is no longer guaranteed.",
         "column",
+        breaks="consumers",
     ),
     Rule(
         "required_removed",
-        Severity.WARNING,
-        "A required column became nullable; consumers may now see nulls.",
+        Severity.ERROR,
+        "A required column became nullable; consumers that rely on non-null values break.",
         "column",
+        breaks="consumers",
     ),
     Rule(
         "enum_value_added",
         Severity.WARNING,
         "A new allowed value; consumers that switch on the values may not handle it.",
         "column",
+        breaks="consumers",
     ),
     Rule(
         "unique_removed",
         Severity.WARNING,
         "A uniqueness guarantee was dropped; consumers may now see duplicates.",
         "column",
+        breaks="consumers",
     ),
     Rule(
         "check_removed",
         Severity.WARNING,
         "A check was removed; a guarantee consumers relied on is gone.",
         "check",
+        breaks="consumers",
+    ),
+    Rule(
+        "enum_removed",
+        Severity.WARNING,
+        "A column's list of allowed values was dropped; consumers may see any value.",
+        "column",
+        breaks="consumers",
+    ),
+    Rule(
+        "constraint_relaxed",
+        Severity.WARNING,
+        "A field constraint allows more values (maximum raised, pattern dropped...).",
+        "column",
+        breaks="consumers",
+    ),
+    Rule(
+        "constraint_changed",
+        Severity.WARNING,
+        "A pattern or format changed and the gate cannot tell whether it allows more or less.",
+        "column",
+    ),
+    Rule(
+        "check_changed",
+        Severity.WARNING,
+        "The same check asserts something else (a threshold, a query); the side it hurts "
+        "is decided per finding.",
+        "check",
+    ),
+    Rule(
+        "relationship_removed",
+        Severity.WARNING,
+        "A relationship (foreign key, reference) was removed; consumers join on it.",
+        "column",
+        breaks="consumers",
+    ),
+    Rule(
+        "relationship_changed",
+        Severity.WARNING,
+        "A relationship now points at another table or column; consumers' joins change meaning.",
+        "column",
     ),
     # Additive: always reported, never blocking by default.
     Rule("model_added", Severity.INFO, "A new dataset.", "model"),
@@ -165,6 +258,12 @@ _CATALOGUE: tuple[Rule, ...] = (
     ),
     Rule("check_added", Severity.INFO, "A new check.", "check"),
     Rule("unique_added", Severity.INFO, "A uniqueness guarantee was added.", "column"),
+    Rule(
+        "relationship_added",
+        Severity.INFO,
+        "A new relationship (foreign key, reference).",
+        "column",
+    ),
     Rule("version_bumped", Severity.INFO, "The contract version went up.", "model"),
 )
 

@@ -44,7 +44,7 @@ def test_orders_base_exact_model() -> None:
     assert orders.stable_id is None
     assert [row(c) for c in orders.columns] == [
         ("order_id", "bigint", 15, 0, True, True, 0, None, ()),
-        ("customer_id", "bigint", 21, 1, True, False, None, None, ("foreign_key",)),
+        ("customer_id", "bigint", 21, 1, True, False, None, None, ()),
         ("status", "string", 29, 2, True, False, None,
          ("placed", "shipped", "delivered", "cancelled"), ("accepted_values",)),
         ("order_total", "decimal(10,2)", 37, 3, True, False, None, None, ()),
@@ -55,9 +55,9 @@ def test_orders_base_exact_model() -> None:
         ("shipping_address", "struct<street:string,city:string,postal_code:string>", 52, 7,
          None, False, None, None, ()),
     ]  # fmt: skip
-    fk = orders.column("customer_id").checks[0]
-    assert (fk.line, fk.columns) == (26, ("customer_id",))
-    assert fk.spec == {"to": "ref('customers')", "to_columns": ["customer_id"]}
+    # A foreign_key constraint is a relationship, compared by the relationship_* rules.
+    (fk,) = orders.relationships
+    assert (fk.line, fk.columns, fk.to) == (26, ("customer_id",), "customers.customer_id")
     accepted = orders.column("status").checks[0]
     assert (accepted.line, accepted.columns) == (34, ("status",))
     # dbt >= 1.10 ``arguments:`` are flattened so both spellings are one check.
@@ -242,9 +242,9 @@ def test_model_level_constraints() -> None:
     # A multi-column unique constraint is a guarantee on the combination: a check.
     assert [(c.kind, c.columns) for c in dataset.checks] == [
         ("unique", ("a", "b")),
-        ("foreign_key", ("a",)),
         ("custom", ()),
     ]
+    assert [(r.columns, r.to) for r in dataset.relationships] == [(("a",), "other.id")]
 
 
 def test_version_columns_include_list_and_overrides() -> None:

@@ -27,6 +27,7 @@ whole ``models/`` trees.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -42,7 +43,7 @@ from gate.formats.common import (
     require_str,
     scalar_tuple,
 )
-from gate.model import Check, Column, Contract, ContractError, Dataset
+from gate.model import Check, Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
 
 FORMAT = "dbt"
@@ -74,8 +75,19 @@ _PROJECT_KEYS = frozenset({"config-version", "profile", "model-paths", "source-p
 CONSTRAINT_TYPES = frozenset(
     {"not_null", "unique", "primary_key", "foreign_key", "check", "custom"}
 )
-#: Constraints that are checks rather than column flags.
-_CHECK_CONSTRAINTS = frozenset({"foreign_key", "check", "custom"})
+#: Constraints that are checks rather than column flags (``foreign_key`` is a relationship).
+_CHECK_CONSTRAINTS = frozenset({"check", "custom"})
+
+_REF = re.compile(r"""^\s*(?:ref|source)\s*\((.*)\)\s*$""")
+
+
+def _relation_name(text: str) -> str:
+    """``ref('customers')`` -> ``customers``; ``source('shop', 'customers')`` -> ``shop.customers``."""
+    match = _REF.match(text)
+    if match is None:
+        return text.strip().lower()
+    parts = [p.strip().strip("'\"") for p in match.group(1).split(",")]
+    return ".".join(p for p in parts if p and "=" not in p).lower()
 
 
 def detect(doc: Any) -> bool:
@@ -119,6 +131,28 @@ def _version_label(value: Any, path: str, line: int, owner: str) -> str:
 class _Parser:
     def __init__(self, path: str) -> None:
         self.path = path
+        self.foreign_keys: list[Relationship] = []
+
+    def foreign_key(
+        self, constraint: YMap, columns: tuple[str, ...], line: int, owner: str
+    ) -> Relationship:
+        """A ``foreign_key`` constraint: ``to`` + ``to_columns`` (dbt >= 1.9) or an ``expression``."""
+        to = constraint.get("to")
+        if isinstance(to, str) and to.strip():
+            to_columns = constraint.get("to_columns") or []
+            targets = scalar_tuple(
+                to_columns, self.path, f"{owner}: foreign_key 'to_columns'", line
+            )
+            table = _relation_name(to)
+            target = ",".join(f"{table}.{c.lower()}" for c in targets) or table
+            return Relationship(columns, target, line)
+        expression = constraint.get("expression")
+        if isinstance(expression, str) and expression.strip():
+            # ``customers (id)``: the pre-1.9 spelling, compared as written.
+            return Relationship(columns, " ".join(expression.lower().split()), line)
+        raise ContractError(
+            self.path, f"{owner}: a foreign_key constraint needs 'to' or 'expression'", line
+        )
 
     # -- checks -------------------------------------------------------------
 
@@ -214,6 +248,8 @@ class _Parser:
                 unique = True
             elif kind == "primary_key":
                 is_key = True
+            elif kind == "foreign_key":
+                self.foreign_keys.append(self.foreign_key(constraint, (name,), c_line, owner))
             else:
                 spec = {k: v for k, v in constraint.items() if k != "type"}
                 checks.append(Check.make(kind, spec, line=c_line, columns=(name,)))
@@ -316,6 +352,7 @@ class _Parser:
         owner = f"model '{dataset_id}'"
         columns: list[Column] = []
         flagged: list[str] = []
+        self.foreign_keys = []
         for index, (_name, entry, c_line) in enumerate(column_entries):
             column, is_key = self.column(entry, index, c_line)
             columns.append(column)
@@ -340,6 +377,13 @@ class _Parser:
                             f"{owner}: {kind} constraint names unknown column '{name}'",
                             c_line,
                         )
+            if kind == "foreign_key":
+                if not named:
+                    raise ContractError(
+                        self.path, f"{owner}: a model-level foreign_key needs 'columns'", c_line
+                    )
+                self.foreign_keys.append(self.foreign_key(constraint, named, c_line, owner))
+                continue
             if kind in _CHECK_CONSTRAINTS or (kind == "unique" and len(named) > 1):
                 spec = {k: v for k, v in constraint.items() if k != "type"}
                 checks.append(Check.make(kind, spec, line=c_line, columns=named))
@@ -387,6 +431,7 @@ class _Parser:
             checks=tuple(checks),
             line=line,
             enforced=enforced,
+            relationships=tuple(self.foreign_keys),
         )
 
     def model(self, entry: Any, index: int, line: int) -> list[Dataset]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from gate.formats import constraints as value_constraints
 from gate.formats.common import (
     NestingGuard,
     decimal_type,
@@ -40,7 +41,7 @@ from gate.formats.common import (
     require_mapping,
     scalar_tuple,
 )
-from gate.model import Column, Contract, ContractError, Dataset
+from gate.model import Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
 
 FORMAT = "dcs"
@@ -93,6 +94,7 @@ class _Parser:
         self.root = root
         self.path = path
         self.guard = NestingGuard(path)
+        self.relationships: list[Relationship] = []
         if root.get("definitions") is not None:
             require_mapping(
                 root["definitions"], path, "'definitions'", root.key_line("definitions")
@@ -238,6 +240,13 @@ class _Parser:
             for key in ("primaryKey", "primary")
         )
         description = field.get("description")
+        references = optional_str(field, "references", self.path, f"{what}: 'references'")
+        if references is not None:
+            self.relationships.append(
+                Relationship((path_name,), references.lower(), field.key_line("references"))
+            )
+        # A string's maxLength is its type (varchar(n)); everything else is a constraint.
+        in_type = ("maxLength",) if (data_type or "").lower().startswith("varchar") else ()
         column = Column(
             name=name,
             data_type=data_type,
@@ -250,6 +259,9 @@ class _Parser:
             checks=checks,
             fields=tuple(nested),
             description=description if isinstance(description, str) else None,
+            constraints=value_constraints.read(
+                field, self.path, what, field.key_line, skip=in_type
+            ),
         )
         return column, is_key
 
@@ -294,6 +306,7 @@ class _Parser:
         model = require_mapping(value, self.path, owner, line)
         columns: list[Column] = []
         flagged: list[str] = []
+        self.relationships = []
         if model.get("fields") is not None:
             columns, flagged = self.fields(model["fields"], owner, model.key_line("fields"), "")
         positions = self.primary_key(model, flagged, columns, owner)
@@ -315,6 +328,7 @@ class _Parser:
                 model, "additionalFields", self.path, f"{owner}: 'additionalFields'"
             )
             is True,
+            relationships=tuple(self.relationships),
         )
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from gate.formats import constraints as value_constraints
 from gate.formats.common import (
     NestingGuard,
     decimal_type,
@@ -43,7 +44,7 @@ from gate.formats.common import (
     require_mapping,
     require_str,
 )
-from gate.model import Column, Contract, ContractError, Dataset
+from gate.model import Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
 
 FORMAT = "odcs"
@@ -102,10 +103,40 @@ def _enum(prop: YMap, path: str, what: str) -> tuple[str, ...] | None:
     return tuple(values)
 
 
+def _targets(value: Any, path: str, what: str, line: int | None) -> tuple[str, ...]:
+    """``from``/``to`` of a relationship: one ``table.column`` or a list of them."""
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise ContractError(
+            path, f"{what} must be 'table.column' or a list of them, found {describe(value)}", line
+        )
+    return tuple(v.strip() for v in values)
+
+
 class _Parser:
     def __init__(self, path: str) -> None:
         self.path = path
         self.guard = NestingGuard(path)
+        self.relationships: list[Relationship] = []
+
+    def relationships_of(self, mapping: YMap, what: str, column: str | None) -> None:
+        """ODCS ``relationships`` of a property (``from`` is the property) or an object."""
+        entries = optional_list(mapping, "relationships", self.path, f"{what}: 'relationships'")
+        for index, entry, line in items(entries):
+            where = f"{what}: relationship #{index + 1}"
+            entry = require_mapping(entry, self.path, where, line)
+            if entry.get("to") is None:
+                raise ContractError(self.path, f"{where} needs 'to'", line)
+            to = _targets(entry["to"], self.path, f"{where} 'to'", entry.key_line("to"))
+            if entry.get("from") is not None:
+                sources = _targets(entry["from"], self.path, f"{where} 'from'", line)
+                # ``from`` names ``table.column``; the table is this object.
+                columns = tuple(s.rsplit(".", 1)[-1] for s in sources)
+            elif column is not None:
+                columns = (column,)
+            else:
+                raise ContractError(self.path, f"{where} on a schema object needs 'from'", line)
+            self.relationships.append(Relationship(columns, ",".join(to).lower(), line))
 
     def options(self, prop: YMap, what: str) -> YMap:
         value = prop.get("logicalTypeOptions")
@@ -219,6 +250,12 @@ class _Parser:
         if members_owner is not None:
             nested = self.properties(members_owner, what, f"{prefix}{name}.", top_level=False)
         checks = quality_checks(prop, self.path, what, (f"{prefix}{name}",))
+        self.relationships_of(prop, what, f"{prefix}{name}")
+        options = self.options(prop, what)
+        # What the type already carries is compared as a type, not as a constraint.
+        in_type = ["maxLength"] if (data_type or "").lower().startswith("varchar") else []
+        if str(prop.get("logicalType", "")).lower() == "integer":
+            in_type.append("format")
         enum = _enum(prop, self.path, what)
         if enum is None:
             enum = enum_from_checks(checks, self.path)
@@ -244,6 +281,9 @@ class _Parser:
             fields=tuple(nested),
             stable_id=optional_str(prop, "id", self.path, f"{what}: 'id'"),
             description=description if isinstance(description, str) else None,
+            constraints=value_constraints.read(
+                options, self.path, what, options.key_line, skip=in_type
+            ),
         )
 
     def primary_key(self, columns: list[Column], owner: str) -> list[Column]:
@@ -276,7 +316,9 @@ class _Parser:
         )
         dataset_id = physical_name or name
         owner = f"schema object '{dataset_id}'"
+        self.relationships = []
         columns = self.primary_key(self.properties(obj, owner, "", top_level=True), owner)
+        self.relationships_of(obj, owner, None)
         return Dataset(
             id=dataset_id,
             path=self.path,
@@ -286,6 +328,7 @@ class _Parser:
             line=line,
             version=version,
             stable_id=optional_str(obj, "id", self.path, f"{owner}: 'id'"),
+            relationships=tuple(self.relationships),
         )
 
 

@@ -1,0 +1,464 @@
+"""Checks of a dataset or column pair: identify each by what it asserts, then compare.
+
+A check is the same check when it asserts the same thing: its kind, its
+columns and the options that change *what* is measured (a query, a filter, a
+``where``). Its name, id, description, schedule, method, tags and owner are
+metadata: renaming a check or giving it an id is not a removal. A threshold
+(``mustBeLessThan``, Soda ``must_be_between``, dbt ``error_if``), its unit and
+its severity are what the check *demands*: when only they changed, the pair is
+one ``check_changed`` finding with a direction:
+
+- the set of metric values that pass shrank: **tightened** (producers may fail);
+- it grew: **loosened** (consumers get a weaker guarantee);
+- both, or the gate cannot order the change (another unit, another query):
+  reported for both sides.
+
+Counts (rows, missing, invalid, duplicates) are whole numbers, so
+``mustBeGreaterThan: 5`` and ``mustBeGreaterOrEqualTo: 6`` are the same check.
+Allowed values (``valid_values``, ``accepted_values``, ``validValues``) and
+value constraints (Soda ``valid_min``...) a check carries are compared as the
+column's enum and constraints (gate/diff_constraints.py), not here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from gate.model import Check
+
+#: Options that document a check without changing what it asserts.
+METADATA = frozenset(
+    {
+        "name",
+        "id",
+        "description",
+        "tags",
+        "schedule",
+        "scheduler",
+        "method",
+        "dimension",
+        "businessimpact",
+        "customproperties",
+        "authoritativedefinitions",
+        "qualifier",
+        "attributes",
+        "meta",
+        "store_failures",
+        "enabled",
+        "limit",
+        "alias",
+        "type",
+        "metric",
+        "rule",
+    }
+)
+
+#: Options carried into the column's enum or constraints, compared there.
+CARRIED = frozenset(
+    {
+        "valid_values",
+        "values",
+        "validvalues",
+        "accepted_values",
+        "valid_min",
+        "valid_max",
+        "valid_min_length",
+        "valid_max_length",
+        "valid_format",
+        "valid_regex_sql",
+        "properties",
+    }
+)
+
+#: Set-valued options: more entries mean more rows fail (tighter).
+SETS = {"missing_values": "missing_values", "missingvalues": "missing_values",
+        "invalid_values": "invalid_values", "invalidvalues": "invalid_values"}  # fmt: skip
+
+#: Threshold keys of DCS/ODCS and Soda (v3 top level, v4 under ``threshold``).
+_OPS = {
+    "mustbe": "==",
+    "must_be": "==",
+    "mustnotbe": "!=",
+    "must_not_be": "!=",
+    "mustbegreaterthan": ">",
+    "must_be_greater_than": ">",
+    "mustbegreaterorequalto": ">=",
+    "mustbegreaterthanorequalto": ">=",
+    "must_be_greater_than_or_equal": ">=",
+    "must_be_greater_than_or_equal_to": ">=",
+    "mustbelessthan": "<",
+    "must_be_less_than": "<",
+    "mustbelessorequalto": "<=",
+    "mustbelessthanorequalto": "<=",
+    "must_be_less_than_or_equal": "<=",
+    "must_be_less_than_or_equal_to": "<=",
+    "mustbebetween": "between",
+    "must_be_between": "between",
+    "mustnotbebetween": "not between",
+    "must_not_be_between": "not between",
+}
+_UNITS = {"%": "percent", "percent": "percent", "percentage": "percent", "rows": "count",
+          "count": "count", "row": "count"}  # fmt: skip
+#: Kinds whose metric is a whole number when counted in rows.
+_COUNTED = re.compile(
+    r"(null|missing|invalid|duplicate|row_?count|rows_exist|unique|not_null|accepted|"
+    r"relationships|no_|_count$)"
+)
+_DUPLICATE = re.compile(r"duplicate|unique_combination")
+_DBT_CONDITION = re.compile(r"^\s*(==|=|!=|<>|>=|<=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
+
+#: An interval: (low, low_strict, high, high_strict); None is unbounded.
+Interval = tuple["Decimal | None", bool, "Decimal | None", bool]
+
+
+def _number(value: Any) -> Decimal | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def _intervals(op: str, value: Any) -> list[Interval] | None:
+    """The metric values that pass ``op value``; None when unreadable."""
+    if op in ("between", "not between"):
+        if isinstance(value, Mapping):  # Soda v4: {greater_than_or_equal: 0, less_than: 10}
+            low = high = None
+            low_strict = high_strict = False
+            for key, bound in value.items():
+                number = _number(bound)
+                if number is None:
+                    return None
+                if str(key).startswith("greater"):
+                    low, low_strict = number, not str(key).endswith(("equal", "equal_to"))
+                else:
+                    high, high_strict = number, not str(key).endswith(("equal", "equal_to"))
+        elif isinstance(value, list) and len(value) == 2:
+            low, high = _number(value[0]), _number(value[1])
+            if low is None or high is None:
+                return None
+            low_strict = high_strict = False
+        else:
+            return None
+        inside: Interval = (low, low_strict, high, high_strict)
+        if op == "between":
+            return [inside]
+        outside: list[Interval] = []
+        if low is not None:
+            outside.append((None, False, low, not low_strict))
+        if high is not None:
+            outside.append((high, not high_strict, None, False))
+        return outside
+    number = _number(value)
+    if number is None:
+        return None
+    return {
+        "==": [(number, False, number, False)],
+        "!=": [(None, False, number, True), (number, True, None, False)],
+        ">": [(number, True, None, False)],
+        ">=": [(number, False, None, False)],
+        "<": [(None, False, number, True)],
+        "<=": [(None, False, number, False)],
+    }[op]
+
+
+def _intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
+    out: list[Interval] = []
+    for lo1, ls1, hi1, hs1 in a:
+        for lo2, ls2, hi2, hs2 in b:
+            if lo1 is None or (lo2 is not None and lo2 > lo1):
+                lo, ls = lo2, ls2
+            elif lo2 is None or lo1 > lo2:
+                lo, ls = lo1, ls1
+            else:
+                lo, ls = lo1, ls1 or ls2
+            if hi1 is None or (hi2 is not None and hi2 < hi1):
+                hi, hs = hi2, hs2
+            elif hi2 is None or hi1 < hi2:
+                hi, hs = hi1, hs1
+            else:
+                hi, hs = hi1, hs1 or hs2
+            out.append((lo, ls, hi, hs))
+    return out
+
+
+def _contains(intervals: list[Interval], x: Decimal) -> bool:
+    for lo, ls, hi, hs in intervals:
+        if lo is not None and (x < lo or (ls and x == lo)):
+            continue
+        if hi is not None and (x > hi or (hs and x == hi)):
+            continue
+        return True
+    return False
+
+
+def _samples(a: list[Interval], b: list[Interval], whole: bool) -> list[Decimal]:
+    """Points where membership can change: exact for unions of intervals."""
+    ends = sorted({e for lo, _ls, hi, _hs in a + b for e in (lo, hi) if e is not None})
+    if not ends:
+        return [Decimal(0)]
+    points = {ends[0] - 1, ends[-1] + 1, *ends}
+    if whole:
+        points |= {e + d for e in ends for d in (-1, 1)}
+        return sorted(p for p in points if p == p.to_integral())
+    points |= {(x + y) / 2 for x, y in itertools.pairwise(ends)}
+    return sorted(points)
+
+
+def order(old: list[Interval], new: list[Interval], whole: bool) -> str | None:
+    """``tightened``/``loosened``/``both`` for the passing metric values, None if equal."""
+    lost = gained = False
+    for x in _samples(old, new, whole):
+        a, b = _contains(old, x), _contains(new, x)
+        lost |= a and not b
+        gained |= b and not a
+    if lost and gained:
+        return "both"
+    if lost:
+        return "tightened"
+    if gained:
+        return "loosened"
+    return None
+
+
+@dataclass(frozen=True)
+class Semantics:
+    """What one check asserts, split into identity and demands."""
+
+    identity: str
+    check_id: str | None
+    passing: tuple[Interval, ...] | None  # None: no threshold (the format's default)
+    threshold: str  # as written, for the report
+    unit: str
+    severity: str
+    sets: tuple[tuple[str, frozenset[str]], ...]
+    columns: tuple[str, ...]
+
+    @property
+    def demands(self) -> tuple[Any, ...]:
+        return (self.passing, self.unit, self.severity, self.sets)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def semantics(check: Check) -> Semantics:
+    """Split a check's options into what identifies it and what it demands."""
+    spec: dict[str, Any] = dict(check.spec)
+    config = spec.pop("config", None)
+    severity = "error"
+    dbt_condition: str | None = None
+    rest: dict[str, Any] = {}
+    if isinstance(config, Mapping):  # dbt test config: severity, error_if, where...
+        for key, value in config.items():
+            low = str(key).lower()
+            if low == "severity":
+                severity = "warning" if str(value).lower().startswith("warn") else "error"
+            elif low == "error_if":
+                dbt_condition = str(value)
+            elif low in ("warn_if",) or low in METADATA:
+                continue
+            else:
+                rest[f"config.{key}"] = value
+    threshold_items: list[tuple[str, Any]] = []
+    unit = "count"
+    sets: dict[str, frozenset[str]] = {}
+    threshold = spec.pop("threshold", None)
+    if isinstance(threshold, Mapping):  # Soda v4
+        for key, value in threshold.items():
+            if str(key).lower() == "metric":
+                unit = _UNITS.get(str(value).lower(), str(value).lower())
+            elif str(key).lower() in _OPS:
+                threshold_items.append((str(key).lower(), value))
+            else:
+                rest[f"threshold.{key}"] = value
+    arguments = spec.pop("arguments", None)
+    if isinstance(arguments, Mapping):
+        for key, value in arguments.items():
+            low = str(key).lower()
+            if low in SETS and isinstance(value, list):
+                sets[SETS[low]] = frozenset(str(v) for v in value)
+            elif low not in CARRIED:
+                rest[f"arguments.{key}"] = value
+    elif arguments is not None:
+        rest["arguments"] = arguments
+    check_id: str | None = None
+    for key, value in spec.items():
+        low = str(key).lower()
+        if low == "id" and isinstance(value, (str, int)):
+            check_id = str(value)
+        elif low == "severity":
+            severity = "warning" if str(value).lower().startswith("warn") else "error"
+        elif low == "unit":
+            unit = _UNITS.get(str(value).lower(), str(value).lower())
+        elif low in _OPS:
+            threshold_items.append((low, value))
+        elif low in SETS and isinstance(value, list):
+            sets[SETS[low]] = frozenset(str(v) for v in value)
+        elif low in METADATA or low in CARRIED or low == "columns":
+            continue
+        else:
+            rest[str(key)] = value
+    passing: list[Interval] | None = None
+    written: list[str] = []
+    for key, value in threshold_items:
+        found = _intervals(_OPS[key], value)
+        written.append(f"{key} {value}")
+        if found is None:
+            rest[f"threshold:{key}"] = value  # unreadable: part of the identity
+            continue
+        passing = found if passing is None else _intersect(passing, found)
+    if dbt_condition is not None:
+        written.append(f"error_if {dbt_condition}")
+        match = _DBT_CONDITION.match(dbt_condition)
+        if match is None:
+            rest["config.error_if"] = dbt_condition
+        else:
+            op = {"=": "==", "<>": "!="}.get(match.group(1), match.group(1))
+            failing = {"==": "!=", "!=": "==", ">": "<=", ">=": "<", "<": ">=", "<=": ">"}[op]
+            passing = _intervals(failing, match.group(2))
+    identity = f"{check.kind}|{','.join(check.columns)}|{_canonical(rest)}"
+    return Semantics(
+        identity=identity,
+        check_id=check_id,
+        passing=tuple(passing) if passing is not None else None,
+        threshold=", ".join(written),
+        unit=unit,
+        severity=severity,
+        sets=tuple(sorted(sets.items())),
+        columns=check.columns,
+    )
+
+
+def describe(check: Check, meaning: Semantics) -> str:
+    """``kind (threshold, unit, severity, sets)``: one side of ``old -> new``."""
+    parts = [meaning.threshold] if meaning.threshold else []
+    if meaning.unit != "count":
+        parts.append(f"unit {meaning.unit}")
+    if meaning.severity != "error":
+        parts.append(f"severity {meaning.severity}")
+    for name, values in meaning.sets:
+        parts.append(f"{name} [{', '.join(sorted(values))}]")
+    if meaning.columns and len(meaning.columns) > 1:
+        parts.append(f"columns {', '.join(meaning.columns)}")
+    return f"{check.kind} ({'; '.join(parts)})" if parts else check.kind
+
+
+def direction(old: Semantics, new: Semantics, kind: str) -> str:
+    """How the demands moved: tightened, loosened, both or undetermined."""
+    if old.identity != new.identity:
+        if _DUPLICATE.search(kind) and old.columns != new.columns:
+            a, b = set(old.columns), set(new.columns)
+            same_rest = old.identity.split("|", 2)[2] == new.identity.split("|", 2)[2]
+            if same_rest and a < b:
+                return "loosened"  # unique over more columns is a weaker promise
+            if same_rest and b < a:
+                return "tightened"
+        return "undetermined"
+    if old.unit != new.unit:
+        return "undetermined"
+    moves: set[str] = set()
+    whole = old.unit == "count" and bool(_COUNTED.search(kind))
+    if old.passing != new.passing:
+        # No threshold means "the check fails on any bad row": the format's default of 0.
+        default: list[Interval] = [(Decimal(0), False, Decimal(0), False)]
+        a = list(old.passing) if old.passing is not None else default
+        b = list(new.passing) if new.passing is not None else default
+        moved = order(a, b, whole)
+        if moved:
+            moves.add(moved)
+    if old.severity != new.severity:
+        moves.add("loosened" if new.severity == "warning" else "tightened")
+    old_sets, new_sets = dict(old.sets), dict(new.sets)
+    for name in set(old_sets) | set(new_sets):
+        a_set, b_set = old_sets.get(name, frozenset()), new_sets.get(name, frozenset())
+        if b_set > a_set:
+            moves.add("tightened")  # more markers or denied values: more rows fail
+        elif b_set < a_set:
+            moves.add("loosened")
+        elif a_set != b_set:
+            moves.add("both")
+    if not moves:
+        return "undetermined"
+    if len(moves) == 1:
+        return moves.pop()
+    return "both"
+
+
+#: direction -> the side it can break (rules.SIDES).
+BREAKS = {"tightened": "producers", "loosened": "consumers", "both": "both", "undetermined": "both"}
+
+
+@dataclass(frozen=True)
+class Pairing:
+    removed: list[Check]
+    added: list[Check]
+    changed: list[tuple[Check, Check, str]]  # old, new, direction
+
+
+def _take(items: list[Check], wanted: Check) -> bool:
+    for index, item in enumerate(items):
+        if item is wanted:
+            del items[index]
+            return True
+    return False
+
+
+def pair(old_checks: Sequence[Check], new_checks: Sequence[Check]) -> Pairing:
+    """Unchanged checks drop out; the rest pair by id, then by identity, then by kind.
+
+    Each step pairs only what is unambiguous (one candidate on each side), in
+    declaration order for equal checks, so reordering nameless checks says nothing.
+    """
+    old_left, new_left = list(old_checks), list(new_checks)
+    meaning = {id(c): semantics(c) for c in (*old_checks, *new_checks)}
+    full = {k: (meaning[id(c)].identity, meaning[id(c)].demands) for k, c in
+            ((id(c), c) for c in (*old_checks, *new_checks))}  # fmt: skip
+    for old in list(old_left):
+        match = next((n for n in new_left if full[id(n)] == full[id(old)]), None)
+        if match is not None:
+            _take(old_left, old)
+            _take(new_left, match)
+    changed: list[tuple[Check, Check, str]] = []
+
+    def by(key: Callable[[Check], Any]) -> None:
+        olds: dict[Any, list[Check]] = {}
+        news: dict[Any, list[Check]] = {}
+        for c in old_left:
+            if key(c) is not None:
+                olds.setdefault(key(c), []).append(c)
+        for c in new_left:
+            if key(c) is not None:
+                news.setdefault(key(c), []).append(c)
+        for value, group in olds.items():
+            if len(group) == 1 and len(news.get(value, [])) == 1:
+                old, new = group[0], news[value][0]
+                _take(old_left, old)
+                _take(new_left, new)
+                changed.append((old, new, direction(meaning[id(old)], meaning[id(new)], new.kind)))
+
+    by(lambda c: meaning[id(c)].check_id)
+    by(lambda c: meaning[id(c)].identity)
+    by(lambda c: (c.kind, c.columns))
+    by(lambda c: c.kind if _DUPLICATE.search(c.kind) else None)
+    return Pairing(old_left, new_left, changed)
+
+
+def carries_values(check: Check) -> bool:
+    """True when the check holds allowed values or value constraints of its column."""
+
+    def keys(mapping: Mapping[str, Any]) -> Iterable[str]:
+        for key, value in mapping.items():
+            yield str(key).lower()
+            if isinstance(value, Mapping) and str(key).lower() == "arguments":
+                yield from (str(k).lower() for k in value)
+
+    return any(key in CARRIED - {"properties"} for key in keys(check.spec))

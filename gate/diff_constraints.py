@@ -1,0 +1,237 @@
+"""Value constraints and whole enums of a column pair: did the allowed values shrink or grow?
+
+A constraint that allows fewer values (a higher ``minimum``, a new ``pattern``,
+``uniqueItems`` switched on) is ``constraint_tightened``: existing producers may
+write values the contract now refuses. One that allows more is
+``constraint_relaxed``: consumers may see values they never saw. A ``pattern``
+or ``format`` that changed to another one is ``constraint_changed``: no regular
+expression engine is needed to see that the gate cannot order them.
+
+Bounds are compared by meaning, not spelling: ``minimum: 0`` and
+``exclusiveMinimum: -1`` on an integer column, or ``maximum: 2025-01-01`` and
+``exclusiveMaximum: 2025-01-02`` on a date, allow the same values and say
+nothing. A date or timestamp bound is ordered as a date.
+
+The whole-enum rules live here too, because an enum is the tightest constraint:
+declaring one on a free column is ``enum_declared``, dropping it is
+``enum_removed`` (single values added or removed stay ``enum_value_*``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from gate.model import Column
+
+#: (rule id, message, before, after) for one column.
+Finding = tuple[str, str, "str | None", "str | None"]
+
+_INTEGER = re.compile(
+    r"^(tinyint|smallint|int|integer|bigint|long|short|byte|decimal\(\d+,\s*0\))$"
+)
+
+#: lower-bound keys, upper-bound keys (inclusive first) per group.
+_BOUNDS = {
+    "lower bound": (("minimum", False), ("exclusiveMinimum", True)),
+    "upper bound": (("maximum", False), ("exclusiveMaximum", True)),
+}
+_COUNTS_LOWER = ("minLength", "minItems", "minProperties")
+_COUNTS_UPPER = ("maxLength", "maxItems", "maxProperties")
+_UNORDERED = ("pattern", "format")
+
+
+def _ordinal(value: Any) -> Decimal | dt.datetime | None:
+    """A bound as something orderable: a number, or a date/timestamp in UTC."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return Decimal(str(value))
+    if not isinstance(value, str):
+        return None
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        pass
+    try:
+        parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """One side of the allowed range: ``value`` and whether it is excluded."""
+
+    value: Decimal | dt.datetime
+    strict: bool
+
+
+def _step(value: Decimal | dt.datetime, type_text: str) -> Decimal | dt.timedelta | None:
+    """The gap between neighbouring values when the domain is discrete, else None."""
+    if isinstance(value, Decimal) and _INTEGER.match(type_text) and value == value.to_integral():
+        return Decimal(1)
+    if isinstance(value, dt.datetime) and type_text == "date":
+        return dt.timedelta(days=1)
+    return None
+
+
+def _bound(
+    constraints: Mapping[str, Any], keys: tuple[tuple[str, bool], ...], lower: bool, type_text: str
+) -> _Bound | str | None:
+    """The tightest bound the keys declare, made inclusive on discrete domains.
+
+    Returns ``"?"`` when a bound is written but cannot be ordered.
+    """
+    best: _Bound | None = None
+    for key, strict in keys:
+        if key not in constraints:
+            continue
+        value = _ordinal(constraints[key])
+        if value is None:
+            return "?"
+        step = _step(value, type_text)
+        if strict and step is not None:
+            value, strict = (value + step, False) if lower else (value - step, False)  # type: ignore[operator]
+        candidate = _Bound(value, strict)
+        if best is None or _tighter(candidate, best, lower):
+            best = candidate
+    return best
+
+
+def _tighter(a: _Bound, b: _Bound, lower: bool) -> bool:
+    """True when bound ``a`` allows strictly fewer values than ``b``."""
+    try:
+        if a.value != b.value:
+            return a.value > b.value if lower else a.value < b.value  # type: ignore[operator]
+    except TypeError:  # a number against a date: not comparable
+        return False
+    return a.strict and not b.strict
+
+
+def _spell(constraints: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
+    parts = [f"{key} {constraints[key]}" for key in keys if key in constraints]
+    return ", ".join(parts) or None
+
+
+def _compare_bounds(
+    old: Mapping[str, Any], new: Mapping[str, Any], type_text: str
+) -> list[Finding]:
+    findings: list[Finding] = []
+    for group, keyed in _BOUNDS.items():
+        lower = group == "lower bound"
+        keys = tuple(key for key, _strict in keyed)
+        before, after = _spell(old, keys), _spell(new, keys)
+        if before == after:
+            continue
+        a = _bound(old, keyed, lower, type_text)
+        b = _bound(new, keyed, lower, type_text)
+        if a == "?" or b == "?":
+            findings.append(("constraint_changed", f"{group} changed", before, after))
+        elif a is None or b is None:
+            tightened = a is None
+            findings.append(_directed(tightened, group, before, after))
+        elif a != b:
+            undecided = not _tighter(a, b, lower) and not _tighter(b, a, lower)
+            if undecided:
+                findings.append(("constraint_changed", f"{group} changed", before, after))
+            else:
+                findings.append(_directed(_tighter(b, a, lower), group, before, after))
+    return findings
+
+
+def _directed(tightened: bool, what: str, before: str | None, after: str | None) -> Finding:
+    if tightened:
+        return ("constraint_tightened", f"{what} allows fewer values", before, after)
+    return ("constraint_relaxed", f"{what} allows more values", before, after)
+
+
+def compare(old: Column, new: Column, type_text: str) -> list[Finding]:
+    """Every constraint finding between two versions of one column."""
+    a, b = dict(old.constraints), dict(new.constraints)
+    if a == b:
+        return []
+    findings = _compare_bounds(a, b, type_text)
+    for keys, lower in ((_COUNTS_LOWER, True), (_COUNTS_UPPER, False)):
+        for key in keys:
+            x, y = a.get(key), b.get(key)
+            if x == y:
+                continue
+            before = None if x is None else f"{key} {x}"
+            after = None if y is None else f"{key} {y}"
+            if x is None or y is None:
+                findings.append(_directed(x is None, key, before, after))
+            else:
+                findings.append(_directed((y > x) if lower else (y < x), key, before, after))
+    if a.get("uniqueItems") != b.get("uniqueItems"):
+        findings.append(
+            _directed(
+                bool(b.get("uniqueItems")),
+                "uniqueItems",
+                f"uniqueItems {bool(a.get('uniqueItems'))}".lower(),
+                f"uniqueItems {bool(b.get('uniqueItems'))}".lower(),
+            )
+        )
+    for key in _UNORDERED:
+        x, y = a.get(key), b.get(key)
+        if x == y:
+            continue
+        before = None if x is None else f"{key} {x}"
+        after = None if y is None else f"{key} {y}"
+        if x is None or y is None:
+            findings.append(_directed(x is None, key, before, after))
+        else:
+            findings.append(
+                (
+                    "constraint_changed",
+                    f"{key} changed; the gate cannot tell which allows more",
+                    before,
+                    after,
+                )
+            )
+    return findings
+
+
+def _values(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+def compare_enum(old: Column, new: Column) -> Finding | None:
+    """An enum declared on a free column, or dropped altogether."""
+    if old.enum is None and new.enum is not None:
+        return (
+            "enum_declared",
+            f"now only allows {_values(new.enum)}; producers writing other values fail",
+            "any value",
+            _values(new.enum),
+        )
+    if old.enum is not None and new.enum is None:
+        return (
+            "enum_removed",
+            "no longer restricts its values; consumers may see any value",
+            _values(old.enum),
+            "any value",
+        )
+    return None
+
+
+def emit_all(
+    emit: Callable[..., None], old: Column, new: Column, name: str, type_text: str
+) -> None:
+    """Emit the enum and constraint findings of one column pair through ``emit``."""
+    found = compare_enum(old, new)
+    findings = ([found] if found else []) + compare(old, new, type_text)
+    for rule_id, message, before, after in findings:
+        emit(
+            rule_id,
+            f"column '{name}' {message}",
+            column=name,
+            line=new.line,
+            before=before,
+            after=after,
+        )
