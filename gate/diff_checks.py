@@ -76,6 +76,20 @@ CARRIED = frozenset(
     }
 )
 
+#: dbt package tests whose arguments are the column's value constraints (see formats/dbt.py).
+CARRIED_BY_TEST = {
+    "accepted_range": frozenset({"min_value", "max_value", "inclusive"}),
+    "expect_column_values_to_be_between": frozenset({"min_value", "max_value", "strictly"}),
+    "expect_column_value_lengths_to_be_between": frozenset({"min_value", "max_value"}),
+    "expect_column_values_to_match_regex": frozenset({"regex"}),
+}
+
+
+def carried(kind: str) -> frozenset[str]:
+    """The options of a check of ``kind`` compared as enum or constraints, lower case."""
+    return CARRIED | CARRIED_BY_TEST.get(kind.rsplit(".", 1)[-1], frozenset())
+
+
 #: Set-valued options: more entries mean more rows fail (tighter).
 SETS = {"missing_values": "missing_values", "missingvalues": "missing_values",
         "invalid_values": "invalid_values", "invalidvalues": "invalid_values"}  # fmt: skip
@@ -291,6 +305,7 @@ def semantics(check: Check) -> Semantics:
     elif arguments is not None:
         rest["arguments"] = arguments
     check_id: str | None = None
+    carried_keys = carried(check.kind)
     for key, value in spec.items():
         low = str(key).lower()
         if low == "id" and isinstance(value, (str, int)):
@@ -303,7 +318,7 @@ def semantics(check: Check) -> Semantics:
             threshold_items.append((low, value))
         elif low in SETS and isinstance(value, list):
             sets[SETS[low]] = frozenset(str(v) for v in value)
-        elif low in METADATA or low in CARRIED or low == "columns":
+        elif low in METADATA or low in carried_keys or low == "columns":
             continue
         else:
             rest[str(key)] = value
@@ -461,4 +476,4 @@ def carries_values(check: Check) -> bool:
             if isinstance(value, Mapping) and str(key).lower() == "arguments":
                 yield from (str(k).lower() for k in value)
 
-    return any(key in CARRIED - {"properties"} for key in keys(check.spec))
+    return any(key in carried(check.kind) - {"properties"} for key in keys(check.spec))

@@ -44,11 +44,36 @@ EXPECTED: dict[str, set[tuple[str, str | None]]] = {
     "version_not_bumped": {("column_removed", "note"), ("version_not_bumped", None)},
     "version_decreased": {("version_decreased", None)},
     "enforcement_removed": {("contract_enforcement_removed", None)},
+    # Allowed values as a whole (DCS/ODCS enum, dbt accepted_values, Soda valid_values).
+    "enum_declared": {("enum_declared", "currency")},
+    "enum_removed": {("enum_removed", "status")},
+    # Value constraints (DCS field, ODCS logicalTypeOptions, dbt range/regex tests,
+    # Soda valid_min/valid_regex_sql): a check that only carries one is not a check finding.
+    "constraint_tightened": {("constraint_tightened", "order_total")},
+    "constraint_relaxed": {("constraint_relaxed", "order_total")},
+    "constraint_pattern_added": {("constraint_tightened", "currency")},
+    "constraint_changed": {("constraint_changed", "currency")},
+    # Checks are identified by what they assert: a new threshold is one finding,
+    # a new name, description, id, schedule or explicit default unit is none.
+    "check_changed": {("check_changed", None)},
+    "check_metadata_changed": set(),
+    # Relationships: DCS references, ODCS relationships, dbt foreign_key constraints.
+    "relationship_removed": {("relationship_removed", "customer_id")},
+    "relationship_changed": {("relationship_changed", "customer_id")},
+    "relationship_added": {("relationship_added", "customer_id")},
 }
 
 #: Changes the base cannot make (every column is typed, ``order_id`` is already
 #: unique) are another variant read backwards: diff(that variant, base).
-REVERSED = {"type_declared": "type_removed", "unique_added": "unique_removed"}
+REVERSED = {
+    "type_declared": "type_removed",
+    "unique_added": "unique_removed",
+    "constraint_relaxed": "constraint_tightened",
+    "relationship_added": "relationship_removed",
+}
+
+#: Variants compared with another variant instead of the base: (base variant).
+BASES = {"constraint_changed": "constraint_pattern_added"}
 
 #: The dataset id at HEAD when the variant renames the dataset.
 RENAMED = {"model_renamed": "sales_orders"}
@@ -77,7 +102,7 @@ def test_same_change_same_finding(fmt: str, variant: str) -> None:
     if variant in REVERSED:
         changes = diff_datasets(datasets(fmt, REVERSED[variant]), datasets(fmt, "base"))
     else:
-        changes = diff_datasets(datasets(fmt, "base"), datasets(fmt, variant))
+        changes = diff_datasets(datasets(fmt, BASES.get(variant, "base")), datasets(fmt, variant))
     found = {(c.rule, c.column) for c in changes}
     if not variant.startswith("version_"):
         # DCS/ODCS fixtures keep their version, so breaking variants also say so.

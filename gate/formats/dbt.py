@@ -31,6 +31,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from gate.formats import constraints as value_constraints
 from gate.formats.common import (
     describe,
     items,
@@ -203,6 +204,42 @@ class _Parser:
             spec = {**{k: v for k, v in spec.items() if k != "arguments"}, **arguments}
         return Check.make(kind.strip(), spec, line=line, columns=columns)
 
+    def value_constraints(
+        self, checks: tuple[Check, ...], owner: str
+    ) -> tuple[tuple[str, Any], ...]:
+        """Range, length and regex tests (dbt_utils, dbt_expectations) as value constraints.
+
+        ``accepted_range: {min_value: 0}`` says what DCS ``minimum: 0`` says, so the
+        same change gives the same ``constraint_*`` finding in every format.
+        """
+        found: dict[str, Any] = {}
+        for check in checks:
+            test = check.kind.rsplit(".", 1)[-1]
+            spec = check.spec
+            if test in ("accepted_range", "expect_column_values_to_be_between"):
+                exclusive = spec.get("inclusive") is False or spec.get("strictly") is True
+                keys = {
+                    "min_value": "exclusiveMinimum" if exclusive else "minimum",
+                    "max_value": "exclusiveMaximum" if exclusive else "maximum",
+                }
+            elif test == "expect_column_value_lengths_to_be_between":
+                keys = {"min_value": "minLength", "max_value": "maxLength"}
+            elif test == "expect_column_values_to_match_regex":
+                keys = {"regex": "pattern"}
+            else:
+                continue
+            mapping = require_mapping(spec, self.path, f"{owner}: test '{check.kind}'", check.line)
+            found.update(
+                value_constraints.read(
+                    mapping,
+                    self.path,
+                    f"{owner}: test '{check.kind}'",
+                    lambda _k, n=check.line: n,
+                    keys=keys,
+                )
+            )
+        return tuple(sorted(found.items()))
+
     def accepted_values(self, checks: tuple[Check, ...]) -> tuple[str, ...] | None:
         for check in checks:
             if check.kind.rsplit(".", 1)[-1] != "accepted_values":
@@ -262,6 +299,7 @@ class _Parser:
             required=required,
             unique=unique,
             enum=self.accepted_values(tuple(checks)),
+            constraints=self.value_constraints(tuple(checks), owner),
             checks=tuple(checks),
             description=description if isinstance(description, str) else None,
         )

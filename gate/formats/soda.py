@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from gate.formats import constraints as value_constraints
 from gate.formats.common import (
     describe,
     items,
     optional_bool,
+    optional_int,
     optional_list,
     optional_str,
     reject_duplicate_columns,
@@ -29,6 +31,13 @@ FORMAT = "soda"
 
 #: Checks whose ``valid_values`` list the values a column may take: an enum.
 _ENUM_CHECKS = frozenset({"invalid", "invalid_count", "invalid_percent", "no_invalid_values"})
+#: Checks that count missing values (their ``missing_values`` markers).
+_MISSING_CHECKS = frozenset({"missing", "missing_count", "missing_percent", "no_missing_values"})
+#: Column-level options (v4) that configure the column's missing and invalid checks.
+_MISSING_OPTIONS = ("missing_values", "missing_regex_sql")
+_VALIDITY_OPTIONS = ("invalid_values", "invalid_format", "invalid_regex_sql")
+_TEXT_TYPES = ("varchar", "char", "character varying", "string", "text", "nvarchar")
+_DECIMAL_TYPES = ("decimal", "numeric", "number")
 
 
 def detect(doc: Any) -> bool:
@@ -88,6 +97,77 @@ def _enum(checks: tuple[Check, ...], path: str) -> tuple[str, ...] | None:
     return None
 
 
+def _data_type(mapping: YMap, path: str, owner: str) -> str | None:
+    """``data_type`` with the v4 attributes that belong to it.
+
+    ``character_maximum_length: 10`` on a ``varchar`` is ``varchar(10)``, and
+    ``numeric_precision``/``numeric_scale`` on a ``decimal`` are its parameters,
+    so ``10 -> 5`` is ``type_narrowed`` exactly as ``varchar(10) -> varchar(5)``.
+    A ``data_type`` that spells its own parameters keeps them.
+    """
+    data_type = optional_str(mapping, "data_type", path, f"{owner}: 'data_type'")
+    length = optional_int(
+        mapping, "character_maximum_length", path, f"{owner}: 'character_maximum_length'", 1
+    )
+    precision = optional_int(mapping, "numeric_precision", path, f"{owner}: 'numeric_precision'", 1)
+    scale = optional_int(mapping, "numeric_scale", path, f"{owner}: 'numeric_scale'", 0)
+    if data_type is None or "(" in data_type:
+        return data_type
+    base = data_type.strip().lower()
+    if length is not None and base in _TEXT_TYPES:
+        name = "varchar" if base in ("string", "text") else data_type
+        return f"{name}({length})"
+    if (precision is not None or scale is not None) and base in _DECIMAL_TYPES:
+        return f"{data_type}({38 if precision is None else precision},{scale or 0})"
+    return data_type
+
+
+def _with_column_options(checks: tuple[Check, ...], mapping: YMap) -> tuple[Check, ...]:
+    """Fold column-level missing/validity options into the checks they configure.
+
+    Soda v4 lets a column say ``missing_values: ['N/A']`` once for its missing
+    checks; written there or on the check, it is the same check.
+    """
+    out: list[Check] = []
+    for check in checks:
+        keys: tuple[str, ...] = ()
+        if check.kind in _MISSING_CHECKS:
+            keys = _MISSING_OPTIONS
+        elif check.kind in _ENUM_CHECKS:
+            keys = _VALIDITY_OPTIONS
+        extra = {k: mapping[k] for k in keys if mapping.get(k) is not None and k not in check.spec}
+        if extra:
+            check = Check.make(
+                check.kind, {**check.spec, **extra}, line=check.line, columns=check.columns
+            )
+        out.append(check)
+    return tuple(out)
+
+
+def _column_constraints(
+    mapping: YMap, checks: tuple[Check, ...], path: str, owner: str
+) -> tuple[tuple[str, Any], ...]:
+    """``valid_min``, ``valid_max_length``... of the column or its invalid checks."""
+    found: dict[str, Any] = dict(
+        value_constraints.read(
+            mapping, path, owner, mapping.key_line, keys=value_constraints.SODA_KEYS
+        )
+    )
+    for check in checks:
+        if check.kind in _ENUM_CHECKS:
+            spec = require_mapping(check.spec, path, f"{owner}: check '{check.kind}'", check.line)
+            found.update(
+                value_constraints.read(
+                    spec,
+                    path,
+                    owner,
+                    lambda _k, line=check.line: line,
+                    keys=value_constraints.SODA_KEYS,
+                )
+            )
+    return tuple(sorted(found.items()))
+
+
 def _column(entry: Any, index: int, line: int, path: str) -> Column:
     mapping = require_mapping(entry, path, f"column #{index + 1}", line)
     if "name" not in mapping or mapping["name"] is None:
@@ -95,15 +175,24 @@ def _column(entry: Any, index: int, line: int, path: str) -> Column:
     name = require_str(mapping, "name", path, f"column #{index + 1} 'name'")
     owner = f"column '{name}'"
     optional = optional_bool(mapping, "optional", path, f"{owner}: 'optional'")
-    checks = _checks(mapping, path, owner, (name,))
+    checks = _with_column_options(_checks(mapping, path, owner, (name,)), mapping)
+    enum = _enum(checks, path)
+    if enum is None and mapping.get("valid_values") is not None:
+        enum = scalar_tuple(
+            mapping["valid_values"],
+            path,
+            f"{owner}: 'valid_values'",
+            mapping.key_line("valid_values"),
+        )
     return Column(
         name=name,
-        data_type=optional_str(mapping, "data_type", path, f"{owner}: 'data_type'"),
+        data_type=_data_type(mapping, path, owner),
         line=mapping.line,
         position=index,
         # Soda says nothing about nulls unless ``optional`` is set; keep that unknown.
         required=False if optional else None,
-        enum=_enum(checks, path),
+        enum=enum,
+        constraints=_column_constraints(mapping, checks, path, owner),
         checks=checks,
         description=mapping.get("description")
         if isinstance(mapping.get("description"), str)
