@@ -367,8 +367,11 @@ def describe(check: Check, meaning: Semantics) -> str:
     return f"{check.kind} ({'; '.join(parts)})" if parts else check.kind
 
 
-def direction(old: Semantics, new: Semantics, kind: str) -> str:
-    """How the demands moved: tightened, loosened, both or undetermined."""
+def direction(old: Semantics, new: Semantics, kind: str) -> str | None:
+    """How the demands moved: tightened, loosened, both or undetermined.
+
+    None when they did not move at all (``> 5`` and ``>= 6`` on a count).
+    """
     if old.identity != new.identity:
         if _DUPLICATE.search(kind) and old.columns != new.columns:
             a, b = set(old.columns), set(new.columns)
@@ -402,7 +405,7 @@ def direction(old: Semantics, new: Semantics, kind: str) -> str:
         elif a_set != b_set:
             moves.add("both")
     if not moves:
-        return "undetermined"
+        return None
     if len(moves) == 1:
         return moves.pop()
     return "both"
@@ -416,7 +419,7 @@ BREAKS = {"tightened": "producers", "loosened": "consumers", "both": "both", "un
 class Pairing:
     removed: list[Check]
     added: list[Check]
-    changed: list[tuple[Check, Check, str]]  # old, new, direction
+    changed: list[tuple[Check, Check, str]]  # old, new, direction (see ``direction``)
 
 
 def _take(items: list[Check], wanted: Check) -> bool:
@@ -458,7 +461,9 @@ def pair(old_checks: Sequence[Check], new_checks: Sequence[Check]) -> Pairing:
                 old, new = group[0], news[value][0]
                 _take(old_left, old)
                 _take(new_left, new)
-                changed.append((old, new, direction(meaning[id(old)], meaning[id(new)], new.kind)))
+                moved = direction(meaning[id(old)], meaning[id(new)], new.kind)
+                if moved is not None:  # same demands, spelled differently: unchanged
+                    changed.append((old, new, moved))
 
     by(lambda c: meaning[id(c)].check_id)
     by(lambda c: meaning[id(c)].identity)

@@ -156,6 +156,7 @@ def compare(old: Column, new: Column, type_text: str) -> list[Finding]:
     a, b = dict(old.constraints), dict(new.constraints)
     if a == b:
         return []
+    type_text = type_text.lower().replace(" ", "")
     findings = _compare_bounds(a, b, type_text)
     for keys, lower in ((_COUNTS_LOWER, True), (_COUNTS_UPPER, False)):
         for key in keys:
