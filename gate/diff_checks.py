@@ -127,6 +127,9 @@ _COUNTED = re.compile(
 _DUPLICATE = re.compile(r"duplicate|unique_combination")
 _DBT_CONDITION = re.compile(r"^\s*(==|=|!=|<>|>=|<=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
 
+#: Kinds that assert the same thing: ODCS ``nullValues`` is ``missingValues`` without markers.
+_ALIASES = {"null_values": "missing_values"}
+
 #: An interval: (low, low_strict, high, high_strict); None is unbounded.
 Interval = tuple["Decimal | None", bool, "Decimal | None", bool]
 
@@ -340,7 +343,10 @@ def semantics(check: Check) -> Semantics:
             op = {"=": "==", "<>": "!="}.get(match.group(1), match.group(1))
             failing = {"==": "!=", "!=": "==", ">": "<=", ">=": "<", "<": ">=", "<=": ">"}[op]
             passing = _intervals(failing, match.group(2))
-    identity = f"{check.kind}|{','.join(check.columns)}|{_canonical(rest)}"
+    kind = _ALIASES.get(check.kind, check.kind)
+    if kind == "missing_values":  # nulls always count as missing; markers add to them
+        sets.setdefault("missing_values", frozenset())
+    identity = f"{kind}|{','.join(check.columns)}|{_canonical(rest)}"
     return Semantics(
         identity=identity,
         check_id=check_id,
@@ -467,7 +473,7 @@ def pair(old_checks: Sequence[Check], new_checks: Sequence[Check]) -> Pairing:
 
     by(lambda c: meaning[id(c)].check_id)
     by(lambda c: meaning[id(c)].identity)
-    by(lambda c: (c.kind, c.columns))
+    by(lambda c: (_ALIASES.get(c.kind, c.kind), c.columns))
     by(lambda c: c.kind if _DUPLICATE.search(c.kind) else None)
     return Pairing(old_left, new_left, changed)
 

@@ -152,6 +152,13 @@ _CATALOGUE: tuple[Rule, ...] = (
         breaks="consumers",
     ),
     Rule(
+        "required_removed",
+        Severity.ERROR,
+        "A required column became nullable; consumers that rely on non-null values break.",
+        "column",
+        breaks="consumers",
+    ),
+    Rule(
         "enum_declared",
         Severity.ERROR,
         "A column that took any value now has a list of allowed values; writers of others fail.",
@@ -170,13 +177,6 @@ _CATALOGUE: tuple[Rule, ...] = (
         "type_removed",
         Severity.WARNING,
         "A declared data_type was removed; the column's type is no longer guaranteed.",
-        "column",
-        breaks="consumers",
-    ),
-    Rule(
-        "required_removed",
-        Severity.ERROR,
-        "A required column became nullable; consumers that rely on non-null values break.",
         "column",
         breaks="consumers",
     ),

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gate.model import ContractError
+from gate.rules import Severity
 from tests.conftest import run_gate
 from tests.gitrepo import GitRepo
 
@@ -132,3 +134,49 @@ def test_explicit_config_must_exist(shop: GitRepo) -> None:
     shop.write("ci/gate.yml", "rules:\n  column_added: error\n")
     proc = run_gate(shop.path, "--base", "main", "--config", "ci/gate.yml")
     assert proc.returncode == 1, proc.stderr
+
+
+def test_perspective_grades_findings_for_the_side_a_team_protects() -> None:
+    from gate.config import parse_config
+
+    narrowed = ("type_narrowed", "d")  # breaks producers
+    dropped = ("required_removed", "d")  # breaks consumers
+    both = parse_config({}, "c.yml").severity_fn()
+    consumer = parse_config({"perspective": "consumer"}, "c.yml").severity_fn()
+    producer = parse_config({"perspective": "producer"}, "c.yml").severity_fn()
+    assert (both(*narrowed), both(*dropped)) == (Severity.ERROR, Severity.ERROR)
+    assert (consumer(*narrowed), consumer(*dropped)) == (Severity.INFO, Severity.ERROR)
+    assert (producer(*narrowed), producer(*dropped)) == (Severity.ERROR, Severity.INFO)
+    # A directional finding takes the side it is given.
+    assert consumer("check_changed", "d", "producers") is Severity.INFO
+    assert consumer("check_changed", "d", "consumers") is Severity.WARNING
+    # An explicit rule override wins over the perspective.
+    pinned = parse_config({"perspective": "consumer", "rules": {"type_narrowed": "error"}}, "c.yml")
+    assert pinned.severity_fn()(*narrowed) is Severity.ERROR
+
+
+def test_unknown_perspective_is_refused_with_its_line() -> None:
+    from gate.config import config_from_files
+
+    with pytest.raises(ContractError, match=r"c.yml:2: 'perspective' must be one of"):
+        config_from_files(b"fail_on: error\nperspective: readers\n", None, "c.yml")
+
+
+def test_every_rule_side_is_documented_in_the_perspective_table() -> None:
+    from pathlib import Path
+
+    from gate import rules
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    for rule in rules.all_rules():
+        rows = [
+            [cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in page.splitlines()
+            if line.startswith(f"| `{rule.id}` | ")
+        ]
+        (cells,) = [row for row in rows if len(row) == 5]
+        assert cells[2:] == [
+            rule.severity_for("consumer").value,
+            rule.severity_for("producer").value,
+            rule.severity.value,
+        ], rule.id
