@@ -87,6 +87,7 @@ def test_breaking_change_in_working_tree_fails_with_exit_1(shop: GitRepo) -> Non
         "message": None,
         "before": "BIGINT",
         "after": "INT",
+        "direction": "tightened",
     }
     assert report["summary"]["unacknowledged"] == 1
     assert report["exit_code"] == 1

@@ -147,6 +147,7 @@ def change_dict(change: Change) -> dict[str, Any]:
         "message": change.message,
         "before": change.before,
         "after": change.after,
+        "direction": change.direction,
     }
 
 
