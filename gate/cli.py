@@ -178,9 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def render_rules() -> str:
     width = max(len(rule.id) for rule in rules.all_rules())
-    lines = [f"{'RULE'.ljust(width)}  SEVERITY  PURPOSE"]
+    lines = [f"{'RULE'.ljust(width)}  SEVERITY  BREAKS     PURPOSE"]
     for rule in rules.all_rules():
-        lines.append(f"{rule.id.ljust(width)}  {rule.severity.value.ljust(8)}  {rule.purpose}")
+        breaks = "-" if rule.severity is rules.Severity.INFO else rule.breaks
+        lines.append(
+            f"{rule.id.ljust(width)}  {rule.severity.value.ljust(8)}  {breaks.ljust(9)}  "
+            f"{rule.purpose}"
+        )
     return "\n".join(lines) + "\n"
 
 

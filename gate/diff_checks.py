@@ -14,7 +14,8 @@ one ``check_changed`` finding with a direction:
   reported for both sides.
 
 Counts (rows, missing, invalid, duplicates) are whole numbers, so
-``mustBeGreaterThan: 5`` and ``mustBeGreaterOrEqualTo: 6`` are the same check.
+``mustBeGreaterThan: 5`` and ``mustBeGreaterOrEqualTo: 6`` are the same check
+(the interval arithmetic lives in gate/thresholds.py).
 Allowed values (``valid_values``, ``accepted_values``, ``validValues``) and
 value constraints (Soda ``valid_min``...) a check carries are compared as the
 column's enum and constraints (gate/diff_constraints.py), not here.
@@ -22,15 +23,15 @@ column's enum and constraints (gate/diff_constraints.py), not here.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from gate.model import Check
+from gate.thresholds import OPS, Interval, intersect, intervals, order
 
 #: Options that document a check without changing what it asserts.
 METADATA = frozenset(
@@ -94,29 +95,6 @@ def carried(kind: str) -> frozenset[str]:
 SETS = {"missing_values": "missing_values", "missingvalues": "missing_values",
         "invalid_values": "invalid_values", "invalidvalues": "invalid_values"}  # fmt: skip
 
-#: Threshold keys of DCS/ODCS and Soda (v3 top level, v4 under ``threshold``).
-_OPS = {
-    "mustbe": "==",
-    "must_be": "==",
-    "mustnotbe": "!=",
-    "must_not_be": "!=",
-    "mustbegreaterthan": ">",
-    "must_be_greater_than": ">",
-    "mustbegreaterorequalto": ">=",
-    "mustbegreaterthanorequalto": ">=",
-    "must_be_greater_than_or_equal": ">=",
-    "must_be_greater_than_or_equal_to": ">=",
-    "mustbelessthan": "<",
-    "must_be_less_than": "<",
-    "mustbelessorequalto": "<=",
-    "mustbelessthanorequalto": "<=",
-    "must_be_less_than_or_equal": "<=",
-    "must_be_less_than_or_equal_to": "<=",
-    "mustbebetween": "between",
-    "must_be_between": "between",
-    "mustnotbebetween": "not between",
-    "must_not_be_between": "not between",
-}
 _UNITS = {"%": "percent", "percent": "percent", "percentage": "percent", "rows": "count",
           "count": "count", "row": "count"}  # fmt: skip
 #: Kinds whose metric is a whole number when counted in rows.
@@ -129,120 +107,6 @@ _DBT_CONDITION = re.compile(r"^\s*(==|=|!=|<>|>=|<=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$
 
 #: Kinds that assert the same thing: ODCS ``nullValues`` is ``missingValues`` without markers.
 _ALIASES = {"null_values": "missing_values"}
-
-#: An interval: (low, low_strict, high, high_strict); None is unbounded.
-Interval = tuple["Decimal | None", bool, "Decimal | None", bool]
-
-
-def _number(value: Any) -> Decimal | None:
-    if isinstance(value, bool):
-        return None
-    try:
-        return Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        return None
-
-
-def _intervals(op: str, value: Any) -> list[Interval] | None:
-    """The metric values that pass ``op value``; None when unreadable."""
-    if op in ("between", "not between"):
-        if isinstance(value, Mapping):  # Soda v4: {greater_than_or_equal: 0, less_than: 10}
-            low = high = None
-            low_strict = high_strict = False
-            for key, bound in value.items():
-                number = _number(bound)
-                if number is None:
-                    return None
-                if str(key).startswith("greater"):
-                    low, low_strict = number, not str(key).endswith(("equal", "equal_to"))
-                else:
-                    high, high_strict = number, not str(key).endswith(("equal", "equal_to"))
-        elif isinstance(value, list) and len(value) == 2:
-            low, high = _number(value[0]), _number(value[1])
-            if low is None or high is None:
-                return None
-            low_strict = high_strict = False
-        else:
-            return None
-        inside: Interval = (low, low_strict, high, high_strict)
-        if op == "between":
-            return [inside]
-        outside: list[Interval] = []
-        if low is not None:
-            outside.append((None, False, low, not low_strict))
-        if high is not None:
-            outside.append((high, not high_strict, None, False))
-        return outside
-    number = _number(value)
-    if number is None:
-        return None
-    return {
-        "==": [(number, False, number, False)],
-        "!=": [(None, False, number, True), (number, True, None, False)],
-        ">": [(number, True, None, False)],
-        ">=": [(number, False, None, False)],
-        "<": [(None, False, number, True)],
-        "<=": [(None, False, number, False)],
-    }[op]
-
-
-def _intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
-    out: list[Interval] = []
-    for lo1, ls1, hi1, hs1 in a:
-        for lo2, ls2, hi2, hs2 in b:
-            if lo1 is None or (lo2 is not None and lo2 > lo1):
-                lo, ls = lo2, ls2
-            elif lo2 is None or lo1 > lo2:
-                lo, ls = lo1, ls1
-            else:
-                lo, ls = lo1, ls1 or ls2
-            if hi1 is None or (hi2 is not None and hi2 < hi1):
-                hi, hs = hi2, hs2
-            elif hi2 is None or hi1 < hi2:
-                hi, hs = hi1, hs1
-            else:
-                hi, hs = hi1, hs1 or hs2
-            out.append((lo, ls, hi, hs))
-    return out
-
-
-def _contains(intervals: list[Interval], x: Decimal) -> bool:
-    for lo, ls, hi, hs in intervals:
-        if lo is not None and (x < lo or (ls and x == lo)):
-            continue
-        if hi is not None and (x > hi or (hs and x == hi)):
-            continue
-        return True
-    return False
-
-
-def _samples(a: list[Interval], b: list[Interval], whole: bool) -> list[Decimal]:
-    """Points where membership can change: exact for unions of intervals."""
-    ends = sorted({e for lo, _ls, hi, _hs in a + b for e in (lo, hi) if e is not None})
-    if not ends:
-        return [Decimal(0)]
-    points = {ends[0] - 1, ends[-1] + 1, *ends}
-    if whole:
-        points |= {e + d for e in ends for d in (-1, 1)}
-        return sorted(p for p in points if p == p.to_integral())
-    points |= {(x + y) / 2 for x, y in itertools.pairwise(ends)}
-    return sorted(points)
-
-
-def order(old: list[Interval], new: list[Interval], whole: bool) -> str | None:
-    """``tightened``/``loosened``/``both`` for the passing metric values, None if equal."""
-    lost = gained = False
-    for x in _samples(old, new, whole):
-        a, b = _contains(old, x), _contains(new, x)
-        lost |= a and not b
-        gained |= b and not a
-    if lost and gained:
-        return "both"
-    if lost:
-        return "tightened"
-    if gained:
-        return "loosened"
-    return None
 
 
 @dataclass(frozen=True)
@@ -293,7 +157,7 @@ def semantics(check: Check) -> Semantics:
         for key, value in threshold.items():
             if str(key).lower() == "metric":
                 unit = _UNITS.get(str(value).lower(), str(value).lower())
-            elif str(key).lower() in _OPS:
+            elif str(key).lower() in OPS:
                 threshold_items.append((str(key).lower(), value))
             else:
                 rest[f"threshold.{key}"] = value
@@ -317,7 +181,7 @@ def semantics(check: Check) -> Semantics:
             severity = "warning" if str(value).lower().startswith("warn") else "error"
         elif low == "unit":
             unit = _UNITS.get(str(value).lower(), str(value).lower())
-        elif low in _OPS:
+        elif low in OPS:
             threshold_items.append((low, value))
         elif low in SETS and isinstance(value, list):
             sets[SETS[low]] = frozenset(str(v) for v in value)
@@ -328,12 +192,12 @@ def semantics(check: Check) -> Semantics:
     passing: list[Interval] | None = None
     written: list[str] = []
     for key, value in threshold_items:
-        found = _intervals(_OPS[key], value)
+        found = intervals(OPS[key], value)
         written.append(f"{key} {value}")
         if found is None:
             rest[f"threshold:{key}"] = value  # unreadable: part of the identity
             continue
-        passing = found if passing is None else _intersect(passing, found)
+        passing = found if passing is None else intersect(passing, found)
     if dbt_condition is not None:
         written.append(f"error_if {dbt_condition}")
         match = _DBT_CONDITION.match(dbt_condition)
@@ -342,7 +206,7 @@ def semantics(check: Check) -> Semantics:
         else:
             op = {"=": "==", "<>": "!="}.get(match.group(1), match.group(1))
             failing = {"==": "!=", "!=": "==", ">": "<=", ">=": "<", "<": ">=", "<=": ">"}[op]
-            passing = _intervals(failing, match.group(2))
+            passing = intervals(failing, match.group(2))
     kind = _ALIASES.get(check.kind, check.kind)
     if kind == "missing_values":  # nulls always count as missing; markers add to them
         sets.setdefault("missing_values", frozenset())

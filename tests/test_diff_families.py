@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from gate.diff import diff_datasets
-from gate.diff_checks import order
 from gate.formats import parse_contract
 from gate.model import Check, Column, ContractError, Dataset
 from gate.report.base import arrow
+from gate.thresholds import order
 
 
 def ds(*columns: Column, checks: tuple[Check, ...] = (), **kw) -> Dataset:
