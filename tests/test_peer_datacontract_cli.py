@@ -705,6 +705,52 @@ for _nested in (False, True):
         )
 
 
+def _vector(options: dict[str, Any]) -> dict[str, Any]:
+    prop = {"name": "embedding", "logicalType": "vector", "logicalTypeOptions": options}
+    return contract([{"name": "orders", "properties": [prop]}])
+
+
+# test_breaking_odcs_3_2.py::test_vector_shape_compatibility
+CASES += [
+    ("vector-dimensions", _vector({"dimensions": 3}), _vector({"dimensions": 4}), {B}, {B}),
+    (
+        "vector-default-element-spelled",
+        _vector({"dimensions": 3}),
+        _vector({"dimensions": 3, "elementType": "float32"}),
+        set(),
+        set(),
+    ),
+    (
+        "vector-element-added",
+        _vector({"dimensions": 3}),
+        _vector({"dimensions": 3, "elementType": "float64"}),
+        {B},
+        {B},
+    ),
+    (
+        "vector-element-removed",
+        _vector({"dimensions": 3, "elementType": "float64"}),
+        _vector({"dimensions": 3}),
+        {B},
+        {B},
+    ),
+    (
+        "vector-default-element-dropped",
+        _vector({"dimensions": 3, "elementType": "float32"}),
+        _vector({"dimensions": 3}),
+        set(),
+        set(),
+    ),
+    (
+        "vector-model-changed",
+        _vector({"dimensions": 3}),
+        _vector({"dimensions": 3, "embeddingModel": "updated"}),
+        set(),
+        set(),
+    ),
+]
+
+
 @pytest.mark.parametrize(
     ("v1", "v2", "dcc", "ours"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )

@@ -63,6 +63,7 @@ LOGICAL_TYPES: dict[str, str | None] = {
     "object": "struct",
     "array": None,
     "map": None,
+    "vector": None,
 }
 
 #: ``logicalTypeOptions.format`` of an integer (Rust integer names, as the spec says).
@@ -184,6 +185,13 @@ class _Parser:
             return ("timestamp_ntz" if timezone is False else "timestamp"), None
         if name == "object":
             return "struct", (prop if prop.get("properties") is not None else None)
+        if name == "vector":
+            # v3.2: an embedding. Its dimensions and element type are its type
+            # (vector(3,float32)), opaque to the lattice: any change is type_changed.
+            dims = optional_int(options, "dimensions", self.path, f"{what}: 'dimensions'", 1)
+            element = optional_str(options, "elementType", self.path, f"{what}: 'elementType'")
+            size = "" if dims is None else f"{dims},"
+            return f"vector({size}{(element or 'float32').lower()})", None
         if name not in ("array", "map"):
             return LOGICAL_TYPES[name], None
         if name == "array":
