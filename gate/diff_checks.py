@@ -185,6 +185,8 @@ def semantics(check: Check) -> Semantics:
             threshold_items.append((low, value))
         elif low in SETS and isinstance(value, list):
             sets[SETS[low]] = frozenset(str(v) for v in value)
+        elif low == "description" and check.kind == "text":
+            rest[str(key)] = value  # a text check *is* its description
         elif low in METADATA or low in carried_keys or low == "columns":
             continue
         else:

@@ -272,3 +272,12 @@ models:
     assert new[0].relationships[0].to == also[0].relationships[0].to == "customers.id"
     old = parse(template.format(fk="expression: customers (id)"))
     assert old[0].relationships[0].to == "customers (id)"
+
+
+def test_a_text_check_is_its_description() -> None:
+    def text(description: str) -> Check:
+        return Check.make("text", {"type": "text", "description": description})
+
+    base = ds(checks=(text("Totals match the ledger."),))
+    head = ds(checks=(text("Totals match the invoices."),))
+    assert [f[:2] for f in findings(base, head)] == [("check_changed", "undetermined")]
