@@ -308,15 +308,22 @@ def pair(old_checks: Sequence[Check], new_checks: Sequence[Check]) -> Pairing:
     Each step pairs only what is unambiguous (one candidate on each side), in
     declaration order for equal checks, so reordering nameless checks says nothing.
     """
-    old_left, new_left = list(old_checks), list(new_checks)
     meaning = {id(c): semantics(c) for c in (*old_checks, *new_checks)}
-    full = {k: (meaning[id(c)].identity, meaning[id(c)].demands) for k, c in
-            ((id(c), c) for c in (*old_checks, *new_checks))}  # fmt: skip
-    for old in list(old_left):
-        match = next((n for n in new_left if full[id(n)] == full[id(old)]), None)
-        if match is not None:
-            _take(old_left, old)
-            _take(new_left, match)
+
+    def full(check: Check) -> tuple[str, tuple[Any, ...]]:
+        return (meaning[id(check)].identity, meaning[id(check)].demands)
+
+    # Unchanged checks first, in order: a bucket per exact meaning keeps it linear.
+    pool: dict[tuple[str, tuple[Any, ...]], list[Check]] = {}
+    for check in new_checks:
+        pool.setdefault(full(check), []).append(check)
+    gone: set[int] = set()
+    for check in old_checks:
+        bucket = pool.get(full(check))
+        if bucket:
+            gone.update((id(check), id(bucket.pop(0))))
+    old_left = [c for c in old_checks if id(c) not in gone]
+    new_left = [c for c in new_checks if id(c) not in gone]
     changed: list[tuple[Check, Check, str]] = []
 
     def by(key: Callable[[Check], Any]) -> None:

@@ -8,6 +8,8 @@ for every format (gate/diff_relationships.py).
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gate.diff import diff_datasets
 from gate.formats import parse_contract
@@ -281,3 +283,22 @@ def test_a_text_check_is_its_description() -> None:
     base = ds(checks=(text("Totals match the ledger."),))
     head = ds(checks=(text("Totals match the invoices."),))
     assert [f[:2] for f in findings(base, head)] == [("check_changed", "undetermined")]
+
+
+_OPS = ("must_be", "must_not_be", "must_be_greater_than", "must_be_less_than_or_equal")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(_OPS), st.integers(-5, 5)), min_size=1, max_size=2),
+    st.lists(st.tuples(st.sampled_from(_OPS), st.integers(-5, 5)), min_size=1, max_size=2),
+)
+def test_threshold_directions_mirror(old: list, new: list) -> None:
+    """Read backwards, tightened is loosened and both stays both; a check equals itself."""
+    a = ds(col(checks=(Check.make("missing", dict(old), columns=("x",)),)))
+    b = ds(col(checks=(Check.make("missing", dict(new), columns=("x",)),)))
+    assert findings(a, a) == []
+    forward = {f[1] for f in findings(a, b)}
+    backward = {f[1] for f in findings(b, a)}
+    mirror = {"tightened": "loosened", "loosened": "tightened", "both": "both"}
+    assert backward == {mirror[d] for d in forward}
