@@ -302,3 +302,15 @@ def test_threshold_directions_mirror(old: list, new: list) -> None:
     backward = {f[1] for f in findings(b, a)}
     mirror = {"tightened": "loosened", "loosened": "tightened", "both": "both"}
     assert backward == {mirror[d] for d in forward}
+
+
+def test_soda_column_level_validity_reaches_the_invalid_check() -> None:
+    """The smoke test evaluates the check's spec: column-level options must be in it."""
+    text = (
+        "dataset: d\ncolumns:\n  - name: n\n    data_type: int\n"
+        "    valid_min: 0\n    valid_values: [1, 2]\n    checks:\n      - invalid:\n"
+    )
+    ((column,),) = [d.columns for d in parse(text)]
+    (invalid,) = column.checks
+    assert invalid.spec == {"valid_min": 0, "valid_values": [1, 2]}
+    assert column.enum == ("1", "2") and dict(column.constraints) == {"minimum": 0}

@@ -35,7 +35,19 @@ _ENUM_CHECKS = frozenset({"invalid", "invalid_count", "invalid_percent", "no_inv
 _MISSING_CHECKS = frozenset({"missing", "missing_count", "missing_percent", "no_missing_values"})
 #: Column-level options (v4) that configure the column's missing and invalid checks.
 _MISSING_OPTIONS = ("missing_values", "missing_regex_sql")
-_VALIDITY_OPTIONS = ("invalid_values", "invalid_format", "invalid_regex_sql")
+_VALIDITY_OPTIONS = (
+    "invalid_values",
+    "invalid_format",
+    "invalid_regex_sql",
+    "valid_values",
+    "valid_format",
+    "valid_regex_sql",
+    "valid_min",
+    "valid_max",
+    "valid_length",
+    "valid_min_length",
+    "valid_max_length",
+)
 _TEXT_TYPES = ("varchar", "char", "character varying", "string", "text", "nvarchar")
 _DECIMAL_TYPES = ("decimal", "numeric", "number")
 
