@@ -314,3 +314,12 @@ def test_soda_column_level_validity_reaches_the_invalid_check() -> None:
     (invalid,) = column.checks
     assert invalid.spec == {"valid_min": 0, "valid_values": [1, 2]}
     assert column.enum == ("1", "2") and dict(column.constraints) == {"minimum": 0}
+
+
+def test_soda_v4_named_format_with_a_regex_is_a_pattern_like_format() -> None:
+    text = (
+        "dataset: d\ncolumns:\n  - name: code\n    data_type: string\n    checks:\n"
+        "      - invalid:\n          valid_format:\n            name: code\n            regex: '^[A-Z]+$'\n"
+    )
+    ((column,),) = [d.columns for d in parse(text)]
+    assert dict(column.constraints) == {"format": "^[A-Z]+$"}

@@ -68,13 +68,19 @@ def read(
             continue
         value = _scalar(mapping[raw])
         where = line_of(raw)
+        if key in TEXT_KEYS and isinstance(value, Mapping) and isinstance(value.get("regex"), str):
+            # Soda v4 ``valid_format: {name: ..., regex: ...}``: the regex is what is checked.
+            value = value["regex"]
         if key in COUNT_KEYS and (isinstance(value, bool) or not isinstance(value, int)):
             raise ContractError(
                 path, f"{what}: '{raw}' must be a whole number, found {describe(value)}", where
             )
         if key in TEXT_KEYS and not isinstance(value, str):
             raise ContractError(
-                path, f"{what}: '{raw}' must be a string, found {describe(value)}", where
+                path,
+                f"{what}: '{raw}' must be a string (or a mapping with a 'regex'), "
+                f"found {describe(value)}",
+                where,
             )
         if key in FLAG_KEYS and not isinstance(value, bool):
             raise ContractError(
