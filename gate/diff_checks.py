@@ -69,6 +69,7 @@ CARRIED = frozenset(
         "accepted_values",
         "valid_min",
         "valid_max",
+        "valid_length",
         "valid_min_length",
         "valid_max_length",
         "valid_format",

@@ -323,3 +323,16 @@ def test_soda_v4_named_format_with_a_regex_is_a_pattern_like_format() -> None:
     )
     ((column,),) = [d.columns for d in parse(text)]
     assert dict(column.constraints) == {"format": "^[A-Z]+$"}
+
+
+def test_soda_valid_length_is_an_exact_length() -> None:
+    def contract(length: int) -> tuple[Dataset, ...]:
+        return parse(
+            f"dataset: d\ncolumns:\n  - name: c\n    data_type: string\n"
+            f"    checks:\n      - invalid:\n          valid_length: {length}\n"
+        )
+
+    ((column,),) = [d.columns for d in contract(3)]
+    assert dict(column.constraints) == {"maxLength": 3, "minLength": 3}
+    changes = diff_datasets(contract(3), contract(4))
+    assert sorted(c.rule for c in changes) == ["constraint_relaxed", "constraint_tightened"]

@@ -156,6 +156,14 @@ def _with_column_options(checks: tuple[Check, ...], mapping: YMap) -> tuple[Chec
     return tuple(out)
 
 
+def _exact_length(mapping: YMap, path: str, owner: str, line: int | None) -> dict[str, Any]:
+    """``valid_length: 3`` is ``minLength`` and ``maxLength`` both 3."""
+    length = value_constraints.read(
+        mapping, path, owner, lambda _k: line, keys={"valid_length": "minLength"}
+    )
+    return {key: value for _key, value in length for key in ("minLength", "maxLength")}
+
+
 def _column_constraints(
     mapping: YMap, checks: tuple[Check, ...], path: str, owner: str
 ) -> tuple[tuple[str, Any], ...]:
@@ -165,9 +173,11 @@ def _column_constraints(
             mapping, path, owner, mapping.key_line, keys=value_constraints.SODA_KEYS
         )
     )
+    found.update(_exact_length(mapping, path, owner, mapping.key_line("valid_length")))
     for check in checks:
         if check.kind in _ENUM_CHECKS:
             spec = require_mapping(check.spec, path, f"{owner}: check '{check.kind}'", check.line)
+            found.update(_exact_length(spec, path, owner, check.line))
             found.update(
                 value_constraints.read(
                     spec,
