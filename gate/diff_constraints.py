@@ -50,13 +50,16 @@ def _ordinal(value: Any) -> Decimal | dt.datetime | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return Decimal(str(value))
+        number = Decimal(str(value))
+        return number if number.is_finite() else None
     if not isinstance(value, str):
         return None
     try:
-        return Decimal(value)
+        number = Decimal(value)
     except InvalidOperation:
         pass
+    else:
+        return number if number.is_finite() else None
     try:
         parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:

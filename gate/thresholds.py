@@ -46,9 +46,10 @@ def _number(value: Any) -> Decimal | None:
     if isinstance(value, bool):
         return None
     try:
-        return Decimal(str(value))
+        number = Decimal(str(value))
     except (InvalidOperation, ValueError):
         return None
+    return number if number.is_finite() else None  # .nan / .inf order nothing
 
 
 def intervals(op: str, value: Any) -> list[Interval] | None:

@@ -336,3 +336,19 @@ def test_soda_valid_length_is_an_exact_length() -> None:
     assert dict(column.constraints) == {"maxLength": 3, "minLength": 3}
     changes = diff_datasets(contract(3), contract(4))
     assert sorted(c.rule for c in changes) == ["constraint_relaxed", "constraint_tightened"]
+
+
+@pytest.mark.parametrize("odd", [".nan", ".inf", "-.inf", "'NaN'"])
+def test_non_finite_bounds_and_thresholds_are_unreadable_not_a_crash(odd: str) -> None:
+    def contract(value: str) -> tuple[Dataset, ...]:
+        return parse(
+            "dataContractSpecification: 1.1.0\nmodels:\n  m:\n    fields:\n      f:\n"
+            f"        type: double\n        minimum: {value}\n"
+            f"        quality:\n          - metric: nullValues\n            mustBeLessThan: {value}\n"
+        )
+
+    changes = diff_datasets(contract("0"), contract(odd))
+    assert sorted((c.rule, c.direction) for c in changes) == [
+        ("check_changed", "undetermined"),
+        ("constraint_changed", "undetermined"),
+    ]
