@@ -6,12 +6,12 @@ PR body); shas are validated before they go near git.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gate.action.bounded_json import JsonError, describe, loads
 from gate.action.git import validate_sha
 from gate.model import UsageError
 
@@ -35,7 +35,9 @@ class PullRequest:
             raise UsageError("the event payload has no pull_request object")
         number = payload.get("number", pull.get("number"))
         if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-            raise UsageError(f"the event payload has no valid pull request number: {number!r}")
+            raise UsageError(
+                f"the event payload has no valid pull request number: {describe(number)}"
+            )
         base = pull.get("base") if isinstance(pull.get("base"), dict) else {}
         head = pull.get("head") if isinstance(pull.get("head"), dict) else {}
         base_repo = _full_name(base.get("repo")) or _full_name(payload.get("repository"))
@@ -65,15 +67,15 @@ def load_payload(env: Mapping[str, str], required: bool) -> dict[str, Any]:
             raise UsageError("GITHUB_EVENT_PATH is not set: not running in GitHub Actions?")
         return {}
     try:
-        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+        payload = loads(Path(path).read_bytes())
     except OSError as exc:
         if not required:
             return {}
         raise UsageError(f"cannot read the event payload {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
+    except JsonError as exc:
         if not required:
             return {}
-        raise UsageError(f"the event payload {path} is not JSON: {exc}") from None
+        raise UsageError(f"the event payload {path} {exc}") from None
     if not isinstance(payload, dict):
         raise UsageError(f"the event payload {path} is not a JSON object")
     return payload

@@ -25,6 +25,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from gate.action.bounded_json import describe
 from gate.git_tree import SHALLOW_REMEDY, first_line, git_env
 from gate.model import GitError, UsageError
 
@@ -52,7 +53,7 @@ def is_zero_sha(text: str) -> bool:
 def validate_sha(value: object, what: str) -> str:
     """A full commit id from the event payload, or ``UsageError``."""
     if not isinstance(value, str) or not _SHA.match(value):
-        raise UsageError(f"{what} is not a full commit sha: {str(value)[:80]!r}")
+        raise UsageError(f"{what} is not a full commit sha: {describe(value)}")
     return value
 
 

@@ -1,12 +1,14 @@
 """The JSON report in the workspace, where later steps (upload-artifact) pick it up.
 
-The workspace holds the pull request's files, so the report folder or file may
-be a symlink (or something stranger) the PR committed: nothing here follows one.
+The workspace holds the pull request's files (and whatever earlier steps left),
+so the report folder or file may be a symlink, a FIFO or a device: nothing here
+follows, waits on or writes into one.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,11 +17,31 @@ from gate.action.git import give_to_owner
 
 
 def _write_file(path: Path, content: str) -> None:
-    """Write without following a symlink the pull request may have committed there."""
-    if path.is_symlink():
+    """Write a regular file, never through a symlink and never into a FIFO or device.
+
+    A symlink (the PR may commit one) is replaced. Anything else that is not a
+    regular file (a FIFO an earlier step left there would block ``open`` until
+    someone reads it) is refused. ``O_NONBLOCK`` covers the race between the
+    check and the ``open``: a FIFO without a reader then fails at once, one
+    with a reader fails the ``fstat`` check.
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISLNK(info.st_mode):
         path.unlink()
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    elif info is not None and not stat.S_ISREG(info.st_mode):
+        raise OSError(f"{path.name} is not a regular file")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
     fd = os.open(path, flags, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(content)
 

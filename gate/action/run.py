@@ -14,7 +14,7 @@ names) is untrusted. None of it reaches a shell or a git option, and all log
 output that could carry it is printed with workflow commands stopped
 (see ``console.py``).
 
-Test knobs (environment): ``SCHEMA_GATE_API_TIMEOUT`` (seconds, default 10),
+Test knobs (environment): ``SCHEMA_GATE_API_TIMEOUT`` (total seconds per API request, default 10),
 ``SCHEMA_GATE_DEEPEN`` (deepening steps, default ``50,200,1000,5000``),
 ``SCHEMA_GATE_FETCH_TIMEOUT`` (seconds per fetch, default 600).
 """
@@ -41,7 +41,7 @@ from gate.action.git import (
     trust_workspace,
     validate_ref,
 )
-from gate.action.github_api import DEFAULT_API_URL, DEFAULT_TIMEOUT, ApiError, fetch_pr_body
+from gate.action.github_api import DEFAULT_API_URL, DEFAULT_TIMEOUT, ApiError, GitHub
 from gate.action.inputs import Inputs
 from gate.action.outcome import Outcome, error_outcome, error_report, outcome_of, skip_outcome
 from gate.action.report_file import write_report
@@ -154,15 +154,8 @@ class Action:
                 "so re-running this job does not see later edits to it"
             )
             return pull.body
-        api_url = self.env.get("GITHUB_API_URL") or DEFAULT_API_URL
         try:
-            timeout = float(self.env.get(API_TIMEOUT_ENV) or DEFAULT_TIMEOUT)
-        except ValueError:
-            timeout = DEFAULT_TIMEOUT
-        try:
-            body = fetch_pr_body(
-                api_url, pull.repository, pull.number, inputs.github_token, max(timeout, 0.05)
-            )
+            body = self._api(inputs, pull).pull_body(pull.number)
         except ApiError as exc:
             self.notices.append(
                 f"could not read the current PR description from the GitHub API ({exc}); "
@@ -178,6 +171,19 @@ class Action:
         else:
             self.console.info("PR description: the current one from the GitHub API")
         return body
+
+    def _api(self, inputs: Inputs, pull: PullRequest) -> GitHub:
+        """The REST API for the pull request's repository (``ApiError`` if it cannot be)."""
+        try:
+            timeout = float(self.env.get(API_TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+        except ValueError:
+            timeout = DEFAULT_TIMEOUT
+        return GitHub(
+            api_url=self.env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+            repository=pull.repository,
+            token=inputs.github_token,
+            timeout=max(timeout, 0.05),
+        )
 
     def _check_target_checkout(self, ws: Workspace, pull: PullRequest, head: str) -> None:
         """On pull_request_target the default checkout is the base branch: refuse to pass it."""
