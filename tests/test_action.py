@@ -398,7 +398,14 @@ def run_action(
 
 
 def assert_outputs(run: Run, **expected: str) -> None:
-    assert set(run.outputs) == {"breaking", "unacknowledged", "acknowledged", "report", "verdict"}
+    assert set(run.outputs) == {
+        "breaking",
+        "unacknowledged",
+        "acknowledged",
+        "report",
+        "verdict",
+        "comment-url",
+    }
     for key, value in expected.items():
         assert run.outputs[key] == value, (key, run.outputs, run.stdout, run.stderr)
 
@@ -805,6 +812,7 @@ def test_rerun_reads_the_current_body_from_the_api(pr: PR) -> None:
             "pull_request",
             pr_payload(pr, body="old body"),
             env=with_api(server),
+            comment="false",  # the PR comment is tests/test_action_comment.py's
             **{"github-token": TOKEN},
         )
     assert run.code == 0, run.stdout + run.stderr
@@ -990,6 +998,7 @@ def test_outputs_file_is_appended_in_github_format(pr: PR, tmp_path: Path) -> No
         "acknowledged": "0",
         "report": ".schema-gate/report.json",
         "verdict": "fail",
+        "comment-url": "",
     }
     assert run.code == 1
     # the report folder ignores itself, so it never shows in git status

@@ -239,6 +239,7 @@ def test_a_trickling_api_answer_hits_the_total_deadline(pr: PR, slow: str) -> No
             "pull_request",
             pr_payload(pr, body="no acknowledgement here"),
             env={"GITHUB_API_URL": server.url, "SCHEMA_GATE_API_TIMEOUT": "1"},
+            comment="false",  # one request: the PR body
             **{"github-token": TOKEN},
         )
     assert server.requests == 1

@@ -109,6 +109,8 @@ class GitHub:
     token: str = field(repr=False)
     timeout: float = DEFAULT_TIMEOUT
     debug: Debug | None = None
+    #: ``time.monotonic()`` past which no request starts (a budget for several calls).
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         parsed = urllib.parse.urlsplit(self.api_url)
@@ -134,8 +136,13 @@ class GitHub:
         if self.token:
             request.add_unredirected_header("Authorization", f"Bearer {self.token}")
         start = time.monotonic()
+        timeout = self.timeout
+        if self.deadline is not None:
+            timeout = min(timeout, self.deadline - start)
+            if timeout <= 0:
+                raise ApiError("out of time for API calls")
         try:
-            status, link, raw = within(self.timeout, lambda: self._send(request))
+            status, link, raw = within(timeout, lambda: self._send(request, timeout))
         except ApiError as err:
             self._debug(f"{method} {url}: {err} after {time.monotonic() - start:.2f}s")
             raise
@@ -148,16 +155,16 @@ class GitHub:
             raise ApiError(f"the answer {err}") from None
         return Answer(decoded, self._next(link))
 
-    def _send(self, request: urllib.request.Request) -> tuple[int, str, bytes]:
+    def _send(self, request: urllib.request.Request, timeout: float) -> tuple[int, str, bytes]:
         """The request itself (in the deadline's worker thread)."""
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + timeout
         chunks: list[bytes] = []
         size = 0
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 while chunk := response.read1(_CHUNK):  # what one read brought, no more
                     if time.monotonic() > deadline:
-                        raise ApiError(f"no answer within {self.timeout:g}s")
+                        raise ApiError(f"no answer within {timeout:g}s")
                     chunks.append(chunk)
                     size += len(chunk)
                     if size > MAX_RESPONSE:
@@ -166,7 +173,7 @@ class GitHub:
         except ApiError:
             raise
         except (OSError, ValueError, http.client.HTTPException) as err:  # reset, bad status, ...
-            raise _reason(err, self.timeout) from None
+            raise _reason(err, timeout) from None
 
     def _next(self, link: str) -> str | None:
         """The ``rel="next"`` page, only on the API's own origin (the token goes there too)."""
@@ -212,15 +219,15 @@ class GitHub:
             yield from (item for item in answer.data if isinstance(item, dict))
             url = answer.next_url
 
-    def create_comment(self, number: int, body: str) -> int:
-        answer = self.call(
-            "POST", f"{self.repo_url}/issues/{_number(number)}/comments", {"body": body}
-        )
-        return comment_id(answer.data)
+    def create_comment(self, number: int, body: str) -> tuple[int, str]:
+        """Post a comment on the pull request; its id and web URL."""
+        url = f"{self.repo_url}/issues/{_number(number)}/comments"
+        return comment_ref(self.call("POST", url, {"body": body}).data)
 
-    def update_comment(self, comment: int, body: str) -> int:
+    def update_comment(self, comment: int, body: str) -> tuple[int, str]:
+        """Replace a comment's body; its id and web URL."""
         url = f"{self.repo_url}/issues/comments/{_number(comment)}"
-        return comment_id(self.call("PATCH", url, {"body": body}).data)
+        return comment_ref(self.call("PATCH", url, {"body": body}).data)
 
 
 def _number(value: object) -> int:
@@ -229,8 +236,9 @@ def _number(value: object) -> int:
     return value
 
 
-def comment_id(data: object) -> int:
-    """The ``id`` of a comment object from the API, validated."""
+def comment_ref(data: object) -> tuple[int, str]:
+    """The ``id`` (validated) and ``html_url`` of a comment object from the API."""
     if not isinstance(data, dict):
         raise ApiError("the answer is not a comment")
-    return _number(data.get("id"))
+    url = data.get("html_url")
+    return _number(data.get("id")), url if isinstance(url, str) else ""

@@ -26,6 +26,7 @@ INPUTS = (
     "spark-remote",
     "github-token",
     "pr-body",
+    "comment",
 )
 
 
@@ -65,6 +66,7 @@ class Inputs:
     spark_remote: str = ""
     github_token: str = field(default="", repr=False)
     pr_body: str = ""
+    comment: bool = True
 
     @classmethod
     def from_env(cls, env: MutableMapping[str, str]) -> Inputs:
@@ -87,4 +89,5 @@ class Inputs:
             spark_remote=get_input(env, "spark-remote"),
             github_token=token,
             pr_body=get_input(env, "pr-body"),
+            comment=_bool(get_input(env, "comment") or "true", "comment"),
         )

@@ -7,18 +7,20 @@ what does not fit is counted and pointed to the job summary.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
 from dataclasses import dataclass
 
 from gate import __version__
+from gate.action.comment import Posted
 from gate.report import EXIT_ERROR, EXIT_OK
 from gate.report.base import Report
 from gate.report.github import annotations, escape_data
 
 #: Outputs declared in action.yml.
-OUTPUTS = ("breaking", "unacknowledged", "acknowledged", "report", "verdict")
+OUTPUTS = ("breaking", "unacknowledged", "acknowledged", "report", "verdict", "comment-url")
 #: GitHub shows 10 annotations of each kind (error, warning, notice) per step.
 ANNOTATION_LIMIT = 10
 _LEVEL = re.compile(r"::(error|warning|notice)[ :]")
@@ -57,10 +59,29 @@ def _notices(report: Report) -> list[str]:
     return [f"::notice title=schema-contract-gate::{escape_data(n)}" for n in report.notices]
 
 
-def outcome_of(report: Report, report_path: str) -> Outcome:
+def _comment_lines(posted: Posted | None) -> list[str]:
+    if posted is None or not posted.annotation:
+        return []
+    return [f"::{posted.annotation} title=schema-contract-gate comment::{escape_data(posted.log)}"]
+
+
+def with_comment(outcome: Outcome, posted: Posted | None) -> Outcome:
+    """Add what the comment step did to an outcome without change annotations."""
+    if posted is None:
+        return outcome
+    return dataclasses.replace(
+        outcome,
+        outputs={**outcome.outputs, "comment-url": posted.url},
+        summary=outcome.summary + (f"\n{posted.summary_note}" if posted.summary_note else ""),
+        commands=[*_comment_lines(posted), *outcome.commands],
+    )
+
+
+def outcome_of(report: Report, report_path: str, posted: Posted | None = None) -> Outcome:
+    """The outcome of a run that judged the changes (``posted``: the comment step, if any)."""
     from gate.report import markdown
 
-    notices = _notices(report)
+    notices = [*_notices(report), *_comment_lines(posted)]
     verdict_level = "notice" if report.passed else "error"
     placeholder = f"::{verdict_level} title=schema-contract-gate::"
     kept, dropped = budget_annotations(report, [placeholder, *notices])
@@ -81,6 +102,8 @@ def outcome_of(report: Report, report_path: str) -> Outcome:
     if report_path:
         footer += f" · JSON report: `{report_path}`"
     summary += f"\n<sub>{footer}</sub>\n"
+    if posted is not None and posted.summary_note:
+        summary += f"\n{posted.summary_note}"
     counts = report.summary()
     return Outcome(
         exit_code=report.exit_code,
@@ -91,6 +114,7 @@ def outcome_of(report: Report, report_path: str) -> Outcome:
             "acknowledged": str(counts["acknowledged"]),
             "report": report_path,
             "verdict": "pass" if report.passed else "fail",
+            "comment-url": posted.url if posted is not None else "",
         },
         summary=summary,
         commands=[*kept, *notices, placeholder + escape_data(message)],
@@ -120,6 +144,7 @@ def error_outcome(message: str, report_path: str) -> Outcome:
             "acknowledged": "0",
             "report": report_path,
             "verdict": "error",
+            "comment-url": "",
         },
         summary=summary,
         commands=[f"::error title=schema-contract-gate::{escape_data(message)}"],
@@ -136,6 +161,7 @@ def skip_outcome(reason: str) -> Outcome:
             "acknowledged": "0",
             "report": "",
             "verdict": "skipped",
+            "comment-url": "",
         },
         summary=f"## Schema contract gate: skipped\n\n{html.escape(reason)}\n",
         commands=[f"::notice title=schema-contract-gate skipped::{escape_data(reason)}"],

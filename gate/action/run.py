@@ -30,6 +30,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import IO
 
 from gate import __version__
+from gate.action.comment import Posted, has_news, sync
 from gate.action.console import Console, limit_summary, write_outputs
 from gate.action.event import PR_EVENTS, PullRequest, load_payload
 from gate.action.git import (
@@ -43,7 +44,14 @@ from gate.action.git import (
 )
 from gate.action.github_api import DEFAULT_API_URL, DEFAULT_TIMEOUT, ApiError, GitHub
 from gate.action.inputs import Inputs
-from gate.action.outcome import Outcome, error_outcome, error_report, outcome_of, skip_outcome
+from gate.action.outcome import (
+    Outcome,
+    error_outcome,
+    error_report,
+    outcome_of,
+    skip_outcome,
+    with_comment,
+)
 from gate.action.report_file import write_report
 from gate.model import GateError, UsageError
 
@@ -61,10 +69,12 @@ class Action:
         self.env = env
         self.console = console
         self.notices: list[str] = []
+        self.inputs: Inputs | None = None
+        self.pull: PullRequest | None = None
 
     def run(self) -> Outcome:
         env = self.env
-        inputs = Inputs.from_env(env)
+        inputs = self.inputs = Inputs.from_env(env)
         workspace = os.path.abspath(env.get("GITHUB_WORKSPACE") or os.getcwd())
         if not os.path.isdir(workspace):
             raise UsageError(f"GITHUB_WORKSPACE is not a directory: {workspace}")
@@ -75,7 +85,7 @@ class Action:
 
         pull: PullRequest | None = None
         if event in PR_EVENTS:
-            pull = PullRequest.from_payload(payload, env)
+            pull = self.pull = PullRequest.from_payload(payload, env)
             base = validate_ref(inputs.base, "input base") if inputs.base else pull.base_sha
             self.console.info(
                 f"pull request #{pull.number} into '{pull.base_ref}'"
@@ -140,7 +150,36 @@ class Action:
         self.console.info("")
         self.console.info(text.render(report))
         path = write_report(workspace, json_report.render(report), self.console.info)
-        return outcome_of(report, path)
+        from gate.report import markdown
+
+        posted = self.post_comment(markdown.render(report), has_news(report))
+        return outcome_of(report, path, posted)
+
+    def post_comment(self, markdown: str, news: bool) -> Posted | None:
+        """The sticky PR comment (``None``: not a PR, ``comment: false`` or no token)."""
+        inputs, pull = self.inputs, self.pull
+        if inputs is None or pull is None:
+            return None
+        if not inputs.comment:
+            self.console.info("PR comment: off (comment: false)")
+            return None
+        if not inputs.github_token:
+            self.console.info(
+                "PR comment: none without a github-token (the job summary has the report)"
+            )
+            return None
+        try:
+            api = self._api(inputs, pull)
+        except ApiError as exc:
+            posted = Posted(
+                "failed",
+                f"could not post the PR comment ({exc}); the job summary has the report",
+                annotation="warning",
+            )
+        else:
+            posted = sync(api, pull.number, self.env, markdown, news, head_sha=pull.head_sha)
+        self.console.info(posted.log + (f": {posted.url}" if posted.url else ""))
+        return posted
 
     def _pr_body(self, inputs: Inputs, pull: PullRequest | None) -> str | None:
         if inputs.pr_body:
@@ -211,12 +250,15 @@ def main(env: MutableMapping[str, str] | None = None, stream: IO[str] | None = N
     env = os.environ if env is None else env
     console = Console(stream or sys.stdout)
     workspace = os.path.abspath(env.get("GITHUB_WORKSPACE") or os.getcwd())
+    action = Action(env, console)
     try:
-        outcome = Action(env, console).run()
+        outcome = action.run()
     except Skip as skip:
         outcome = skip_outcome(str(skip))
     except GateError as exc:
         outcome = _failed(str(exc), workspace, console)
+        # a contract the PR broke is news for reviewers; so is a stale "passed" comment
+        outcome = with_comment(outcome, action.post_comment(outcome.summary, news=True))
     except KeyboardInterrupt:
         outcome = _failed("interrupted", workspace, console)
     except Exception as exc:  # fail closed: an internal error must not pass the check

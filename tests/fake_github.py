@@ -1,0 +1,161 @@
+"""A stateful stand-in for the GitHub REST endpoints the Action calls, on 127.0.0.1.
+
+It keeps a pull request's body and its conversation comments and answers like
+GitHub does (as documented at docs.github.com/rest, API version 2022-11-28):
+
+- ``GET  /repos/{o}/{r}/pulls/{n}``: the pull request (its ``body``);
+- ``GET  /repos/{o}/{r}/issues/{n}/comments?per_page=&page=``: a page of
+  comments, oldest first, with a ``Link`` header (``rel="next"``/``"last"``)
+  when there are more; ``page_size`` caps ``per_page`` so pagination shows
+  with a few hundred comments;
+- ``POST /repos/{o}/{r}/issues/{n}/comments``: 201 and the new comment, posted
+  as ``github-actions[bot]`` (``user.type`` "Bot");
+- ``PATCH /repos/{o}/{r}/issues/comments/{id}``: 200 and the updated comment.
+
+``fail`` maps a method (``"GET"``, ``"POST"``, ``"PATCH"``) or a path prefix to a
+status to answer instead, with GitHub's error shape (``{"message": ...}``): 403
+"Resource not accessible by integration" is what a fork's read-only token gets.
+Every request is recorded (method, path, headers, JSON body).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+REASONS = {
+    401: "Bad credentials",
+    403: "Resource not accessible by integration",
+    404: "Not Found",
+    500: "Internal Server Error",
+    502: "Server Error",
+    503: "Service Unavailable",
+}
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class FakeGitHub:
+    repository: str = "acme/shop"
+    number: int = 1
+    pull_body: str | None = "Drops the note column."
+    page_size: int = 100
+    comments: list[dict[str, Any]] = field(default_factory=list)
+    fail: dict[str, int] = field(default_factory=dict)
+    requests: list[Seen] = field(default_factory=list)
+    _next_id: int = 1000
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # test helpers
+
+    def add_comment(
+        self, body: str, login: str = "someone", kind: str = "User", association: str = "NONE"
+    ) -> dict[str, Any]:
+        with self._lock:
+            self._next_id += 1
+            comment = {
+                "id": self._next_id,
+                "node_id": f"IC_{self._next_id}",
+                "html_url": f"https://github.com/{self.repository}/pull/{self.number}"
+                f"#issuecomment-{self._next_id}",
+                "body": body,
+                "user": {"login": login, "type": kind},
+                "author_association": association,
+            }
+            self.comments.append(comment)
+        return comment
+
+    def ours(self) -> list[dict[str, Any]]:
+        """Comments carrying the action's marker."""
+        return [c for c in self.comments if "<!-- schema-contract-gate:" in c["body"]]
+
+    def writes(self) -> list[Seen]:
+        return [r for r in self.requests if r.method in ("POST", "PATCH")]
+
+    # serving
+
+    def answer(self, method: str, url: str, body: Any) -> tuple[int, Any, dict[str, str]]:
+        parsed = urlsplit(url)
+        path = parsed.path
+        for key, status in self.fail.items():
+            if key == method or path.startswith(key):
+                return status, {"message": REASONS.get(status, "error")}, {}
+        repo = f"/repos/{self.repository}"
+        if method == "GET" and path == f"{repo}/pulls/{self.number}":
+            return 200, {"number": self.number, "body": self.pull_body, "state": "open"}, {}
+        if path == f"{repo}/issues/{self.number}/comments":
+            if method == "GET":
+                return self._page(parsed.query)
+            if method == "POST" and isinstance(body, dict) and isinstance(body.get("body"), str):
+                return 201, self.add_comment(body["body"], "github-actions[bot]", "Bot"), {}
+            return 422, {"message": "Validation Failed"}, {}
+        match = re.fullmatch(rf"{repo}/issues/comments/(\d+)", path)
+        if match and method == "PATCH":
+            for comment in self.comments:
+                if comment["id"] == int(match.group(1)):
+                    comment["body"] = body["body"]
+                    return 200, comment, {}
+        return 404, {"message": "Not Found"}, {}
+
+    def _page(self, query: str) -> tuple[int, Any, dict[str, str]]:
+        params = parse_qs(query)
+        per_page = min(int(params.get("per_page", ["30"])[0]), 100, self.page_size)
+        page = int(params.get("page", ["1"])[0])
+        items = self.comments[(page - 1) * per_page : page * per_page]
+        last = max(1, -(-len(self.comments) // per_page))
+        headers = {}
+        if page < last:
+            base = f"{self.url}/repos/{self.repository}/issues/{self.number}/comments"
+            headers["Link"] = (
+                f'<{base}?per_page={per_page}&page={page + 1}>; rel="next", '
+                f'<{base}?per_page={per_page}&page={last}>; rel="last"'
+            )
+        return 200, items, headers
+
+    def __enter__(self) -> FakeGitHub:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw) if raw else None
+                fake.requests.append(
+                    Seen(self.command, self.path, dict(self.headers.items()), body)
+                )
+                status, data, headers = fake.answer(self.command, self.path, body)
+                out = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(out)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(out)
+
+            do_GET = do_POST = do_PATCH = _serve
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
