@@ -22,9 +22,10 @@ SUMMARY_LIMIT = 1024 * 1024 - 4096
 class Console:
     """The step log. Commands are off by default; only ``command`` turns them on briefly."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], debug: bool = False) -> None:
         self._stream = stream
         self._token: str | None = None
+        self.debugging = debug
 
     def _write(self, text: str) -> None:
         self._stream.write(text + "\n")
@@ -45,6 +46,15 @@ class Console:
         self.stop_commands()
         for line in text.splitlines() or [""]:
             self._write(line)
+
+    def debug(self, text: str) -> None:
+        """A ``::debug::`` line (shown with debug logging), its value escaped like data."""
+        if not self.debugging:
+            return
+        from gate.report.github import escape_data
+
+        self.resume_commands()
+        self._write(f"::debug::{escape_data(text)}")
 
     def commands(self, lines: list[str]) -> None:
         """Workflow commands built by this package, with escaped values."""

@@ -25,13 +25,16 @@ import dataclasses
 import os
 import re
 import sys
+import time
 import traceback
 from collections.abc import Mapping, MutableMapping
 from typing import IO
 
 from gate import __version__
+from gate.action import debug
 from gate.action.comment import Posted, has_news, sync
 from gate.action.console import Console, limit_summary, write_outputs
+from gate.action.debug import stage
 from gate.action.event import PR_EVENTS, PullRequest, load_payload
 from gate.action.git import (
     Workspace,
@@ -71,16 +74,20 @@ class Action:
         self.notices: list[str] = []
         self.inputs: Inputs | None = None
         self.pull: PullRequest | None = None
+        self.trace = console.debug if console.debugging else None
 
     def run(self) -> Outcome:
         env = self.env
-        inputs = self.inputs = Inputs.from_env(env)
-        workspace = os.path.abspath(env.get("GITHUB_WORKSPACE") or os.getcwd())
-        if not os.path.isdir(workspace):
-            raise UsageError(f"GITHUB_WORKSPACE is not a directory: {workspace}")
-        trust_workspace([workspace, os.path.realpath(workspace)])
-        event = env.get("GITHUB_EVENT_NAME", "")
-        payload = load_payload(env, required=event in PR_EVENTS)
+        with stage(self.trace, "inputs and event payload"):
+            inputs = self.inputs = Inputs.from_env(env)
+            workspace = os.path.abspath(env.get("GITHUB_WORKSPACE") or os.getcwd())
+            if not os.path.isdir(workspace):
+                raise UsageError(f"GITHUB_WORKSPACE is not a directory: {workspace}")
+            trust_workspace([workspace, os.path.realpath(workspace)])
+            event = env.get("GITHUB_EVENT_NAME", "")
+            payload = load_payload(env, required=event in PR_EVENTS)
+        self.console.debug(f"event payload: {env.get('GITHUB_EVENT_PATH') or 'none'}")
+        self.console.debug(f"inputs: {inputs!r}")  # the token field is repr=False
         self.console.info(f"schema-contract-gate {__version__}: event '{event or 'unknown'}'")
 
         pull: PullRequest | None = None
@@ -107,21 +114,23 @@ class Action:
             base = validate_ref(inputs.base, "input base")
             self.console.info(f"base '{base}' from the base input")
 
-        body = self._pr_body(inputs, pull)
+        with stage(self.trace, "PR description"):
+            body = self._pr_body(inputs, pull)
 
         from gate.git_tree import open_repo
 
-        open_repo(workspace).close()  # clear errors for "not a repository", ownership, ...
-        ws = Workspace(workspace, self.console.info)
-        try:
-            base = ensure_base(ws, base)
-            head = ws.head()
-            ensure_merge_base(ws, base, head)
-            if pull is not None and event == "pull_request_target":
-                self._check_target_checkout(ws, pull, head)
-        finally:
-            if ws.fetched:
-                restore_ownership(ws)
+        with stage(self.trace, "git: base commit and merge-base"):
+            open_repo(workspace).close()  # clear errors for "not a repository", ownership, ...
+            ws = Workspace(workspace, self.console.info)
+            try:
+                base = ensure_base(ws, base)
+                head = ws.head()
+                ensure_merge_base(ws, base, head)
+                if pull is not None and event == "pull_request_target":
+                    self._check_target_checkout(ws, pull, head)
+            finally:
+                if ws.fetched:
+                    self.console.debug(f"files handed back: {restore_ownership(ws)}")
 
         from gate.engine import Settings, run
         from gate.report import json as json_report
@@ -143,16 +152,19 @@ class Action:
             spark_remote=inputs.spark_remote or None,
             notices=tuple(self.notices),
         )
-        report = run(settings)
+        with stage(self.trace, "gate run"):
+            report = run(settings)
         if pull is not None and not inputs.base and _PLAIN_BRANCH.match(pull.base_ref):
             # "main" reads better than the sha; the sha stays in base.sha
             report = dataclasses.replace(report, base_ref=pull.base_ref)
         self.console.info("")
         self.console.info(text.render(report))
-        path = write_report(workspace, json_report.render(report), self.console.info)
+        with stage(self.trace, "JSON report"):
+            path = write_report(workspace, json_report.render(report), self.console.info)
         from gate.report import markdown
 
-        posted = self.post_comment(markdown.render(report), has_news(report))
+        with stage(self.trace, "PR comment"):
+            posted = self.post_comment(markdown.render(report), has_news(report))
         return outcome_of(report, path, posted)
 
     def post_comment(self, markdown: str, news: bool) -> Posted | None:
@@ -222,6 +234,7 @@ class Action:
             repository=pull.repository,
             token=inputs.github_token,
             timeout=max(timeout, 0.05),
+            debug=self.trace,
         )
 
     def _check_target_checkout(self, ws: Workspace, pull: PullRequest, head: str) -> None:
@@ -248,7 +261,12 @@ def _failed(message: str, workspace: str, console: Console) -> Outcome:
 
 def main(env: MutableMapping[str, str] | None = None, stream: IO[str] | None = None) -> int:
     env = os.environ if env is None else env
-    console = Console(stream or sys.stdout)
+    console = Console(stream or sys.stdout, debug=debug.enabled(env))
+    started = time.monotonic()
+    if console.debugging:
+        debug.watch_git(console.debug)
+        for name in debug.trace_gate(console.debug):
+            console.debug(f"cannot trace {name}: not found")
     workspace = os.path.abspath(env.get("GITHUB_WORKSPACE") or os.getcwd())
     action = Action(env, console)
     try:
@@ -267,6 +285,7 @@ def main(env: MutableMapping[str, str] | None = None, stream: IO[str] | None = N
             f"internal error: {type(exc).__name__}: {exc} (please report it)", workspace, console
         )
     _publish(outcome, env, console)
+    console.debug(f"total: {time.monotonic() - started:.3f}s, exit code {outcome.exit_code}")
     return outcome.exit_code
 
 
