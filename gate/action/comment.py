@@ -125,8 +125,8 @@ def find(api: GitHub, number: int, mark: str) -> tuple[int, str] | None:
         text = comment.get("body")
         if not isinstance(text, str) or not text.lstrip().startswith(mark):
             continue
-        user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
-        by_bot = user.get("type") == "Bot"
+        user = comment.get("user")
+        by_bot = isinstance(user, dict) and user.get("type") == "Bot"
         if not by_bot and comment.get("author_association") not in TRUSTED_ASSOCIATIONS:
             continue
         found = comment.get("id")

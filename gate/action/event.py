@@ -38,8 +38,8 @@ class PullRequest:
             raise UsageError(
                 f"the event payload has no valid pull request number: {describe(number)}"
             )
-        base = pull.get("base") if isinstance(pull.get("base"), dict) else {}
-        head = pull.get("head") if isinstance(pull.get("head"), dict) else {}
+        base = _object(pull.get("base"))
+        head = _object(pull.get("head"))
         base_repo = _full_name(base.get("repo")) or _full_name(payload.get("repository"))
         head_repo = _full_name(head.get("repo"))
         body = pull.get("body")
@@ -52,6 +52,11 @@ class PullRequest:
             body=body if isinstance(body, str) else "",
             fork=bool(head_repo and base_repo and head_repo != base_repo),
         )
+
+
+def _object(value: object) -> dict[str, Any]:
+    """A JSON object from the payload, or an empty one for anything else."""
+    return value if isinstance(value, dict) else {}
 
 
 def _full_name(repo: object) -> str:

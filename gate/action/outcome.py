@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from gate import __version__
 from gate.action.comment import Posted
 from gate.report import EXIT_ERROR, EXIT_OK
+from gate.report import github as github_report
 from gate.report.base import Report
-from gate.report.github import annotations, escape_data
+from gate.report.github import escape_data
 
 #: Outputs declared in action.yml.
 OUTPUTS = ("breaking", "unacknowledged", "acknowledged", "report", "verdict", "comment-url")
@@ -44,7 +45,7 @@ def budget_annotations(report: Report, own: list[str]) -> tuple[list[str], dict[
             used[match.group(1)] = used.get(match.group(1), 0) + 1
     kept: list[str] = []
     dropped: dict[str, int] = {}
-    for line in annotations(report):
+    for line in github_report.annotations(report):
         match = _LEVEL.match(line)
         level = match.group(1) if match else "notice"
         if used.get(level, 0) < ANNOTATION_LIMIT:
