@@ -12,13 +12,16 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, types
+from gate import acks, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
+from gate.dbt_sources import Entry
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
-from gate.git_tree import FileChange, Repo, open_repo
+from gate.formats.dbt_project import Project
+from gate.git_tree import Repo, open_repo
 from gate.model import Contract, ContractError, Dataset, GitError, UsageError
 from gate.report.base import Report
 from gate.rules import Severity
@@ -55,18 +58,22 @@ class Settings:
     notices: tuple[str, ...] = field(default=())
 
 
-def _parse_one(item: tuple[bytes, str, str]) -> Contract:
-    data, path, side = item
+#: What one parse needs: the file's bytes, its path, its side, its dbt project.
+_Item = tuple[bytes, str, str, Project | None]
+
+
+def _parse_one(item: _Item) -> Contract:
+    data, path, side, project = item
     try:
-        return parse_contract(data, path)
+        return parse_contract(data, path, project)
     except ContractError as exc:
         if side == "base":
             raise ContractError(exc.path, f"{exc.detail} (in the base version)", exc.line) from None
         raise
 
 
-def parse_many(items: Sequence[tuple[bytes, str, str]], jobs: int | None = None) -> list[Contract]:
-    """Parse (data, path, side) triples, in worker processes when there are many.
+def parse_many(items: Sequence[_Item], jobs: int | None = None) -> list[Contract]:
+    """Parse (data, path, side, dbt project) items, in worker processes when there are many.
 
     YAML parsing dominates the run time of a large PR; on a 2-core runner two
     processes nearly halve it. Small PRs stay in-process: a pool costs ~50 ms.
@@ -106,32 +113,35 @@ def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
 
 
 def _load(
-    repo: Repo, entries: Sequence[tuple[str, str | None, str]], jobs: int | None
+    repo: Repo,
+    entries: Sequence[tuple[str, str | None, str, Project | None]],
+    jobs: int | None,
 ) -> list[tuple[str, Contract]]:
-    """Read and parse (path, blob or None for the working tree, side) entries.
+    """Read and parse (path, blob or None for the working tree, side, dbt project) entries.
 
     Every blob comes through one batch read; worktree files are read from disk
     inside the repository only.
     """
-    blobs = repo.read_blobs(sorted({blob for _path, blob, _side in entries if blob}))
+    blobs = repo.read_blobs(sorted({blob for _path, blob, _side, _p in entries if blob}))
     items = [
-        (blobs[blob] if blob else repo.read_worktree(path), path, side)
-        for path, blob, side in entries
+        (blobs[blob] if blob else repo.read_worktree(path), path, side, project)
+        for path, blob, side, project in entries
     ]
     contracts = parse_many(items, jobs)
-    return [(side, contract) for (_d, _p, side), contract in zip(items, contracts, strict=True)]
+    return [(item[2], contract) for item, contract in zip(items, contracts, strict=True)]
 
 
 def _read_sides(
-    repo: Repo, file_changes: Sequence[FileChange], jobs: int | None
+    repo: Repo, file_changes: Sequence[Entry], jobs: int | None
 ) -> tuple[list[Dataset], list[Dataset]]:
     """Read and parse both sides of every changed contract file."""
-    entries: list[tuple[str, str | None, str]] = []
-    for change in file_changes:
+    entries: list[tuple[str, str | None, str, Project | None]] = []
+    for entry in file_changes:
+        change = entry.change
         if change.old_path and change.old_blob:
-            entries.append((change.old_path, change.old_blob, "base"))
+            entries.append((change.old_path, change.old_blob, "base", entry.base))
         if change.new_path:
-            entries.append((change.new_path, change.new_blob, "head"))
+            entries.append((change.new_path, change.new_blob, "head", entry.head))
     base: list[Dataset] = []
     head: list[Dataset] = []
     for side, contract in _load(repo, entries, jobs):
@@ -144,7 +154,7 @@ def _reject_declared_elsewhere(
     repo: Repo,
     settings: Settings,
     globs: Sequence[str],
-    file_changes: Sequence[FileChange],
+    file_changes: Sequence[Entry],
     base: Sequence[Dataset],
     head: Sequence[Dataset],
 ) -> None:
@@ -158,13 +168,26 @@ def _reject_declared_elsewhere(
     new = {d.id: d for d in head if d.id not in known}
     if not new:
         return
-    changed = {c.new_path for c in file_changes if c.new_path}
+    changed = {e.change.new_path for e in file_changes if e.change.new_path}
     candidates = [
         path for path in repo.files_containing(settings.head, globs, new) if path not in changed
     ]
+    # Unchanged dbt properties files outside the globs, where dbt itself reads them.
+    dbt_globs = [*dbt_sources.PROPERTY_GLOBS, *(g for g in globs if g.startswith("!"))]
+    mentions = [
+        p
+        for p in repo.files_containing(settings.head, dbt_globs, new)
+        if p not in changed and p not in candidates
+    ]
+    index = dbt_sources.ProjectIndex(repo, settings.head, "head")
+    projects = index.locate([*candidates, *mentions])
+    candidates += [p for p in mentions if projects[p] is not None]
     if not candidates:
         return
-    items = [(repo.read_file(settings.head, path) or b"", path, "head") for path in candidates]
+    items = [
+        (repo.read_file(settings.head, path) or b"", path, "head", projects[path])
+        for path in candidates
+    ]
     for contract in parse_many(items, settings.jobs):
         for other in contract.datasets:
             if other.id in new:
@@ -197,7 +220,14 @@ def _smoke(
         datasets = changed
     else:
         files = repo.list_files(settings.head, globs)
-        entries = [(path, blob, "head") for path, blob in sorted(files.items())]
+        dbt_files = dbt_sources.property_files(repo, settings.head, globs)
+        entries = [(path, blob, "head", None) for path, blob in sorted(files.items())]
+        entries = [
+            (p, b, s, dbt_files[p][1] if p in dbt_files else None) for p, b, s, _n in entries
+        ]
+        entries += [
+            (p, b, "head", proj) for p, (b, proj) in sorted(dbt_files.items()) if p not in files
+        ]
         datasets = [d for _side, c in _load(repo, entries, settings.jobs) for d in c.datasets]
     smoke_settings = SmokeSettings(
         sample_data=settings.sample_data,
@@ -206,7 +236,7 @@ def _smoke(
         quarantine=settings.quarantine,
         dialect=dialect,
     )
-    return run_smoke([d for d in datasets if d.enforced], repo.root, smoke_settings)
+    return run_smoke([d for d in datasets if d.enforced and d.enabled], repo.root, smoke_settings)
 
 
 def _resolve_base(repo: Repo, base: str) -> str:
@@ -239,23 +269,33 @@ def _run(repo: Repo, settings: Settings) -> Report:
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
 
-    file_changes = repo.changed(base_sha, settings.head, globs)
-    # A pure move (same blob on both sides) cannot change any dataset.
-    file_changes = [c for c in file_changes if not (c.status == "R" and c.old_blob == c.new_blob)]
+    globbed = repo.changed(base_sha, settings.head, globs)
+    file_changes = dbt_sources.collect(repo, base_sha, settings.head, globs, globbed)
+    # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
+    file_changes = [e for e in file_changes if not dbt_sources.is_pure_move(e)]
     base, head = _read_sides(repo, file_changes, settings.jobs)
     _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head)
     renamed = {
-        c.old_path: c.new_path
-        for c in file_changes
-        if c.status == "R" and c.old_path and c.new_path
+        e.change.old_path: e.change.new_path
+        for e in file_changes
+        if e.change.status == "R" and e.change.old_path and e.change.new_path
     }
     changes: list[Change] = diff_datasets(
-        base, head, dialect=dialect, severity_of=config.severity_fn(), renamed_paths=renamed
+        base,
+        head,
+        dialect=dialect,
+        severity_of=config.severity_fn(),
+        renamed_paths=renamed,
+        now=datetime.now(timezone.utc),
     )
     acked = acks.apply(changes, _tokens(settings))
     smoke = _smoke(repo, settings, head, globs, dialect) if settings.smoke else None
     notices = list(settings.notices)
-    if not file_changes and not repo.list_files(settings.head, globs):
+    if (
+        not file_changes
+        and not repo.list_files(settings.head, globs)
+        and not dbt_sources.property_files(repo, settings.head, globs)
+    ):
         # Not an error (a repo may adopt the gate before its first contract), but a
         # misspelt glob must not look like a clean pass.
         notices.append(f"no contract file matches the globs {', '.join(globs)}; check --contracts")

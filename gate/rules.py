@@ -172,6 +172,12 @@ _CATALOGUE: tuple[Rule, ...] = (
         "column",
         breaks="producers",
     ),
+    Rule(
+        "model_disabled",
+        Severity.ERROR,
+        "A guarded dbt model was switched off (enabled: false); dbt builds nothing for it.",
+        "model",
+    ),
     # Warnings: worth a reviewer's eye; block only with --fail-on warning.
     Rule(
         "type_removed",
@@ -265,6 +271,12 @@ _CATALOGUE: tuple[Rule, ...] = (
         "column",
     ),
     Rule("version_bumped", Severity.INFO, "The contract version went up.", "model"),
+    Rule(
+        "model_removed_after_deprecation",
+        Severity.INFO,
+        "A dataset was removed or disabled after its deprecation date: the announced end.",
+        "model",
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _CATALOGUE}
