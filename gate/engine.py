@@ -269,8 +269,9 @@ def _run(repo: Repo, settings: Settings) -> Report:
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
 
-    globbed = repo.changed(base_sha, settings.head, globs)
-    file_changes = dbt_sources.collect(repo, base_sha, settings.head, globs, globbed)
+    head_commit = head_sha if settings.head is not None else None
+    globbed = repo.changed(base_sha, head_commit, globs)
+    file_changes = dbt_sources.collect(repo, base_sha, head_commit, globs, globbed)
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
     file_changes = [e for e in file_changes if not dbt_sources.is_pure_move(e)]
     base, head = _read_sides(repo, file_changes, settings.jobs)

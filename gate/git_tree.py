@@ -319,8 +319,9 @@ class Repo:
             return {}
         if head is None:
             return {p: None for p in rels if self.safe_path(p).is_file()}
+        commit = head if _HEX.match(head.encode("ascii", "replace")) else self.resolve(head)
         found: dict[str, str | None] = {}
-        for path, (kind, sha) in self._lookup(self.resolve(head), rels).items():
+        for path, (kind, sha) in self._lookup(commit, rels).items():
             if kind == "symlink":
                 raise UsageError(f"{path}: refusing a symlink that leads outside the repository")
             if kind == "blob" and sha is not None:
