@@ -15,21 +15,29 @@ bounded by one project, not the repository:
   of that project is compared (both sides, read in the same batch);
 - folder-level configs (``+contract`` below the project level) place a model by
   its SQL file, so that project's model file *names* are listed (no blob read).
+
+A model file's own ``{{ config(contract=..., enabled=...) }}`` outranks both
+(``gate.formats.dbt_sql``): the model files of the parsed dbt models are read
+(found beside their properties file, else by name in the project), and a
+changed model file whose config changed brings the properties files that name
+the model into the comparison.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gate.formats.dbt_project import PROJECT_FILE, Project, is_project_file, parse_project
+from gate.formats.dbt_sql import model_settings
 from gate.git_tree import FileChange, Repo
-from gate.model import ContractError
+from gate.model import ContractError, Dataset
 
 #: What dbt reads as properties files, wherever a project puts its resource paths.
 PROPERTY_GLOBS: tuple[str, ...] = ("**/*.yml", "**/*.yaml")
 _MODEL_FILES = ("sql", "py")
+MODEL_GLOBS: tuple[str, ...] = tuple(f"**/*.{ext}" for ext in _MODEL_FILES)
 
 
 @dataclass(frozen=True)
@@ -108,28 +116,52 @@ class ProjectIndex:
                     ) from None
                 raise
             if project.folder_configs:
-                project = replace(project, sql_folders=self._model_folders(project))
+                project = replace(
+                    project, sql_folders=model_folders(self.repo, self.commit, project)
+                )
             self._at[folder] = project
 
-    def _model_folders(self, project: Project) -> dict[str, tuple[str, ...]]:
-        """Model file stem -> folders below its model path (names only, no blob read).
+    def owner(self, path: str) -> Project | None:
+        """The project whose model paths hold the model file ``path``."""
+        self._load(_folders(path))
+        project = next((p for f in _folders(path) if (p := self._at[f]) is not None), None)
+        if project is None or _model_path(project, path) is None:
+            return None
+        return project
 
-        A stem found in two folders is left out: the properties file's folder is
-        then the best evidence left.
-        """
-        globs = [
-            f"{mp}/**/*.{ext}" if mp else f"**/*.{ext}"
-            for mp in project.model_paths
-            for ext in _MODEL_FILES
-        ]
-        seen: dict[str, tuple[str, ...] | None] = {}
-        for path in self.repo.list_files(self.commit, globs):
-            stem = posixpath.splitext(posixpath.basename(path))[0]
-            mp = next(m for m in project.model_paths if not m or path.startswith(f"{m}/"))
-            rel = path[len(mp) + 1 :] if mp else path
-            folders = tuple(f for f in posixpath.dirname(rel).split("/") if f)
-            seen[stem] = folders if stem not in seen else None
-        return {stem: folders for stem, folders in seen.items() if folders is not None}
+
+def _model_path(project: Project, path: str) -> str | None:
+    return next(
+        (
+            m
+            for m in sorted(project.model_paths, key=len, reverse=True)
+            if not m or path.startswith(f"{m}/")
+        ),
+        None,
+    )
+
+
+def model_folders(repo: Repo, commit: str | None, project: Project) -> dict[str, tuple[str, ...]]:
+    """Model file stem -> folders below its model path (names only, no blob read).
+
+    A stem found in two folders is left out: the properties file's folder is
+    then the best evidence left.
+    """
+    globs = [
+        f"{mp}/**/*.{ext}" if mp else f"**/*.{ext}"
+        for mp in project.model_paths
+        for ext in _MODEL_FILES
+    ]
+    seen: dict[str, tuple[str, ...] | None] = {}
+    for path in repo.list_files(commit, globs):
+        mp = _model_path(project, path)
+        if mp is None:
+            continue
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        rel = path[len(mp) + 1 :] if mp else path
+        folders = tuple(f for f in posixpath.dirname(rel).split("/") if f)
+        seen[stem] = folders if stem not in seen else None
+    return {stem: folders for stem, folders in seen.items() if folders is not None}
 
 
 def _merge(
@@ -208,13 +240,21 @@ def collect(
     """The files to compare: the glob-matched changes and the changed dbt
     properties files, each side with the dbt project it belongs to."""
     negations = _negations(globs)
-    from_dbt = repo.changed(base, head, [*PROPERTY_GLOBS, *negations])
+    listed = repo.changed(base, head, [*PROPERTY_GLOBS, *MODEL_GLOBS, *negations])
+    from_dbt = [c for c in listed if not _is_model_file(c.new_path or c.old_path or "")]
+    model_files = [c for c in listed if _is_model_file(c.new_path or c.old_path or "")]
     base_index, head_index = ProjectIndex(repo, base, "base"), ProjectIndex(repo, head, "head")
     merged = _merge(from_globs, from_dbt)
     refresh = _changed_projects([c for c, _g in merged], base_index, head_index)
+    known = {p for c, _g in merged for p in (c.old_path, c.new_path) if p}
     if refresh:
-        known = {p for c, _g in merged for p in (c.old_path, c.new_path) if p}
         extra = _whole_projects(repo, base, head, refresh, negations, known)
+        merged.extend((c, False) for c in extra)
+        known.update(p for c in extra for p in (c.old_path, c.new_path) if p)
+    if model_files:
+        extra = _properties_of_changed_models(
+            repo, (base, head), (base_index, head_index), model_files, negations, known
+        )
         merged.extend((c, False) for c in extra)
     base_of = base_index.locate(c.old_path for c, _g in merged if c.old_path)
     head_of = head_index.locate(c.new_path for c, _g in merged if c.new_path)
@@ -239,6 +279,136 @@ def _keep_dbt_sides(change: FileChange, old: bool, new: bool) -> FileChange | No
     if new and change.new_path:
         return FileChange("A", None, change.new_path, None, change.new_blob)
     return None
+
+
+def _is_model_file(path: str) -> bool:
+    return posixpath.splitext(path)[1] in (".sql", ".py")
+
+
+def _read(repo: Repo, blob: str | None, path: str | None, blobs: Mapping[str, bytes]) -> bytes:
+    if path is None:
+        return b""
+    return blobs[blob] if blob else repo.read_worktree(path)
+
+
+def _properties_of_changed_models(
+    repo: Repo,
+    commits: tuple[str, str | None],
+    indexes: tuple[ProjectIndex, ProjectIndex],
+    changes: Sequence[FileChange],
+    negations: Sequence[str],
+    known: set[str],
+) -> list[FileChange]:
+    """Properties files whose models' own ``config()`` (or, with folder configs,
+    folder) changed in a model file, so that the unchanged properties file is
+    compared again. Only changed model files of dbt projects are read."""
+    relevant: list[tuple[FileChange, Project | None, Project | None]] = []
+    for change in changes:
+        before = indexes[0].owner(change.old_path) if change.old_path else None
+        after = indexes[1].owner(change.new_path) if change.new_path else None
+        if before is not None or after is not None:
+            relevant.append((change, before, after))
+    if not relevant:
+        return []
+    blobs = repo.read_blobs([b for c, _b, _a in relevant for b in (c.old_blob, c.new_blob) if b])
+    names: dict[str, set[str]] = {}  # project folder -> model names to look for
+    for change, before, after in relevant:
+        old = model_settings(_read(repo, change.old_blob, change.old_path, blobs))
+        new = model_settings(_read(repo, change.new_blob, change.new_path, blobs))
+        moved = posixpath.dirname(change.old_path or "") != posixpath.dirname(change.new_path or "")
+        folders_matter = any(p is not None and p.folder_configs for p in (before, after))
+        if old == new and not (moved and folders_matter):
+            continue
+        for project, path in ((before, change.old_path), (after, change.new_path)):
+            if project is not None and path:
+                stem = posixpath.splitext(posixpath.basename(path))[0]
+                model = stem.rsplit("_v", 1)[0] if "_v" in stem else stem
+                names.setdefault(project.root, set()).update({stem, model})
+    out: list[FileChange] = []
+    for root, wanted in names.items():
+        globs = [f"{root}/{g}" if root else g for g in PROPERTY_GLOBS] + list(negations)
+        paths = {
+            p
+            for commit in commits
+            for p in repo.files_containing(commit, globs, sorted(wanted))
+            if p not in known
+        }
+        old = repo.existing(commits[0], sorted(paths))
+        new = repo.existing(commits[1], sorted(paths))
+        for path in sorted(paths):
+            known.add(path)
+            if path in old and path in new:
+                out.append(FileChange("M", path, path, old[path], new[path]))
+            elif path in old:
+                out.append(FileChange("D", path, None, old[path], None))
+            elif path in new:
+                out.append(FileChange("A", None, path, None, new[path]))
+    return out
+
+
+def apply_model_configs(
+    repo: Repo,
+    commit: str | None,
+    datasets: Sequence[Dataset],
+    projects: Mapping[str, Project | None],
+) -> list[Dataset]:
+    """Let each dbt model's own ``config()`` call override what the properties
+    file and ``dbt_project.yml`` said, as dbt ranks it.
+
+    ``projects`` maps a properties file's path to its project at this side. A
+    model file is looked for beside its properties file, then by name in the
+    project's model paths (a listing of names, made only on a miss).
+    """
+    wanted: list[tuple[int, str, Project]] = []
+    for index, dataset in enumerate(datasets):
+        project = projects.get(dataset.path)
+        if project is None or dataset.format != "dbt":
+            continue
+        name, dot_v, label = dataset.id.rpartition(".v")
+        stem = f"{name}_v{label}" if dot_v and name else dataset.id
+        wanted.append((index, stem, project))
+    if not wanted:
+        return list(datasets)
+    beside = {
+        i: [
+            posixpath.join(posixpath.dirname(datasets[i].path), f"{stem}.{ext}")
+            for ext in _MODEL_FILES
+        ]
+        for i, stem, _p in wanted
+    }
+    found = repo.existing(commit, [p for paths in beside.values() for p in paths])
+    missing = [(i, stem, p) for i, stem, p in wanted if not any(c in found for c in beside[i])]
+    folders: dict[str, Mapping[str, tuple[str, ...]]] = {}
+    elsewhere: dict[int, list[str]] = {}
+    for i, stem, project in missing:
+        if project.root not in folders:
+            folders[project.root] = project.sql_folders or model_folders(repo, commit, project)
+        where = folders[project.root].get(stem)
+        if where is not None:
+            elsewhere[i] = [
+                posixpath.join(mp, *where, f"{stem}.{ext}")
+                for mp in project.model_paths
+                for ext in _MODEL_FILES
+            ]
+    if elsewhere:
+        found.update(repo.existing(commit, [p for paths in elsewhere.values() for p in paths]))
+    files = {
+        i: next((p for p in [*beside[i], *elsewhere.get(i, [])] if p in found), None)
+        for i, _s, _p in wanted
+    }
+    blobs = repo.read_blobs([b for p in files.values() if p and (b := found[p])])
+    out = list(datasets)
+    for i, path in files.items():
+        if path is None:
+            continue
+        enforced, enabled = model_settings(_read(repo, found[path], path, blobs))
+        if enforced is not None or enabled is not None:
+            out[i] = replace(
+                out[i],
+                enforced=out[i].enforced if enforced is None else enforced,
+                enabled=out[i].enabled if enabled is None else enabled,
+            )
+    return out
 
 
 def is_pure_move(entry: Entry) -> bool:

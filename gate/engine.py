@@ -132,9 +132,15 @@ def _load(
 
 
 def _read_sides(
-    repo: Repo, file_changes: Sequence[Entry], jobs: int | None
+    repo: Repo,
+    file_changes: Sequence[Entry],
+    jobs: int | None,
+    commits: tuple[str, str | None],
 ) -> tuple[list[Dataset], list[Dataset]]:
-    """Read and parse both sides of every changed contract file."""
+    """Read and parse both sides of every changed contract file.
+
+    dbt models then take their model file's own ``config()`` into account.
+    """
     entries: list[tuple[str, str | None, str, Project | None]] = []
     for entry in file_changes:
         change = entry.change
@@ -146,6 +152,10 @@ def _read_sides(
     head: list[Dataset] = []
     for side, contract in _load(repo, entries, jobs):
         (base if side == "base" else head).extend(contract.datasets)
+    old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
+    new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
+    base = dbt_sources.apply_model_configs(repo, commits[0], base, old_projects)
+    head = dbt_sources.apply_model_configs(repo, commits[1], head, new_projects)
     _reject_duplicates(head)
     return base, head
 
@@ -229,6 +239,8 @@ def _smoke(
             (p, b, "head", proj) for p, (b, proj) in sorted(dbt_files.items()) if p not in files
         ]
         datasets = [d for _side, c in _load(repo, entries, settings.jobs) for d in c.datasets]
+        projects = {p: proj for p, _b, _s, proj in entries}
+        datasets = dbt_sources.apply_model_configs(repo, settings.head, datasets, projects)
     smoke_settings = SmokeSettings(
         sample_data=settings.sample_data,
         spark_master=settings.spark_master,
@@ -274,7 +286,7 @@ def _run(repo: Repo, settings: Settings) -> Report:
     file_changes = dbt_sources.collect(repo, base_sha, head_commit, globs, globbed)
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
     file_changes = [e for e in file_changes if not dbt_sources.is_pure_move(e)]
-    base, head = _read_sides(repo, file_changes, settings.jobs)
+    base, head = _read_sides(repo, file_changes, settings.jobs, (base_sha, head_commit))
     _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head)
     renamed = {
         e.change.old_path: e.change.new_path

@@ -435,3 +435,48 @@ def test_quoted_identifiers_in_constraints_name_the_column(tmp_path: Path) -> No
     )
     repo.write("models/t.yml", props(text.replace("'\"from\"'", "'\"FROM\"'")))
     assert "unknown column '\"FROM\"'" in gate_error(repo)
+
+
+# -- the model file's own config() --------------------------------------------
+
+
+def test_a_contract_enforced_in_the_model_sql_is_guarded(tmp_path: Path) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/schema.yml": props(model("orders", "id", "amount")),
+            "models/marts/orders.sql": "{{ config(materialized='table', contract={'enforced': true}) }}\nselect 1\n",
+        },
+    )
+    repo.write("models/schema.yml", props(model("orders", "id")))
+    code, report = gate(repo)
+    assert (code, rules(report)) == (1, [("column_removed", "orders", "amount")])
+
+
+@pytest.mark.parametrize(
+    ("sql", "rule"),
+    [
+        ('{{ config(contract={"enforced": False}) }}\nselect 1\n', "contract_enforcement_removed"),
+        ("{{\n  config(\n    enabled=false,\n  )\n}}\nselect 1\n", "model_disabled"),
+    ],
+)
+def test_changing_only_the_model_sql_config_is_seen(tmp_path: Path, sql: str, rule: str) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/schema.yml": props(
+                model("orders", "id", config=ENFORCED), model("other", "id")
+            ),
+            "models/orders.sql": "select 1\n",
+        },
+    )
+    repo.write("models/orders.sql", sql)
+    code, report = gate(repo)
+    assert (code, rules(report)) == (1, [(rule, "orders", None)])
+    assert report["summary"]["files_compared"] == 1
+    # A change to the SQL that leaves its config alone reads no properties file.
+    repo.write("models/orders.sql", "select 2\n")
+    code, report = gate(repo)
+    assert (code, report["changes"], report["summary"]["files_compared"]) == (0, [], 0)
