@@ -608,6 +608,26 @@ def _removed(out: _Emitter, old: Dataset, disabled: Dataset | None, now: datetim
         out.emit("model_removed", old, f"dataset '{old.id}' was removed; its consumers will break")
 
 
+def _latest_moves(out: _Emitter, base: Sequence[Dataset], head: Sequence[Dataset]) -> None:
+    """An unpinned name (dbt ``ref('orders')``) that now resolves to another version.
+
+    dbt marks both versions modified but raises no contract error: each version
+    keeps its own relation, yet every unpinned consumer now reads other columns.
+    """
+    before = {d.unpinned_name: d for d in base if d.unpinned_name}
+    for new in head:
+        old = before.get(new.unpinned_name) if new.unpinned_name else None
+        if old is None or old.id == new.id or not (old.enforced or new.enforced):
+            continue
+        out.emit(
+            "latest_version_changed",
+            new,
+            f"unpinned references to '{new.unpinned_name}' now read '{new.id}' (was '{old.id}')",
+            before=old.id,
+            after=new.id,
+        )
+
+
 def diff_datasets(
     base: Sequence[Dataset],
     head: Sequence[Dataset],
@@ -637,6 +657,7 @@ def diff_datasets(
     for new in added:
         if new.enforced:
             out.emit("model_added", new, f"dataset '{new.id}' was added")
+    _latest_moves(out, base, head)
     for old, new in pairs:
         if old.enforced and not new.enforced:
             out.emit(

@@ -120,7 +120,9 @@ class Dataset:
     relaxes the smoke test's schema enforcement. ``enabled`` is ``False`` for a
     dbt model switched off with ``enabled: false`` (dbt builds nothing, so its
     consumers break); ``deprecation_date`` is when a dbt model may go away
-    without breaking its contract (timezone-aware).
+    without breaking its contract (timezone-aware). ``unpinned_name`` is the
+    name consumers use without a version when it resolves to this dataset (dbt:
+    ``ref('orders')`` reads the ``latest_version``).
     """
 
     id: str
@@ -137,6 +139,7 @@ class Dataset:
     relationships: tuple[Relationship, ...] = ()
     enabled: bool = True
     deprecation_date: datetime | None = field(default=None, compare=False)
+    unpinned_name: str | None = field(default=None, compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

@@ -194,6 +194,12 @@ _CATALOGUE: tuple[Rule, ...] = (
         breaks="consumers",
     ),
     Rule(
+        "latest_version_changed",
+        Severity.WARNING,
+        "An unpinned reference now resolves to another version (dbt latest_version).",
+        "model",
+    ),
+    Rule(
         "unique_removed",
         Severity.WARNING,
         "A uniqueness guarantee was dropped; consumers may now see duplicates.",

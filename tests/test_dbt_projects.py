@@ -480,3 +480,54 @@ def test_changing_only_the_model_sql_config_is_seen(tmp_path: Path, sql: str, ru
     repo.write("models/orders.sql", "select 2\n")
     code, report = gate(repo)
     assert (code, report["changes"], report["summary"]["files_compared"]) == (0, [], 0)
+
+
+# -- latest_version -----------------------------------------------------------
+
+VERSIONED = textwrap.dedent(
+    """\
+    - name: customers
+      config:
+        contract: {enforced: true}
+      latest_version: 1
+      columns:
+        - name: id
+          data_type: int
+      versions:
+        - v: 1
+        - v: 2
+    """
+)
+
+
+def test_moving_latest_version_is_a_warning(tmp_path: Path) -> None:
+    """dbt-core TestModifiedLatestVersion: both versions modified, no contract error."""
+    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/c.yml": props(VERSIONED)})
+    repo.write("models/c.yml", props(VERSIONED.replace("latest_version: 1", "latest_version: 2")))
+    code, report = gate(repo)
+    assert (code, rules(report)) == (0, [("latest_version_changed", "customers.v2", None)])
+    change = report["changes"][0]
+    assert (change["severity"], change["before"], change["after"]) == (
+        "warning",
+        "customers.v1",
+        "customers.v2",
+    )
+    assert gate(repo, "--fail-on", "warning")[0] == 1
+
+
+def test_without_latest_version_the_highest_version_is_latest(tmp_path: Path) -> None:
+    base = VERSIONED.replace("  latest_version: 1\n", "")
+    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/c.yml": props(base)})
+    repo.write("models/c.yml", props(base + "    - v: 10\n"))
+    code, report = gate(repo)
+    assert code == 0
+    assert rules(report) == [
+        ("latest_version_changed", "customers.v10", None),
+        ("model_added", "customers.v10", None),
+    ]
+    # Pinning the old latest keeps unpinned consumers where they were.
+    repo.write(
+        "models/c.yml",
+        props(base.replace("  columns:", "  latest_version: 2\n  columns:") + "    - v: 10\n"),
+    )
+    assert rules(gate(repo)[1]) == [("model_added", "customers.v10", None)]

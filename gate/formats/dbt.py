@@ -607,6 +607,7 @@ class _Parser:
                     deprecation_date=_deprecation_date(version, self.path, v_owner) or deprecation,
                 )
             )
+        latest = _latest(labels)
         if model.get("latest_version") is not None:
             latest = _version_label(
                 model["latest_version"], self.path, model.key_line("latest_version"), owner
@@ -617,7 +618,17 @@ class _Parser:
                     f"{owner}: latest_version {latest} is not one of its versions",
                     model.key_line("latest_version"),
                 )
+        index = labels.index(latest)
+        datasets[index] = replace(datasets[index], unpinned_name=name)
         return datasets
+
+
+def _latest(labels: list[str]) -> str:
+    """dbt's default ``latest_version``: the greatest version, numerically when it can."""
+    try:
+        return max(labels, key=float)
+    except ValueError:
+        return max(labels)
 
 
 def _first(*values: bool | None) -> bool:
