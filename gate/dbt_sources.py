@@ -26,6 +26,7 @@ the model into the comparison.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -62,6 +63,11 @@ def _folders(path: str) -> list[str]:
 
 def _project_file(folder: str) -> str:
     return posixpath.join(folder, PROJECT_FILE) if folder else PROJECT_FILE
+
+
+def _literal(folder: str) -> str:
+    """A folder name inside a git glob: ``[``, ``*``, ``?`` and ``\\`` match themselves."""
+    return re.sub(r"([\\*?\[])", r"\\\1", folder)
 
 
 def _negations(globs: Sequence[str]) -> list[str]:
@@ -148,7 +154,7 @@ def model_folders(repo: Repo, commit: str | None, project: Project) -> dict[str,
     then the best evidence left.
     """
     globs = [
-        f"{mp}/**/*.{ext}" if mp else f"**/*.{ext}"
+        f"{_literal(mp)}/**/*.{ext}" if mp else f"**/*.{ext}"
         for mp in project.model_paths
         for ext in _MODEL_FILES
     ]
@@ -213,7 +219,9 @@ def _whole_projects(
 ) -> list[FileChange]:
     """Every YAML file under the given project folders, both sides, as changes."""
     globs = [
-        f"{folder}/{glob}" if folder else glob for folder in folders for glob in PROPERTY_GLOBS
+        f"{_literal(folder)}/{glob}" if folder else glob
+        for folder in folders
+        for glob in PROPERTY_GLOBS
     ]
     old = repo.list_files(base, [*globs, *negations])
     new = repo.list_files(head, [*globs, *negations])
@@ -326,7 +334,7 @@ def _properties_of_changed_models(
                 names.setdefault(project.root, set()).update({stem, model})
     out: list[FileChange] = []
     for root, wanted in names.items():
-        globs = [f"{root}/{g}" if root else g for g in PROPERTY_GLOBS] + list(negations)
+        globs = [f"{_literal(root)}/{g}" if root else g for g in PROPERTY_GLOBS] + list(negations)
         paths = {
             p
             for commit in commits
@@ -438,7 +446,7 @@ def property_files(
     index = ProjectIndex(repo, head, "head")
     folders = [posixpath.dirname(p) for p in projects]
     sources = [
-        f"{source}/{glob}" if source else glob
+        f"{_literal(source)}/{glob}" if source else glob
         for folder in folders
         if (project := index.project_in(folder)) is not None
         for source in project.source_paths

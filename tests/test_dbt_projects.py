@@ -531,3 +531,19 @@ def test_without_latest_version_the_highest_version_is_latest(tmp_path: Path) ->
         props(base.replace("  columns:", "  latest_version: 2\n  columns:") + "    - v: 10\n"),
     )
     assert rules(gate(repo)[1]) == [("model_added", "customers.v10", None)]
+
+
+def test_a_project_folder_with_glob_characters_is_read_literally(tmp_path: Path) -> None:
+    root = "team [a]*"
+    repo = start(
+        tmp_path,
+        {
+            f"{root}/dbt_project.yml": FOLDERS,
+            f"{root}/models/marts/o.yml": props(model("o", "id")),
+            "team a/models/marts/x.yml": "not: read\n",  # what an unescaped [a] would match
+        },
+    )
+    repo.write(f"{root}/dbt_project.yml", FOLDERS.replace("enforced: true", "enforced: false"))
+    code, report = gate(repo)
+    assert (code, rules(report)) == (1, [("contract_enforcement_removed", "o", None)])
+    assert report["summary"]["files_compared"] == 1
