@@ -156,7 +156,8 @@ def _read_sides(
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
     base = dbt_sources.apply_model_configs(repo, commits[0], base, old_projects)
     head = dbt_sources.apply_model_configs(repo, commits[1], head, new_projects)
-    _reject_duplicates(head)
+    # dbt allows a disabled model beside an enabled one of the same name.
+    _reject_duplicates([d for d in head if d.enabled])
     return base, head
 
 
@@ -175,7 +176,7 @@ def _reject_declared_elsewhere(
     new id; only those are parsed.
     """
     known = {d.id for d in base}
-    new = {d.id: d for d in head if d.id not in known}
+    new = {d.id: d for d in head if d.id not in known and d.enabled}
     if not new:
         return
     changed = {e.change.new_path for e in file_changes if e.change.new_path}
@@ -200,7 +201,7 @@ def _reject_declared_elsewhere(
     ]
     for contract in parse_many(items, settings.jobs):
         for other in contract.datasets:
-            if other.id in new:
+            if other.id in new and other.enabled:
                 dataset = new[other.id]
                 raise ContractError(
                     dataset.path,

@@ -547,3 +547,14 @@ def test_a_project_folder_with_glob_characters_is_read_literally(tmp_path: Path)
     code, report = gate(repo)
     assert (code, rules(report)) == (1, [("contract_enforcement_removed", "o", None)])
     assert report["summary"]["files_compared"] == 1
+
+
+def test_a_disabled_twin_is_no_duplicate_but_two_enabled_ones_are(tmp_path: Path) -> None:
+    repo = start(
+        tmp_path,
+        {"dbt_project.yml": PROJECT, "models/a.yml": props(model("o", "id", config=ENFORCED))},
+    )
+    repo.write("models/b.yml", props(model("o", "id", config="enabled: false\n")))
+    assert gate(repo)[1]["changes"] == []
+    repo.write("models/b.yml", props(model("o", "id")))
+    assert "dataset 'o' is also declared in models/a.yml" in gate_error(repo)
