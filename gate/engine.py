@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, dbt_sources, types
+from gate import acks, dbt_changes, dbt_model_files, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
-from gate.dbt_sources import Entry
+from gate.dbt_changes import Entry
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
 from gate.formats.dbt_project import Project
@@ -154,8 +154,8 @@ def _read_sides(
         (base if side == "base" else head).extend(contract.datasets)
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
-    base = dbt_sources.apply_model_configs(repo, commits[0], base, old_projects)
-    head = dbt_sources.apply_model_configs(repo, commits[1], head, new_projects)
+    base = dbt_model_files.apply_model_configs(repo, commits[0], base, old_projects)
+    head = dbt_model_files.apply_model_configs(repo, commits[1], head, new_projects)
     # dbt allows a disabled model beside an enabled one of the same name.
     _reject_duplicates([d for d in head if d.enabled])
     return base, head
@@ -241,7 +241,7 @@ def _smoke(
         ]
         datasets = [d for _side, c in _load(repo, entries, settings.jobs) for d in c.datasets]
         projects = {p: proj for p, _b, _s, proj in entries}
-        datasets = dbt_sources.apply_model_configs(repo, settings.head, datasets, projects)
+        datasets = dbt_model_files.apply_model_configs(repo, settings.head, datasets, projects)
     smoke_settings = SmokeSettings(
         sample_data=settings.sample_data,
         spark_master=settings.spark_master,
@@ -284,9 +284,9 @@ def _run(repo: Repo, settings: Settings) -> Report:
 
     head_commit = head_sha if settings.head is not None else None
     globbed = repo.changed(base_sha, head_commit, globs)
-    file_changes = dbt_sources.collect(repo, base_sha, head_commit, globs, globbed)
+    file_changes = dbt_changes.collect(repo, base_sha, head_commit, globs, globbed)
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
-    file_changes = [e for e in file_changes if not dbt_sources.is_pure_move(e)]
+    file_changes = [e for e in file_changes if not dbt_changes.is_pure_move(e)]
     base, head = _read_sides(repo, file_changes, settings.jobs, (base_sha, head_commit))
     _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head)
     renamed = {
