@@ -558,3 +558,26 @@ def test_a_disabled_twin_is_no_duplicate_but_two_enabled_ones_are(tmp_path: Path
     assert gate(repo)[1]["changes"] == []
     repo.write("models/b.yml", props(model("o", "id")))
     assert "dataset 'o' is also declared in models/a.yml" in gate_error(repo)
+
+
+def test_moving_only_the_sql_file_out_of_a_contracted_folder(tmp_path: Path) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": FOLDERS,
+            "models/schema.yml": props(model("orders", "id")),
+            "models/marts/orders.sql": "select 1 as id\n",
+        },
+    )
+    repo.move("models/marts/orders.sql", "models/staging/orders.sql")
+    code, report = gate(repo)
+    assert (code, rules(report)) == (1, [("contract_enforcement_removed", "orders", None)])
+
+
+def test_a_new_untracked_project_in_the_working_tree(tmp_path: Path) -> None:
+    repo = start(tmp_path, {"README.md": "x\n"})
+    repo.write("new/dbt_project.yml", FOLDERS)
+    repo.write("new/models/marts/o.yml", props(model("o", "id")))
+    repo.write("new/models/staging/s.yml", props(model("s", "id")))
+    code, report = gate(repo)
+    assert (code, rules(report)) == (0, [("model_added", "o", None)])
