@@ -232,12 +232,14 @@ def _smoke(
     else:
         files = repo.list_files(settings.head, globs)
         dbt_files = dbt_sources.property_files(repo, settings.head, globs)
-        entries = [(path, blob, "head", None) for path, blob in sorted(files.items())]
         entries = [
-            (p, b, s, dbt_files[p][1] if p in dbt_files else None) for p, b, s, _n in entries
-        ]
-        entries += [
-            (p, b, "head", proj) for p, (b, proj) in sorted(dbt_files.items()) if p not in files
+            (
+                path,
+                files[path] if path in files else dbt_files[path][0],
+                "head",
+                dbt_files[path][1] if path in dbt_files else None,
+            )
+            for path in sorted(set(files) | set(dbt_files))
         ]
         datasets = [d for _side, c in _load(repo, entries, settings.jobs) for d in c.datasets]
         projects = {p: proj for p, _b, _s, proj in entries}
