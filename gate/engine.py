@@ -180,14 +180,16 @@ def _reject_declared_elsewhere(
     if not new:
         return
     changed = {e.change.new_path for e in file_changes if e.change.new_path}
+    # A dbt version's id (``orders.v2``) is not in its file's text; its model name is.
+    needles = sorted({*new, *(i.rpartition(".v")[0] for i in new if i.rpartition(".v")[0])})
     candidates = [
-        path for path in repo.files_containing(settings.head, globs, new) if path not in changed
+        path for path in repo.files_containing(settings.head, globs, needles) if path not in changed
     ]
     # Unchanged dbt properties files outside the globs, where dbt itself reads them.
     dbt_globs = [*dbt_sources.PROPERTY_GLOBS, *(g for g in globs if g.startswith("!"))]
     mentions = [
         p
-        for p in repo.files_containing(settings.head, dbt_globs, new)
+        for p in repo.files_containing(settings.head, dbt_globs, needles)
         if p not in changed and p not in candidates
     ]
     index = dbt_sources.ProjectIndex(repo, settings.head, "head")

@@ -581,3 +581,10 @@ def test_a_new_untracked_project_in_the_working_tree(tmp_path: Path) -> None:
     repo.write("new/models/staging/s.yml", props(model("s", "id")))
     code, report = gate(repo)
     assert (code, rules(report)) == (0, [("model_added", "o", None)])
+
+
+def test_a_copied_versioned_model_clashes_with_the_unchanged_original(tmp_path: Path) -> None:
+    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/c.yml": props(VERSIONED)})
+    repo.write("models/copy.yml", props(VERSIONED))
+    line = gate_error(repo)
+    assert "dataset 'customers.v1' is also declared in models/c.yml" in line, line
