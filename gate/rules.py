@@ -177,6 +177,7 @@ _CATALOGUE: tuple[Rule, ...] = (
         Severity.ERROR,
         "A guarded dbt model was switched off (enabled: false); dbt builds nothing for it.",
         "model",
+        breaks="consumers",
     ),
     # Warnings: worth a reviewer's eye; block only with --fail-on warning.
     Rule(
@@ -198,6 +199,7 @@ _CATALOGUE: tuple[Rule, ...] = (
         Severity.WARNING,
         "An unpinned reference now resolves to another version (dbt latest_version).",
         "model",
+        breaks="consumers",
     ),
     Rule(
         "unique_removed",
