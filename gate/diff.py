@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TypeVar
 
 from gate import diff_checks, diff_constraints, diff_relationships, rules, types
@@ -192,6 +193,11 @@ def _pair_datasets(
         else:
             pairs.append((old, new))
     added = list(head_by_id.values())
+    # Only guarded datasets can be renamed: an unenforced dbt model was never a
+    # contract, so an enforced model beside it is new, not the old one renamed.
+    unguarded = [d for d in removed if not d.enforced], [d for d in added if not d.enforced]
+    removed = [d for d in removed if d.enforced]
+    added = [d for d in added if d.enforced]
     removed, added = _pair_unique(removed, added, pairs, lambda d: d.stable_id)
     removed, added = _pair_unique(
         removed, added, pairs, lambda d: renamed_paths.get(d.path, d.path), lambda d: d.path
@@ -202,7 +208,7 @@ def _pair_datasets(
         pairs,
         lambda d: _column_signature(d, dialect) if d.columns else None,
     )
-    return pairs, removed, added
+    return pairs, removed + unguarded[0], added + unguarded[1]
 
 
 def _pair_columns(
@@ -576,6 +582,52 @@ def _version_changes(out: _Emitter, old: Dataset, new: Dataset, start: int) -> N
         )
 
 
+def _removed(out: _Emitter, old: Dataset, disabled: Dataset | None, now: datetime | None) -> None:
+    """A guarded dataset that is gone (or disabled), following dbt's ``same_contract_removed``:
+    past its ``deprecation_date`` the removal was announced, so it is no break."""
+    where = disabled or old
+    verb = "disabled" if disabled is not None else "removed"
+    deadline = old.deprecation_date
+    if now is not None and deadline is not None and deadline < now:
+        out.emit(
+            "model_removed_after_deprecation",
+            where,
+            f"dataset '{old.id}' was {verb} after its deprecation date ({deadline.isoformat()})",
+            before=deadline.isoformat(),
+        )
+    elif disabled is not None:
+        out.emit(
+            "model_disabled",
+            disabled,
+            f"dataset '{old.id}' was disabled (enabled: false); dbt no longer builds it and "
+            "its consumers will break",
+            before="enabled",
+            after="disabled",
+        )
+    else:
+        out.emit("model_removed", old, f"dataset '{old.id}' was removed; its consumers will break")
+
+
+def _latest_moves(out: _Emitter, base: Sequence[Dataset], head: Sequence[Dataset]) -> None:
+    """An unpinned name (dbt ``ref('orders')``) that now resolves to another version.
+
+    dbt marks both versions modified but raises no contract error: each version
+    keeps its own relation, yet every unpinned consumer now reads other columns.
+    """
+    before = {d.unpinned_name: d for d in base if d.unpinned_name}
+    for new in head:
+        old = before.get(new.unpinned_name) if new.unpinned_name else None
+        if old is None or old.id == new.id or not (old.enforced or new.enforced):
+            continue
+        out.emit(
+            "latest_version_changed",
+            new,
+            f"unpinned references to '{new.unpinned_name}' now read '{new.id}' (was '{old.id}')",
+            before=old.id,
+            after=new.id,
+        )
+
+
 def diff_datasets(
     base: Sequence[Dataset],
     head: Sequence[Dataset],
@@ -583,21 +635,29 @@ def diff_datasets(
     dialect: str = "spark",
     severity_of: SeverityFn = default_severity,
     renamed_paths: dict[str, str] | None = None,
+    now: datetime | None = None,
 ) -> list[Change]:
     """Every change between the base and HEAD datasets, in a stable order.
 
     ``renamed_paths`` maps base paths to HEAD paths for files git saw move, so a
-    moved file whose dataset id changed is still a ``model_renamed``.
+    moved file whose dataset id changed is still a ``model_renamed``. ``now``
+    (timezone-aware) decides whether a removed dataset's ``deprecation_date``
+    has passed; without it every removal of a guarded dataset is breaking.
     """
     out = _Emitter(severity_of)
+    # A disabled dbt model does not exist for its consumers: compare it as absent
+    # and say "disabled" where it was removed.
+    disabled = {d.id: d for d in head if not d.enabled}
+    base = [d for d in base if d.enabled]
+    head = [d for d in head if d.enabled]
     pairs, removed, added = _pair_datasets(base, head, renamed_paths or {}, dialect)
     for old in removed:
-        if not old.enforced:
-            continue
-        out.emit("model_removed", old, f"dataset '{old.id}' was removed; its consumers will break")
+        if old.enforced:
+            _removed(out, old, disabled.get(old.id), now)
     for new in added:
         if new.enforced:
             out.emit("model_added", new, f"dataset '{new.id}' was added")
+    _latest_moves(out, base, head)
     for old, new in pairs:
         if old.enforced and not new.enforced:
             out.emit(

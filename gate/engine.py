@@ -12,13 +12,16 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, types
+from gate import acks, dbt_changes, dbt_model_files, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
+from gate.dbt_changes import Entry
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
-from gate.git_tree import FileChange, Repo, open_repo
+from gate.formats.dbt_project import Project
+from gate.git_tree import Repo, open_repo
 from gate.model import Contract, ContractError, Dataset, GitError, UsageError
 from gate.report.base import Report
 from gate.rules import Severity
@@ -55,18 +58,22 @@ class Settings:
     notices: tuple[str, ...] = field(default=())
 
 
-def _parse_one(item: tuple[bytes, str, str]) -> Contract:
-    data, path, side = item
+#: What one parse needs: the file's bytes, its path, its side, its dbt project.
+_Item = tuple[bytes, str, str, Project | None]
+
+
+def _parse_one(item: _Item) -> Contract:
+    data, path, side, project = item
     try:
-        return parse_contract(data, path)
+        return parse_contract(data, path, project)
     except ContractError as exc:
         if side == "base":
             raise ContractError(exc.path, f"{exc.detail} (in the base version)", exc.line) from None
         raise
 
 
-def parse_many(items: Sequence[tuple[bytes, str, str]], jobs: int | None = None) -> list[Contract]:
-    """Parse (data, path, side) triples, in worker processes when there are many.
+def parse_many(items: Sequence[_Item], jobs: int | None = None) -> list[Contract]:
+    """Parse (data, path, side, dbt project) items, in worker processes when there are many.
 
     YAML parsing dominates the run time of a large PR; on a 2-core runner two
     processes nearly halve it. Small PRs stay in-process: a pool costs ~50 ms.
@@ -106,37 +113,51 @@ def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
 
 
 def _load(
-    repo: Repo, entries: Sequence[tuple[str, str | None, str]], jobs: int | None
+    repo: Repo,
+    entries: Sequence[tuple[str, str | None, str, Project | None]],
+    jobs: int | None,
 ) -> list[tuple[str, Contract]]:
-    """Read and parse (path, blob or None for the working tree, side) entries.
+    """Read and parse (path, blob or None for the working tree, side, dbt project) entries.
 
     Every blob comes through one batch read; worktree files are read from disk
     inside the repository only.
     """
-    blobs = repo.read_blobs(sorted({blob for _path, blob, _side in entries if blob}))
+    blobs = repo.read_blobs(sorted({blob for _path, blob, _side, _p in entries if blob}))
     items = [
-        (blobs[blob] if blob else repo.read_worktree(path), path, side)
-        for path, blob, side in entries
+        (blobs[blob] if blob else repo.read_worktree(path), path, side, project)
+        for path, blob, side, project in entries
     ]
     contracts = parse_many(items, jobs)
-    return [(side, contract) for (_d, _p, side), contract in zip(items, contracts, strict=True)]
+    return [(item[2], contract) for item, contract in zip(items, contracts, strict=True)]
 
 
 def _read_sides(
-    repo: Repo, file_changes: Sequence[FileChange], jobs: int | None
+    repo: Repo,
+    file_changes: Sequence[Entry],
+    jobs: int | None,
+    commits: tuple[str, str | None],
 ) -> tuple[list[Dataset], list[Dataset]]:
-    """Read and parse both sides of every changed contract file."""
-    entries: list[tuple[str, str | None, str]] = []
-    for change in file_changes:
+    """Read and parse both sides of every changed contract file.
+
+    dbt models then take their model file's own ``config()`` into account.
+    """
+    entries: list[tuple[str, str | None, str, Project | None]] = []
+    for entry in file_changes:
+        change = entry.change
         if change.old_path and change.old_blob:
-            entries.append((change.old_path, change.old_blob, "base"))
+            entries.append((change.old_path, change.old_blob, "base", entry.base))
         if change.new_path:
-            entries.append((change.new_path, change.new_blob, "head"))
+            entries.append((change.new_path, change.new_blob, "head", entry.head))
     base: list[Dataset] = []
     head: list[Dataset] = []
     for side, contract in _load(repo, entries, jobs):
         (base if side == "base" else head).extend(contract.datasets)
-    _reject_duplicates(head)
+    old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
+    new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
+    base = dbt_model_files.apply_model_configs(repo, commits[0], base, old_projects)
+    head = dbt_model_files.apply_model_configs(repo, commits[1], head, new_projects)
+    # dbt allows a disabled model beside an enabled one of the same name.
+    _reject_duplicates([d for d in head if d.enabled])
     return base, head
 
 
@@ -144,7 +165,7 @@ def _reject_declared_elsewhere(
     repo: Repo,
     settings: Settings,
     globs: Sequence[str],
-    file_changes: Sequence[FileChange],
+    file_changes: Sequence[Entry],
     base: Sequence[Dataset],
     head: Sequence[Dataset],
 ) -> None:
@@ -155,19 +176,34 @@ def _reject_declared_elsewhere(
     new id; only those are parsed.
     """
     known = {d.id for d in base}
-    new = {d.id: d for d in head if d.id not in known}
+    new = {d.id: d for d in head if d.id not in known and d.enabled}
     if not new:
         return
-    changed = {c.new_path for c in file_changes if c.new_path}
+    changed = {e.change.new_path for e in file_changes if e.change.new_path}
+    # A dbt version's id (``orders.v2``) is not in its file's text; its model name is.
+    needles = sorted({*new, *(i.rpartition(".v")[0] for i in new if i.rpartition(".v")[0])})
     candidates = [
-        path for path in repo.files_containing(settings.head, globs, new) if path not in changed
+        path for path in repo.files_containing(settings.head, globs, needles) if path not in changed
     ]
+    # Unchanged dbt properties files outside the globs, where dbt itself reads them.
+    dbt_globs = [*dbt_sources.PROPERTY_GLOBS, *(g for g in globs if g.startswith("!"))]
+    mentions = [
+        p
+        for p in repo.files_containing(settings.head, dbt_globs, needles)
+        if p not in changed and p not in candidates
+    ]
+    index = dbt_sources.ProjectIndex(repo, settings.head, "head")
+    projects = index.locate([*candidates, *mentions])
+    candidates += [p for p in mentions if projects[p] is not None]
     if not candidates:
         return
-    items = [(repo.read_file(settings.head, path) or b"", path, "head") for path in candidates]
+    items = [
+        (repo.read_file(settings.head, path) or b"", path, "head", projects[path])
+        for path in candidates
+    ]
     for contract in parse_many(items, settings.jobs):
         for other in contract.datasets:
-            if other.id in new:
+            if other.id in new and other.enabled:
                 dataset = new[other.id]
                 raise ContractError(
                     dataset.path,
@@ -197,8 +233,19 @@ def _smoke(
         datasets = changed
     else:
         files = repo.list_files(settings.head, globs)
-        entries = [(path, blob, "head") for path, blob in sorted(files.items())]
+        dbt_files = dbt_sources.property_files(repo, settings.head, globs)
+        entries = [
+            (
+                path,
+                files[path] if path in files else dbt_files[path][0],
+                "head",
+                dbt_files[path][1] if path in dbt_files else None,
+            )
+            for path in sorted(set(files) | set(dbt_files))
+        ]
         datasets = [d for _side, c in _load(repo, entries, settings.jobs) for d in c.datasets]
+        projects = {p: proj for p, _b, _s, proj in entries}
+        datasets = dbt_model_files.apply_model_configs(repo, settings.head, datasets, projects)
     smoke_settings = SmokeSettings(
         sample_data=settings.sample_data,
         spark_master=settings.spark_master,
@@ -206,7 +253,7 @@ def _smoke(
         quarantine=settings.quarantine,
         dialect=dialect,
     )
-    return run_smoke([d for d in datasets if d.enforced], repo.root, smoke_settings)
+    return run_smoke([d for d in datasets if d.enforced and d.enabled], repo.root, smoke_settings)
 
 
 def _resolve_base(repo: Repo, base: str) -> str:
@@ -239,23 +286,34 @@ def _run(repo: Repo, settings: Settings) -> Report:
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
 
-    file_changes = repo.changed(base_sha, settings.head, globs)
-    # A pure move (same blob on both sides) cannot change any dataset.
-    file_changes = [c for c in file_changes if not (c.status == "R" and c.old_blob == c.new_blob)]
-    base, head = _read_sides(repo, file_changes, settings.jobs)
+    head_commit = head_sha if settings.head is not None else None
+    globbed = repo.changed(base_sha, head_commit, globs)
+    file_changes = dbt_changes.collect(repo, base_sha, head_commit, globs, globbed)
+    # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
+    file_changes = [e for e in file_changes if not dbt_changes.is_pure_move(e)]
+    base, head = _read_sides(repo, file_changes, settings.jobs, (base_sha, head_commit))
     _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head)
     renamed = {
-        c.old_path: c.new_path
-        for c in file_changes
-        if c.status == "R" and c.old_path and c.new_path
+        e.change.old_path: e.change.new_path
+        for e in file_changes
+        if e.change.status == "R" and e.change.old_path and e.change.new_path
     }
     changes: list[Change] = diff_datasets(
-        base, head, dialect=dialect, severity_of=config.severity_fn(), renamed_paths=renamed
+        base,
+        head,
+        dialect=dialect,
+        severity_of=config.severity_fn(),
+        renamed_paths=renamed,
+        now=datetime.now(timezone.utc),
     )
     acked = acks.apply(changes, _tokens(settings))
     smoke = _smoke(repo, settings, head, globs, dialect) if settings.smoke else None
     notices = list(settings.notices)
-    if not file_changes and not repo.list_files(settings.head, globs):
+    if (
+        not file_changes
+        and not repo.list_files(settings.head, globs)
+        and not dbt_sources.property_files(repo, settings.head, globs)
+    ):
         # Not an error (a repo may adopt the gate before its first contract), but a
         # misspelt glob must not look like a clean pass.
         notices.append(f"no contract file matches the globs {', '.join(globs)}; check --contracts")

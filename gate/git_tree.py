@@ -310,6 +310,24 @@ class Repo:
             return None
         return self.read_blobs([sha])[sha]
 
+    def existing(self, head: str | None, paths: Sequence[str]) -> dict[str, str | None]:
+        """Which of ``paths`` are files at ``head``: path -> blob id (``None`` in the
+        working tree, read it with ``read_worktree``). One batch lookup, so asking
+        about every folder above the changed files costs one git process."""
+        rels = list(dict.fromkeys(_relpath(p) for p in paths))
+        if not rels:
+            return {}
+        if head is None:
+            return {p: None for p in rels if self.safe_path(p).is_file()}
+        commit = head if _HEX.match(head.encode("ascii", "replace")) else self.resolve(head)
+        found: dict[str, str | None] = {}
+        for path, (kind, sha) in self._lookup(commit, rels).items():
+            if kind == "symlink":
+                raise UsageError(f"{path}: refusing a symlink that leads outside the repository")
+            if kind == "blob" and sha is not None:
+                found[path] = sha
+        return found
+
     def safe_path(self, path: str | os.PathLike[str]) -> Path:
         """Resolve a user-given path (relative to the repository root, or absolute).
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 
@@ -116,7 +117,12 @@ class Dataset:
     contract when the format has one. ``enforced`` is ``False`` for a dbt model
     whose contract is not enforced; the gate ignores such models for breaking
     rules but notices when enforcement is switched off. ``allow_extra_columns``
-    relaxes the smoke test's schema enforcement.
+    relaxes the smoke test's schema enforcement. ``enabled`` is ``False`` for a
+    dbt model switched off with ``enabled: false`` (dbt builds nothing, so its
+    consumers break); ``deprecation_date`` is when a dbt model may go away
+    without breaking its contract (timezone-aware). ``unpinned_name`` is the
+    name consumers use without a version when it resolves to this dataset (dbt:
+    ``ref('orders')`` reads the ``latest_version``).
     """
 
     id: str
@@ -131,6 +137,9 @@ class Dataset:
     allow_extra_columns: bool = False
     dialect: str | None = None
     relationships: tuple[Relationship, ...] = ()
+    enabled: bool = True
+    deprecation_date: datetime | None = field(default=None, compare=False)
+    unpinned_name: str | None = field(default=None, compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

@@ -172,6 +172,13 @@ _CATALOGUE: tuple[Rule, ...] = (
         "column",
         breaks="producers",
     ),
+    Rule(
+        "model_disabled",
+        Severity.ERROR,
+        "A guarded dbt model was switched off (enabled: false); dbt builds nothing for it.",
+        "model",
+        breaks="consumers",
+    ),
     # Warnings: worth a reviewer's eye; block only with --fail-on warning.
     Rule(
         "type_removed",
@@ -185,6 +192,13 @@ _CATALOGUE: tuple[Rule, ...] = (
         Severity.WARNING,
         "A new allowed value; consumers that switch on the values may not handle it.",
         "column",
+        breaks="consumers",
+    ),
+    Rule(
+        "latest_version_changed",
+        Severity.WARNING,
+        "An unpinned reference now resolves to another version (dbt latest_version).",
+        "model",
         breaks="consumers",
     ),
     Rule(
@@ -265,6 +279,12 @@ _CATALOGUE: tuple[Rule, ...] = (
         "column",
     ),
     Rule("version_bumped", Severity.INFO, "The contract version went up.", "model"),
+    Rule(
+        "model_removed_after_deprecation",
+        Severity.INFO,
+        "A dataset was removed or disabled after its deprecation date: the announced end.",
+        "model",
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _CATALOGUE}

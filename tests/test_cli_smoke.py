@@ -165,3 +165,23 @@ def test_importing_the_cli_does_not_import_pyspark() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+@pytest.mark.spark
+def test_the_full_smoke_test_covers_discovered_dbt_models(shop: GitRepo) -> None:
+    """Models of a dbt project outside the globs are smoke-tested when enforced
+    and enabled (here by dbt_project.yml), and left out otherwise."""
+    needs_spark()
+    shop.write("wh/dbt_project.yml", "name: wh\nmodels:\n  wh:\n    +contract: {enforced: true}\n")
+    columns = "    columns:\n      - name: id\n        data_type: int\n"
+    shop.write("wh/models/dim.yml", "models:\n  - name: dim\n" + columns)
+    shop.write(
+        "wh/models/off.yml", "models:\n  - name: off\n    config: {enabled: false}\n" + columns
+    )
+    shop.write("wh/models/dim.sample.csv", "id\n1\n")
+    shop.write("wh/models/off.sample.csv", "id\n1\n")
+    proc = run_gate(shop.path, "--base", "main", "--smoke-test", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    by_dataset = {d["dataset"]: d["status"] for d in json.loads(proc.stdout)["smoke"]["datasets"]}
+    assert by_dataset["dim"] == "passed"
+    assert "off" not in by_dataset

@@ -61,6 +61,7 @@ EXPECTED: dict[str, set[tuple[str, str | None]]] = {
     "relationship_removed": {("relationship_removed", "customer_id")},
     "relationship_changed": {("relationship_changed", "customer_id")},
     "relationship_added": {("relationship_added", "customer_id")},
+    "model_disabled": {("model_disabled", None)},
 }
 
 #: Changes the base cannot make (every column is typed, ``order_id`` is already
@@ -119,7 +120,7 @@ def test_every_variant_is_covered_by_at_least_two_formats_or_is_format_specific(
 ) -> None:
     formats = [f for f, v in CASES if v == variant]
     assert formats, f"no fixture for {variant}"
-    if variant != "enforcement_removed":
+    if variant not in ("enforcement_removed", "model_disabled"):
         assert len(formats) >= 2
 
 
@@ -144,10 +145,20 @@ def test_new_contract_is_model_added(fmt: str) -> None:
 #: covers them on a plain column.
 PLAIN_COLUMN_ONLY = ("unique_removed", "unique_added")
 
+#: Rules that need the run's clock (a removal after ``deprecation_date``);
+#: tests/test_dbt_projects.py covers them end to end.
+NEEDS_CLOCK = ("model_removed_after_deprecation",)
+
+#: Rules about versioned dbt models (the shared fixtures are unversioned);
+#: tests/test_dbt_projects.py covers them end to end.
+DBT_VERSIONS = ("latest_version_changed",)
+
 
 def test_every_rule_has_a_cross_format_case() -> None:
     covered = {rule for findings in EXPECTED.values() for rule, _column in findings}
-    assert covered | set(FILE_LEVEL) | set(PLAIN_COLUMN_ONLY) == set(rules.RULES)
+    assert covered | set(FILE_LEVEL) | set(PLAIN_COLUMN_ONLY) | set(NEEDS_CLOCK) | set(
+        DBT_VERSIONS
+    ) == set(rules.RULES)
 
 
 def readme_matrix() -> dict[str, tuple[list[str], str]]:

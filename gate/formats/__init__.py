@@ -12,6 +12,7 @@ from typing import Any
 
 from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
+from gate.formats.dbt_project import Project
 from gate.model import Contract, ContractError
 from gate.yaml_load import load_yaml
 
@@ -43,8 +44,15 @@ _EXPECTED = (
 )
 
 
-def parse_document(doc: Any, path: str) -> Contract:
-    """Parse an already-loaded YAML document, detecting its format."""
+def parse_document(doc: Any, path: str, project: Project | None = None) -> Contract:
+    """Parse an already-loaded YAML document, detecting its format.
+
+    ``project`` is set for a file inside a dbt project's resource paths: dbt
+    reads every such file as a properties file, so one that no format claims
+    is parsed as dbt (holding no models) rather than refused.
+    """
+    if project is not None and (doc is None or not any(m.detect(doc) for m in FORMATS)):
+        return dbt.parse(doc, path, project)
     if doc is None:
         raise ContractError(path, "empty file; expected a data contract")
     if not isinstance(doc, dict):
@@ -52,6 +60,8 @@ def parse_document(doc: Any, path: str) -> Contract:
     for module in FORMATS:
         if module.detect(doc):
             try:
+                if module is dbt:
+                    return dbt.parse(doc, path, project)
                 return module.parse(doc, path)
             except RecursionError:  # deeply nested check options, walked by json/recursion
                 raise ContractError(path, "YAML nests too deeply") from None
@@ -61,6 +71,6 @@ def parse_document(doc: Any, path: str) -> Contract:
     raise ContractError(path, f"not a recognised contract: expected {_EXPECTED}", 1)
 
 
-def parse_contract(data: bytes | str, path: str) -> Contract:
+def parse_contract(data: bytes | str, path: str, project: Project | None = None) -> Contract:
     """Load and parse one contract file; every failure is a ``ContractError``."""
-    return parse_document(load_yaml(data, path), path)
+    return parse_document(load_yaml(data, path), path, project)

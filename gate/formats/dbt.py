@@ -6,11 +6,12 @@ A model with ``versions:`` becomes one dataset per version, ``<model>.v<v>``
 columns, and consumers pin versions. ``latest_version`` only says which version
 an unpinned ``ref('orders')`` resolves to; it is validated, not a dataset.
 
-Only models with ``config: {contract: {enforced: true}}`` (model- or
-version-level ``config``) are guarded; the others are kept with
-``enforced=False`` so switching enforcement off reads as
-``contract_enforcement_removed``. Contracts enforced from ``dbt_project.yml``
-are out of scope: the gate reads properties files only, and a
+Only models whose contract is enforced are guarded: ``config: {contract:
+{enforced: true}}`` at version level, else model level, else the
+``dbt_project.yml`` ``+contract`` for the model's fqn (see ``dbt_project``),
+as dbt resolves it. The others are kept with ``enforced=False`` so switching
+enforcement off reads as ``contract_enforcement_removed``. ``enabled`` and
+``deprecation_date`` are resolved the same way (version over model). A
 ``dbt_project.yml`` that a glob happens to match holds no datasets.
 
 Mapping: ``data_type`` is the column type as written (warehouse SQL);
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import date, datetime, time, timezone
 from typing import Any
 
 from gate.formats import constraints as value_constraints
@@ -44,6 +46,7 @@ from gate.formats.common import (
     require_str,
     scalar_tuple,
 )
+from gate.formats.dbt_project import Project
 from gate.model import Check, Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
 
@@ -115,6 +118,51 @@ def _enforced(mapping: YMap, path: str, owner: str) -> bool | None:
     return optional_bool(contract, "enforced", path, f"{owner}: 'config.contract.enforced'")
 
 
+def _enabled(mapping: YMap, path: str, owner: str) -> bool | None:
+    """``config.enabled``; a Jinja expression counts as enabled (guarded, fail closed)."""
+    config = mapping.get("config")
+    if not isinstance(config, dict) or config.get("enabled") is None:
+        return None
+    value = config["enabled"]
+    if isinstance(value, str) and "{{" in value:
+        return True
+    return optional_bool(
+        require_mapping(config, path, f"{owner}: 'config'"),
+        "enabled",
+        path,
+        f"{owner}: 'config.enabled'",
+    )
+
+
+def _deprecation_date(mapping: YMap, path: str, owner: str) -> datetime | None:
+    """``deprecation_date`` as an aware datetime; a date or naive time is read as UTC."""
+    value = mapping.get("deprecation_date")
+    if value is None:
+        return None
+    line = mapping.key_line("deprecation_date")
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ContractError(
+                path, f"{owner}: 'deprecation_date' is not a date: '{value}'", line
+            ) from None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, date):
+        return datetime.combine(value, time(), tzinfo=timezone.utc)
+    raise ContractError(
+        path, f"{owner}: 'deprecation_date' must be a date, found {describe(value)}", line
+    )
+
+
+def _unquote(name: str) -> tuple[str, bool]:
+    """A constraint's column as SQL writes it: ``"from"`` names the column ``from``."""
+    if len(name) >= 2 and name[0] == name[-1] and name[0] in '"`':
+        return name[1:-1].replace(name[0] * 2, name[0]), True
+    return name, False
+
+
 def _version_label(value: Any, path: str, line: int, owner: str) -> str:
     """``v`` may be an integer, a float or a string (dbt accepts all three)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
@@ -130,9 +178,12 @@ def _version_label(value: Any, path: str, line: int, owner: str) -> str:
 
 
 class _Parser:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, project: Project | None = None) -> None:
         self.path = path
         self.foreign_keys: list[Relationship] = []
+        self.project = project
+        located = project.source_path_of(path) if project else None
+        self.folders: tuple[str, ...] = located[1] if located else ()
 
     def foreign_key(
         self, constraint: YMap, columns: tuple[str, ...], line: int, owner: str
@@ -154,6 +205,19 @@ class _Parser:
         raise ContractError(
             self.path, f"{owner}: a foreign_key constraint needs 'to' or 'expression'", line
         )
+
+    def project_settings(
+        self, stem: str, fqn_tail: tuple[str, ...]
+    ) -> tuple[bool | None, bool | None]:
+        """``(enforced, enabled)`` that ``dbt_project.yml`` gives the model in file ``stem``.
+
+        dbt places a model by its SQL file; when the engine found it, its folder
+        is used, else the properties file's own folder.
+        """
+        if self.project is None:
+            return None, None
+        folders = (self.project.sql_folders or {}).get(stem, self.folders)
+        return self.project.resolve((self.project.name, *folders, *fqn_tail))
 
     # -- checks -------------------------------------------------------------
 
@@ -397,7 +461,7 @@ class _Parser:
             if is_key:
                 flagged.append(column.name)
         reject_duplicate_columns(columns, self.path, owner)
-        known = {column.name for column in columns}
+        known = [column.name for column in columns]
         checks = list(self.tests(tests_owner, owner, ()))
         required: set[str] = set()
         unique: set[str] = set()
@@ -405,16 +469,12 @@ class _Parser:
         for kind, constraint, c_line in self.constraints(constraint_owner, owner):
             named: tuple[str, ...] = ()
             if constraint.get("columns") is not None:
-                named = scalar_tuple(
+                written = scalar_tuple(
                     constraint["columns"], self.path, f"{owner}: constraint 'columns'", c_line
                 )
-                for name in named:
-                    if name not in known:
-                        raise ContractError(
-                            self.path,
-                            f"{owner}: {kind} constraint names unknown column '{name}'",
-                            c_line,
-                        )
+                named = tuple(
+                    self.constraint_column(n, known, owner, kind, c_line) for n in written
+                )
             if kind == "foreign_key":
                 if not named:
                     raise ContractError(
@@ -472,17 +532,44 @@ class _Parser:
             relationships=tuple(self.foreign_keys),
         )
 
+    def constraint_column(
+        self, written: str, known: list[str], owner: str, kind: str, line: int
+    ) -> str:
+        """The declared column a constraint names: a quoted name exactly, a bare
+        one as SQL folds it (any case, when only one column matches)."""
+        name, quoted = _unquote(written.strip())
+        if name in known:
+            return name
+        folded = [c for c in known if c.casefold() == name.casefold()]
+        if not quoted and len(folded) == 1:
+            return folded[0]
+        raise ContractError(
+            self.path, f"{owner}: {kind} constraint names unknown column '{written}'", line
+        )
+
     def model(self, entry: Any, index: int, line: int) -> list[Dataset]:
         model = require_mapping(entry, self.path, f"model #{index + 1}", line)
         if model.get("name") is None:
             raise ContractError(self.path, f"model #{index + 1} has no 'name'", line)
         name = require_str(model, "name", self.path, f"model #{index + 1} 'name'")
         owner = f"model '{name}'"
-        enforced = bool(_enforced(model, self.path, owner))
+        enforced = _enforced(model, self.path, owner)
+        enabled = _enabled(model, self.path, owner)
+        deprecation = _deprecation_date(model, self.path, owner)
         top = self.column_entries(model, owner)
         versions = optional_list(model, "versions", self.path, f"{owner}: 'versions'")
         if not versions:
-            return [self.dataset(name, line, top, model, model, enforced)]
+            p_enforced, p_enabled = self.project_settings(name, (name,))
+            dataset = self.dataset(
+                name, line, top, model, model, _first(enforced, p_enforced, False)
+            )
+            return [
+                replace(
+                    dataset,
+                    enabled=_first(enabled, p_enabled, True),
+                    deprecation_date=deprecation,
+                )
+            ]
         datasets: list[Dataset] = []
         labels: list[str] = []
         for v_index, v_entry, v_line in items(versions):
@@ -500,19 +587,27 @@ class _Parser:
                 )
             labels.append(label)
             v_owner = f"{owner} version {label}"
-            v_enforced = _enforced(version, self.path, v_owner)
+            stem = version.get("defined_in")
+            stem = stem.strip() if isinstance(stem, str) and stem.strip() else f"{name}_v{label}"
+            p_enforced, p_enabled = self.project_settings(stem, (name, f"v{label}"))
+            dataset = self.dataset(
+                f"{name}.v{label}",
+                v_line,
+                self.version_columns(version, top, v_owner),
+                version if version.get("constraints") is not None else model,
+                version
+                if version.get("data_tests") is not None or version.get("tests") is not None
+                else model,
+                _first(_enforced(version, self.path, v_owner), enforced, p_enforced, False),
+            )
             datasets.append(
-                self.dataset(
-                    f"{name}.v{label}",
-                    v_line,
-                    self.version_columns(version, top, v_owner),
-                    version if version.get("constraints") is not None else model,
-                    version
-                    if version.get("data_tests") is not None or version.get("tests") is not None
-                    else model,
-                    enforced if v_enforced is None else v_enforced,
+                replace(
+                    dataset,
+                    enabled=_first(_enabled(version, self.path, v_owner), enabled, p_enabled, True),
+                    deprecation_date=_deprecation_date(version, self.path, v_owner) or deprecation,
                 )
             )
+        latest = _latest(labels)
         if model.get("latest_version") is not None:
             latest = _version_label(
                 model["latest_version"], self.path, model.key_line("latest_version"), owner
@@ -523,15 +618,36 @@ class _Parser:
                     f"{owner}: latest_version {latest} is not one of its versions",
                     model.key_line("latest_version"),
                 )
+        index = labels.index(latest)
+        datasets[index] = replace(datasets[index], unpinned_name=name)
         return datasets
 
 
-def parse(doc: Any, path: str) -> Contract:
-    """Turn a loaded dbt properties file into a ``Contract`` with one dataset per model."""
+def _latest(labels: list[str]) -> str:
+    """dbt's default ``latest_version``: the greatest version, numerically when it can."""
+    try:
+        return max(labels, key=float)
+    except ValueError:
+        return max(labels)
+
+
+def _first(*values: bool | None) -> bool:
+    """The most specific setting that says something (callers end with the default)."""
+    return next(value for value in values if value is not None)
+
+
+def parse(doc: Any, path: str, project: Project | None = None) -> Contract:
+    """Turn a loaded dbt properties file into a ``Contract`` with one dataset per model.
+
+    ``project`` is the dbt project the file belongs to, when the engine found
+    one: its ``dbt_project.yml`` configs fill in what the file does not say.
+    """
+    if doc is None:
+        return Contract(path=path, format=FORMAT)  # an empty properties file: dbt skips it
     root = require_mapping(doc, path, "the file's top level", 1)
     if any(key in root for key in _PROJECT_KEYS):
         return Contract(path=path, format=FORMAT)  # dbt_project.yml: configs, no contracts
-    parser = _Parser(path)
+    parser = _Parser(path, project)
     models = optional_list(root, "models", path, "'models'")
     datasets: list[Dataset] = []
     for index, entry, line in items(models):

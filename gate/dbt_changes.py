@@ -1,0 +1,162 @@
+"""Which files a run compares, and the dbt project each side of them obeys.
+
+The glob-matched changes come first, as they are; the changed YAML that lies
+in a dbt project's resource paths is added (``gate.dbt_sources`` finds the
+projects). Two kinds of change reach beyond the changed files:
+
+- a ``dbt_project.yml`` whose paths or contract/enabled configs changed: every
+  YAML file of that project is compared, both sides;
+- a model file whose own ``config()`` changed (``gate.dbt_model_files``): the
+  properties files that name the model are compared.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gate.dbt_model_files import is_model_file, properties_of_changed_models
+from gate.dbt_sources import MODEL_GLOBS, PROPERTY_GLOBS, ProjectIndex, exclusions, literal
+from gate.formats.dbt_project import Project, is_project_file
+from gate.git_tree import FileChange, Repo
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file to compare and the dbt project each side of it belongs to."""
+
+    change: FileChange
+    base: Project | None
+    head: Project | None
+
+
+def _merge(
+    from_globs: Sequence[FileChange], from_dbt: Sequence[FileChange]
+) -> list[tuple[FileChange, bool]]:
+    """Glob-matched changes as they are, plus the dbt candidates they do not cover.
+
+    A candidate that shares one side with a glob-matched change (git paired the
+    files differently in the two listings) keeps only its other side.
+    """
+    covered = {p for c in from_globs for p in (c.old_path, c.new_path) if p}
+    out = [(c, True) for c in from_globs]
+    for c in from_dbt:
+        old = c.old_path if c.old_path and c.old_path not in covered else None
+        new = c.new_path if c.new_path and c.new_path not in covered else None
+        if old and new:
+            out.append((c, False))
+        elif old:
+            out.append((FileChange("D", old, None, c.old_blob, None), False))
+        elif new:
+            out.append((FileChange("A", None, new, None, c.new_blob), False))
+    return out
+
+
+def _changed_projects(
+    changes: Sequence[FileChange], base: ProjectIndex, head: ProjectIndex
+) -> list[str]:
+    """Folders of projects whose ``dbt_project.yml`` changed in a way that matters."""
+    folders: list[str] = []
+    for change in changes:
+        old = change.old_path if change.old_path and is_project_file(change.old_path) else None
+        new = change.new_path if change.new_path and is_project_file(change.new_path) else None
+        if not old and not new:
+            continue
+        before = base.project_in(posixpath.dirname(old)) if old else None
+        after = head.project_in(posixpath.dirname(new)) if new else None
+        if before != after:
+            folders.extend(posixpath.dirname(p) for p in (old, new) if p)
+    return list(dict.fromkeys(folders))
+
+
+def _whole_projects(
+    repo: Repo,
+    base: str,
+    head: str | None,
+    folders: Sequence[str],
+    negations: Sequence[str],
+    known: set[str],
+) -> list[FileChange]:
+    """Every YAML file under the given project folders, both sides, as changes."""
+    globs = [
+        f"{literal(folder)}/{glob}" if folder else glob
+        for folder in folders
+        for glob in PROPERTY_GLOBS
+    ]
+    old = repo.list_files(base, [*globs, *negations])
+    new = repo.list_files(head, [*globs, *negations])
+    out: list[FileChange] = []
+    for path in sorted(set(old) | set(new)):
+        if path in known:
+            continue
+        if path in old and path in new:
+            out.append(FileChange("M", path, path, old[path], new[path]))
+        elif path in old:
+            out.append(FileChange("D", path, None, old[path], None))
+        else:
+            out.append(FileChange("A", None, path, None, new[path]))
+    return out
+
+
+def collect(
+    repo: Repo,
+    base: str,
+    head: str | None,
+    globs: Sequence[str],
+    from_globs: Sequence[FileChange],
+) -> list[Entry]:
+    """The files to compare: the glob-matched changes and the changed dbt
+    properties files, each side with the dbt project it belongs to."""
+    negations = exclusions(globs)
+    listed = repo.changed(base, head, [*PROPERTY_GLOBS, *MODEL_GLOBS, *negations])
+    from_dbt = [c for c in listed if not is_model_file(c.new_path or c.old_path or "")]
+    model_files = [c for c in listed if is_model_file(c.new_path or c.old_path or "")]
+    base_index, head_index = ProjectIndex(repo, base, "base"), ProjectIndex(repo, head, "head")
+    merged = _merge(from_globs, from_dbt)
+    refresh = _changed_projects([c for c, _g in merged], base_index, head_index)
+    known = {p for c, _g in merged for p in (c.old_path, c.new_path) if p}
+    if refresh:
+        extra = _whole_projects(repo, base, head, refresh, negations, known)
+        merged.extend((c, False) for c in extra)
+        known.update(p for c in extra for p in (c.old_path, c.new_path) if p)
+    if model_files:
+        extra = properties_of_changed_models(
+            repo, (base, head), (base_index, head_index), model_files, negations, known
+        )
+        merged.extend((c, False) for c in extra)
+    base_of = base_index.locate(c.old_path for c, _g in merged if c.old_path)
+    head_of = head_index.locate(c.new_path for c, _g in merged if c.new_path)
+    entries: list[Entry] = []
+    for change, by_glob in merged:
+        before = base_of.get(change.old_path) if change.old_path else None
+        after = head_of.get(change.new_path) if change.new_path else None
+        if not by_glob:
+            change = _keep_dbt_sides(change, before is not None, after is not None)
+            if change is None:
+                continue
+        entries.append(Entry(change, before, after))
+    return entries
+
+
+def _keep_dbt_sides(change: FileChange, old: bool, new: bool) -> FileChange | None:
+    """A discovered change, cut down to the sides where the file is dbt's."""
+    if old and new:
+        return change
+    if old and change.old_path:
+        return FileChange("D", change.old_path, None, change.old_blob, None)
+    if new and change.new_path:
+        return FileChange("A", None, change.new_path, None, change.new_blob)
+    return None
+
+
+def is_pure_move(entry: Entry) -> bool:
+    """A moved file with the same content and the same dbt context cannot change
+    any dataset; with folder-level configs the folder itself is context."""
+    c = entry.change
+    if c.status != "R" or c.old_blob != c.new_blob or entry.base != entry.head:
+        return False
+    project = entry.base
+    if project is None or not project.folder_configs:
+        return True
+    return posixpath.dirname(c.old_path or "") == posixpath.dirname(c.new_path or "")

@@ -1,0 +1,195 @@
+"""``dbt_project.yml``: where a dbt project keeps its properties files, and which
+models it enforces or disables from folder-level configs.
+
+dbt reads properties files (``.yml``/``.yaml``) from every resource path of the
+project (``model-paths``, ``seed-paths``, ``snapshot-paths``, ``analysis-paths``,
+``macro-paths``, ``test-paths``, ``function-paths``; dbt-core's
+``Project.all_source_paths``), so the gate does the same. A model's config is
+resolved as dbt's ``ContextConfig.calculate_node_config`` does: the
+``models:`` tree of ``dbt_project.yml`` walked along the model's fqn
+(``[project, folder, ..., model, version]``; dbt-core's ``fqn_search``), the
+most specific level winning, then the properties file's ``config:`` on top.
+In the tree a key starting with ``+`` is a config, a key whose value is not a
+mapping is a config, and any other mapping is a folder (so ``contract:``
+without ``+`` names a folder, in dbt and here).
+
+Only ``contract.enforced`` and ``enabled`` are read: they decide whether a
+model is a contract at all. A Jinja value (``"{{ target.name == 'prod' }}"``)
+cannot be evaluated without a warehouse profile, so it counts as ``true``:
+the gate then guards the model rather than silently skipping it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gate.formats.common import describe, require_mapping
+from gate.model import ContractError
+from gate.yaml_load import YMap, load_yaml
+
+PROJECT_FILE = "dbt_project.yml"
+
+#: Resource paths and their defaults (dbt-core ``Project.from_project_config``).
+#: The second key of a pair is the deprecated spelling dbt still honours.
+_PATH_KEYS: tuple[tuple[str, str | None, str], ...] = (
+    ("model-paths", "source-paths", "models"),
+    ("seed-paths", "data-paths", "seeds"),
+    ("snapshot-paths", None, "snapshots"),
+    ("analysis-paths", None, "analyses"),
+    ("macro-paths", None, "macros"),
+    ("test-paths", None, "tests"),
+    ("function-paths", None, "functions"),
+)
+
+#: ``(enforced, enabled)`` set at one level of the ``models:`` tree; ``None`` = not said.
+Settings = tuple[bool | None, bool | None]
+
+
+@dataclass(frozen=True)
+class Project:
+    """One dbt project as its ``dbt_project.yml`` describes it.
+
+    Paths are repository-relative posix paths. ``levels`` maps each level of
+    the ``models:`` tree (a tuple of keys; ``()`` is the root) to what it sets.
+    ``sql_folders`` maps a model file's stem (``orders``, ``orders_v2``) to its
+    folder below the model path; the engine fills it when folder-level configs
+    make a model's folder matter (dbt places a model by its SQL file).
+    """
+
+    path: str = field(compare=False)
+    root: str
+    name: str
+    model_paths: tuple[str, ...]
+    source_paths: tuple[str, ...]
+    levels: Mapping[tuple[str, ...], Settings]
+    sql_folders: Mapping[str, tuple[str, ...]] | None = field(default=None, compare=False)
+
+    @property
+    def folder_configs(self) -> bool:
+        """Whether any level below the project's own sets something (folders, models)."""
+        return any(len(level) > 1 and said != (None, None) for level, said in self.levels.items())
+
+    def source_path_of(self, path: str) -> tuple[str, tuple[str, ...]] | None:
+        """The resource path holding ``path`` and the folders between them, or ``None``."""
+        for source in sorted(self.source_paths, key=len, reverse=True):  # nested paths
+            prefix = f"{source}/" if source else ""
+            if path.startswith(prefix):
+                folders = tuple(posixpath.dirname(path[len(prefix) :]).split("/"))
+                return source, tuple(f for f in folders if f)
+        return None
+
+    def resolve(self, fqn: Sequence[str]) -> Settings:
+        """``(enforced, enabled)`` from the ``models:`` tree for one model's fqn."""
+        enforced: bool | None = None
+        enabled: bool | None = None
+        for depth in range(len(fqn) + 1):
+            settings = self.levels.get(tuple(fqn[:depth]))
+            if settings is None:
+                break  # fqn_search stops at the first level that is not a mapping
+            if settings[0] is not None:
+                enforced = settings[0]
+            if settings[1] is not None:
+                enabled = settings[1]
+        return enforced, enabled
+
+
+def is_project_file(path: str) -> bool:
+    return posixpath.basename(path) == PROJECT_FILE
+
+
+def _flag(value: Any, path: str, what: str, line: int) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and "{{" in value:
+        return True  # Jinja: unknowable here, so fail closed (guard the model)
+    raise ContractError(path, f"{what} must be true or false, found {describe(value)}", line)
+
+
+def _paths(doc: YMap, key: str, old_key: str | None, default: str, path: str) -> list[str]:
+    """One resource-path list, normalised and kept inside the project."""
+    use = key if key in doc or old_key is None or old_key not in doc else old_key
+    value = doc.get(use)
+    line = doc.key_line(use)
+    if value is None:
+        return [default]
+    if isinstance(value, str) or not isinstance(value, list):
+        raise ContractError(
+            path, f"'{use}' must be a list of folders, found {describe(value)}", line
+        )
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not item.strip():
+            raise ContractError(
+                path, f"'{use}' must hold folder names, found {describe(item)}", line
+            )
+        norm = posixpath.normpath(item.strip().replace("\\", "/")).rstrip("/")
+        if norm.startswith(("/", "../")) or norm == ".." or any(c in norm for c in "*?[]"):
+            raise ContractError(
+                path, f"'{use}': '{item}' must be a folder inside the project", line
+            )
+        out.append("" if norm == "." else norm)
+    return out
+
+
+def _levels(tree: YMap, path: str) -> dict[tuple[str, ...], Settings]:
+    """Flatten the ``models:`` config tree into level -> (enforced, enabled)."""
+    levels: dict[tuple[str, ...], Settings] = {}
+    stack: list[tuple[tuple[str, ...], YMap]] = [((), tree)]
+    while stack:
+        level, node = stack.pop()
+        enforced: bool | None = None
+        enabled: bool | None = None
+        for key, value in node.items():
+            key_text = str(key)
+            config = key_text.startswith("+") or not isinstance(value, dict)
+            name = key_text[1:].strip() if key_text.startswith("+") else key_text
+            line = node.key_line(key)
+            if not config:
+                if len(level) >= 64:
+                    raise ContractError(path, "'models' nests deeper than 64 levels", line)
+                stack.append(((*level, key_text), require_mapping(value, path, name, line)))
+            elif name == "enabled" and value is not None:
+                enabled = _flag(value, path, f"'{key_text}'", line)
+            elif name == "contract" and value is not None:
+                contract = require_mapping(value, path, f"'{key_text}'", line)
+                if contract.get("enforced") is not None:
+                    enforced = _flag(
+                        contract["enforced"],
+                        path,
+                        f"'{key_text}.enforced'",
+                        contract.key_line("enforced"),
+                    )
+        levels[level] = (enforced, enabled)
+    return levels
+
+
+def parse_project(data: bytes | str, path: str) -> Project:
+    """Read one ``dbt_project.yml``; every failure is a ``ContractError`` naming it."""
+    doc = load_yaml(data, path)
+    root = require_mapping(doc, path, "dbt_project.yml's top level", 1)
+    name = root.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ContractError(path, "a dbt project needs a 'name'", root.key_line("name"))
+    base = posixpath.dirname(path)
+    resolved: dict[str, list[str]] = {
+        key: _paths(root, key, old, default, path) for key, old, default in _PATH_KEYS
+    }
+
+    def in_repo(folders: list[str]) -> tuple[str, ...]:
+        return tuple(
+            dict.fromkeys(posixpath.join(base, f).rstrip("/") if f else base for f in folders)
+        )
+
+    models = root.get("models")
+    tree = require_mapping(models, path, "'models'", root.key_line("models")) if models else None
+    return Project(
+        path=path,
+        root=base,
+        name=name.strip(),
+        model_paths=in_repo(resolved["model-paths"]),
+        source_paths=in_repo([p for paths in resolved.values() for p in paths]),
+        levels=_levels(tree, path) if tree is not None else {(): (None, None)},
+    )
