@@ -1,0 +1,157 @@
+"""Hostile pull requests, attacked for real (issue #8).
+
+Each test commits a crafted contract (or config, or PR body) to a real git
+repository and runs the CLI as a subprocess, as a workflow step would. The
+attacks come from the security review in issue #8; the payloads are written
+here. A defence holds when the run answers with the right exit code and one
+clear line, and the output carries nothing the attacker could use.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from tests.conftest import run_gate
+from tests.gitrepo import GitRepo
+
+C = "soda/contracts"
+
+# -- reports: every PR-controlled string, in every position ---------------------
+
+#: Dataset ids and column names a hostile contributor can commit.
+EVIL_DATASET = "<img src=x onerror=alert(1)></details>\n```\n@octo-org/admins #1 **b**"
+EVIL_DATASET_2 = "x`|` <b>y</b>\r| forged | cell |"
+EVIL_COLUMN = "c\n::error title=forged::x"
+EVIL_COLUMN_2 = (
+    "d\r\n  ::add-mask::secret\x1b[31mred\x1b]8;;https://evil.example\x07link\x1b]8;;\x07"
+)
+EVIL_COLUMN_3 = "e\n##[error]legacy\u2028::stop-commands::tok\x85\u202e"
+
+
+def _quoted(text: str) -> str:
+    """A YAML double-quoted scalar holding ``text`` exactly (JSON is YAML)."""
+    return json.dumps(text)
+
+
+def _contract(dataset: str, columns: list[tuple[str, str]]) -> str:
+    lines = [f"dataset: {_quoted(dataset)}", "columns:"]
+    for name, data_type in columns:
+        lines += [f"  - name: {_quoted(name)}", f"    data_type: {data_type}"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> GitRepo:
+    """A PR that breaks, widens and adds columns whose names are attacks."""
+    repo = GitRepo(tmp_path / "hostile")
+    repo.write(
+        f"{C}/a.yaml",
+        _contract(EVIL_DATASET, [("id", "bigint"), (EVIL_COLUMN, "int"), (EVIL_COLUMN_2, "int")]),
+    )
+    repo.write(f"{C}/b.yaml", _contract(EVIL_DATASET_2, [("id", "bigint"), (EVIL_COLUMN_3, "int")]))
+    repo.commit("contracts")
+    repo.branch("feature")
+    repo.write(f"{C}/a.yaml", _contract(EVIL_DATASET, [("id", "bigint"), (EVIL_COLUMN, "bigint")]))
+    repo.write(
+        f"{C}/b.yaml", _contract(EVIL_DATASET_2, [("id", "bigint"), (EVIL_COLUMN_3, "smallint")])
+    )
+    repo.write(f"{C}/c.yaml", _contract(EVIL_DATASET + "2", [(EVIL_COLUMN_2, "int")]))
+    return repo
+
+
+_PR_BODY = "accept-breaking-change: <img src=x onerror=alert(2)>`</details>`\n"
+
+
+class _Tags(HTMLParser):
+    """Every tag and attribute the rendered HTML contains."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+        self.code_text: list[str] = []
+        self._in_code = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs += attrs
+        if tag == "code":
+            self._in_code += 1
+            self.code_text.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.tags.append("/" + tag)
+        if tag == "code":
+            self._in_code -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._in_code:
+            self.code_text[-1] += data
+
+
+#: The HTML the gate's own Markdown produces; anything else came from a name.
+_ALLOWED_TAGS = {
+    "h2", "h3", "p", "table", "thead", "tbody", "tr", "th", "td", "code",
+    "details", "summary", "ul", "li", "pre",
+}  # fmt: skip
+
+
+def test_markdown_report_keeps_every_name_inert(hostile: GitRepo) -> None:
+    proc = run_gate(
+        hostile.path, "--base", "main", "--format", "markdown", "--pr-body-file", "-",
+        stdin=_PR_BODY,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    markdown = proc.stdout
+    # A GFM-compatible renderer with raw HTML on, as GitHub renders comments.
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+    parsed = _Tags()
+    parsed.feed(rendered)
+    assert set(t.lstrip("/") for t in parsed.tags) <= _ALLOWED_TAGS, rendered
+    assert parsed.attrs == []  # no onerror=, no src=
+    # The folded section closes where the gate closes it, nowhere else.
+    assert parsed.tags.count("details") == parsed.tags.count("/details") == 1
+    # The acknowledgement block is one fenced block holding exactly one line per dataset.
+    assert parsed.tags.count("pre") == 1
+    block = rendered.split("<pre><code>", 1)[1].split("</code></pre>", 1)[0]
+    assert html.unescape(block).splitlines() == [
+        "accept-breaking-change: " + EVIL_DATASET.replace("\n", "\\n"),
+        "accept-breaking-change: " + EVIL_DATASET_2.replace("\r", "\\r"),
+    ]
+    # Tables: one row per change (the forged "| forged | cell |" row never appears).
+    assert rendered.count("<tr>") == 2 + 1 + 2 + 1  # 2 breaking, header; 2 additive, header
+    assert "forged" not in rendered.replace("<code>", "\0").split("\0", 1)[0]
+    # Each name is shown whole, in one code span, with its controls spelled out.
+    shown = set(parsed.code_text)
+    assert EVIL_COLUMN.replace("\n", "\\n") in shown
+    assert "e\\n##[error]legacy\\u2028::stop-commands::tok\\x85\\u202e" in shown
+    # The verdict sentence names the datasets in code spans too.
+    verdict = next(line for line in markdown.splitlines() if line.startswith("FAIL"))
+    assert "<img" not in MarkdownIt("commonmark", {"html": True}).render(verdict).replace(
+        "&lt;img", ""
+    )
+
+
+def test_markdown_notices_quote_config_globs_as_text(tmp_path: Path) -> None:
+    # The config is read from the PR's side, so its globs are hostile too.
+    repo = GitRepo(tmp_path / "r")
+    repo.write("README.md", "x\n")
+    repo.commit("init")
+    repo.branch("feature")
+    glob = "<img src=x onerror=alert(1)>\n# Owned\n</details>"
+    repo.write(".schema-gate.yml", f"contracts: [{_quoted(glob)}]\n")
+    proc = run_gate(repo.path, "--base", "main", "--format", "markdown")
+    assert proc.returncode == 0, proc.stderr
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(proc.stdout)
+    parsed = _Tags()
+    parsed.feed(rendered)
+    assert set(t.lstrip("/") for t in parsed.tags) <= _ALLOWED_TAGS - {"details"}, rendered
+    assert parsed.attrs == []
+    assert "<h1>" not in rendered
+    assert "&lt;img src=x onerror=alert(1)&gt;\\n# Owned\\n&lt;/details&gt;" in rendered
