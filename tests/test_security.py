@@ -155,3 +155,42 @@ def test_markdown_notices_quote_config_globs_as_text(tmp_path: Path) -> None:
     assert parsed.attrs == []
     assert "<h1>" not in rendered
     assert "&lt;img src=x onerror=alert(1)&gt;\\n# Owned\\n&lt;/details&gt;" in rendered
+
+
+def _assert_no_command_starts(output: str) -> None:
+    for line in output.splitlines():
+        stripped = line.lstrip()
+        assert not stripped.startswith(("::", "##[")), line
+        assert "\x1b" not in line and "\x07" not in line and "\x85" not in line, line
+        assert "\u2028" not in line and "\u202e" not in line and "\r" not in line, line
+
+
+def test_text_report_cannot_forge_workflow_commands(hostile: GitRepo) -> None:
+    proc = run_gate(hostile.path, "--base", "main", "--pr-body-file", "-", stdin=_PR_BODY)
+    assert proc.returncode == 1, proc.stderr
+    _assert_no_command_starts(proc.stdout)
+    assert "c\\n::error title=forged::x" in proc.stdout  # shown, spelled out
+    assert "\\x1b[31mred\\x1b]8;;https://evil.example\\x07link" in proc.stdout
+
+
+def test_error_line_quoting_a_name_cannot_forge_commands(hostile: GitRepo) -> None:
+    # Two files declaring one dataset: the one-line error quotes the evil id.
+    hostile.write(f"{C}/d.yaml", _contract(EVIL_DATASET_2, [("id", "bigint")]))
+    proc = run_gate(hostile.path, "--base", "main")
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("schema-gate: error: ")
+    _assert_no_command_starts(proc.stderr)
+
+
+def test_github_annotations_are_one_command_each(hostile: GitRepo) -> None:
+    proc = run_gate(hostile.path, "--base", "main", "--format", "github")
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    report = json.loads(run_gate(hostile.path, "--base", "main", "--format", "json").stdout)
+    assert len(lines) == len(report["changes"]) + 1  # one per change, then the verdict
+    for line in lines:
+        assert line.startswith(("::error ", "::warning ", "::notice ", "::error::")), line
+        assert "\x1b" not in line and "\x85" not in line and "\u2028" not in line, line
+    assert any("c%0A::error title=forged::x" in line for line in lines)
