@@ -13,6 +13,7 @@ as it does in the tools that consume these contracts.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -30,6 +31,22 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 #: expands exponentially and hits this bound after a few milliseconds of work.
 _EXPANSION_PER_BYTE = 4
 _EXPANSION_FLOOR = 100_000
+
+#: Upper bound on the characters of text (keys and string values) a document may
+#: expand to. Counting nodes is not enough: one 10 KB string reused 90,000 times
+#: is few nodes but 900 MB for whoever serialises it. Anchors in real contracts
+#: share small check blocks, a few times the file size at most.
+_TEXT_PER_BYTE = 8
+_TEXT_FLOOR = 1_000_000
+
+#: How deeply collections may nest. Real contracts nest about ten levels (a DCS
+#: field 64 levels deep, the formats' own limit, takes about 130); libyaml's
+#: composer recurses in C and kills the process (SIGSEGV) somewhere past 30,000.
+MAX_DEPTH = 256
+
+#: Below this bound on the nesting (see ``_nesting_bound``) composing cannot get
+#: near the C stack's limit, so the extra pass over the events is skipped.
+_EVENT_SCAN_FROM = 2_000
 
 
 class YMap(dict):
@@ -147,26 +164,84 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     return mapping
 
 
-def _check_expansion(root: Any, budget: int, path: str) -> None:
-    """Walk the loaded value as consumers will, refusing exponential expansion.
+def _too_deep(path: str, line: int | None = None) -> ContractError:
+    return ContractError(path, f"YAML nests too deeply (more than {MAX_DEPTH} levels)", line)
+
+
+def _nesting_bound(text: str) -> int:
+    """A cheap upper bound on how deeply ``text`` can nest collections cheaply.
+
+    Every level costs a flow bracket or a compact block indicator (``- - - x``);
+    levels made of indentation alone cost quadratic bytes, so the contract size
+    limit keeps them far from the C stack's limit.
+    """
+    return sum(text.count(mark) for mark in ("[", "{", "- ", "-\t", "? ", "?\t"))
+
+
+def _check_depth(text: str, path: str) -> None:
+    """Refuse deep nesting from the parser's events, before anything recurses.
+
+    libyaml's parser keeps its state on the heap; only the composer recurses.
+    Walking the events is iterative, so this pass is safe at any depth.
+    """
+    loader = _BaseLoader(text)
+    depth = 0
+    try:
+        while (event := loader.get_event()) is not None:
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _too_deep(path, event.start_mark.line + 1)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.StreamEndEvent):
+                break
+    finally:
+        loader.dispose()
+
+
+def _aliases_too_deep(text: str, path: str) -> ContractError:
+    """The loaded value nests too deeply: in the text itself, or through aliases."""
+    _check_depth(text, path)  # raises, with the line, when the text nests too deeply
+    return ContractError(
+        path,
+        f"YAML aliases expand too far (nesting more than {MAX_DEPTH} levels, "
+        "a recursive alias?); refusing to load",
+    )
+
+
+def _check_expansion(root: Any, text: str, path: str) -> None:
+    """Walk the loaded value as consumers will, refusing expansion and depth.
 
     PyYAML builds aliases as shared references, so loading a "billion laughs"
-    document is cheap; walking it is not. Counting every visit (shared or not)
-    against a budget proportional to the file size stops it early.
+    document is cheap; walking it is not. Every visit (shared or not) counts
+    against a node budget and every key and string against a text budget, both
+    proportional to the file size, which stops a bomb early. The walk also
+    measures depth, which aliases can add to.
     """
-    stack = [root]
+    node_budget = max(_EXPANSION_FLOOR, _EXPANSION_PER_BYTE * len(text))
+    text_budget = max(_TEXT_FLOOR, _TEXT_PER_BYTE * len(text))
+    stack: list[tuple[Any, int]] = [(root, 0)]
     seen = 0
+    chars = 0
     while stack:
-        value = stack.pop()
+        value, depth = stack.pop()
         seen += 1
-        if seen > budget:
+        if isinstance(value, str):
+            chars += len(value)
+        if seen > node_budget or chars > text_budget:
             raise ContractError(
                 path, "YAML aliases expand too far (possible alias bomb); refusing to load"
             )
         if isinstance(value, dict):
-            stack.extend(value.values())
+            if depth >= MAX_DEPTH:
+                raise _aliases_too_deep(text, path)
+            chars += sum(len(key) for key in value if isinstance(key, str))
+            stack.extend((item, depth + 1) for item in value.values())
         elif isinstance(value, list):
-            stack.extend(value)
+            if depth >= MAX_DEPTH:
+                raise _aliases_too_deep(text, path)
+            stack.extend((item, depth + 1) for item in value)
 
 
 def load_yaml(data: bytes | str, path: str) -> Any:
@@ -188,6 +263,9 @@ def load_yaml(data: bytes | str, path: str) -> Any:
             ) from None
     else:
         text = data
+    if _nesting_bound(text) >= _EVENT_SCAN_FROM:
+        with contextlib.suppress(yaml.YAMLError):  # reported by the real load below
+            _check_depth(text, path)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -201,10 +279,11 @@ def load_yaml(data: bytes | str, path: str) -> Any:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid YAML"
         raise ContractError(path, f"invalid YAML: {first}") from None
     except RecursionError:
-        raise ContractError(path, "YAML nests too deeply") from None
+        _check_depth(text, path)  # names the line where it gets too deep
+        raise _too_deep(path) from None
     finally:
         loader.dispose()
-    _check_expansion(value, max(_EXPANSION_FLOOR, _EXPANSION_PER_BYTE * len(text)), path)
+    _check_expansion(value, text, path)
     return value
 
 

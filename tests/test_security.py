@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -194,3 +195,70 @@ def test_github_annotations_are_one_command_each(hostile: GitRepo) -> None:
         assert line.startswith(("::error ", "::warning ", "::notice ", "::error::")), line
         assert "\x1b" not in line and "\x85" not in line and "\u2028" not in line, line
     assert any("c%0A::error title=forged::x" in line for line in lines)
+
+
+# -- YAML: depth and expansion, refused before anything recurses ----------------
+
+
+def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-500:])
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr[-2000:]
+    return lines[0]
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "shop")
+    repo.write(f"{C}/orders.yaml", _contract("shop.orders", [("id", "bigint")]))
+    repo.commit("contracts")
+    repo.branch("feature")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "nested",
+    [
+        "c: " + "[" * 50_000 + "]" * 50_000,  # segfaulted libyaml's composer (exit -11)
+        "c: " + "{a: " * 50_000 + "1" + "}" * 50_000,
+        "c:\n" + "- " * 50_000 + "x",  # compact block sequences: two bytes a level
+    ],
+    ids=["flow-sequences", "flow-mappings", "compact-block-sequences"],
+)
+def test_deep_nesting_in_a_contract_exits_2(shop: GitRepo, nested: str) -> None:
+    shop.write(f"{C}/orders.yaml", f"dataset: shop.orders\n{nested}\n")
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line.startswith(f"schema-gate: error: {C}/orders.yaml:2") or line.startswith(
+        f"schema-gate: error: {C}/orders.yaml:3"
+    )
+    assert line.endswith("YAML nests too deeply (more than 256 levels)")
+
+
+def test_deep_nesting_in_the_config_exits_2(shop: GitRepo) -> None:
+    shop.write(".schema-gate.yml", "rules: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == (
+        "schema-gate: error: .schema-gate.yml:1: YAML nests too deeply (more than 256 levels)"
+    )
+
+
+def test_recursive_alias_is_an_alias_error(shop: GitRepo) -> None:
+    shop.write(f"{C}/orders.yaml", "dataset: shop.orders\nx: &a [*a]\n")
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line.startswith(f"schema-gate: error: {C}/orders.yaml: YAML aliases expand too far")
+
+
+def test_alias_bomb_through_one_long_string_exits_2(shop: GitRepo) -> None:
+    # 14 KB of YAML, 90,600 nodes (under the node budget), 900 MB of text to a consumer.
+    long = "x" * 10_000
+    bomb = f'dataset: shop.orders\nnote: &s "{long}"\n' + "x: &l [" + ", ".join(["*s"] * 300)
+    bomb += "]\ny: [" + ", ".join(["*l"] * 300) + "]\n"
+    assert len(bomb) < 16_000
+    shop.write(f"{C}/orders.yaml", bomb)
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == (
+        f"schema-gate: error: {C}/orders.yaml: YAML aliases expand too far "
+        "(possible alias bomb); refusing to load"
+    )

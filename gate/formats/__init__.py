@@ -13,7 +13,7 @@ from typing import Any
 from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
 from gate.model import Contract, ContractError
-from gate.yaml_load import load_yaml
+from gate.yaml_load import MAX_DEPTH, load_yaml
 
 #: Checked in order; the first whose ``detect`` accepts the document wins.
 #: Soda comes last because its marker (``dataset``) is the most generic.
@@ -54,7 +54,9 @@ def parse_document(doc: Any, path: str) -> Contract:
             try:
                 return module.parse(doc, path)
             except RecursionError:  # deeply nested check options, walked by json/recursion
-                raise ContractError(path, "YAML nests too deeply") from None
+                raise ContractError(
+                    path, f"YAML nests too deeply (more than {MAX_DEPTH} levels)"
+                ) from None
     if "columns" in doc or "checks" in doc:
         # Shaped like a Soda contract that lost its identity: say exactly that.
         raise ContractError(path, "'dataset' is missing: a Soda contract needs 'dataset:'", 1)
