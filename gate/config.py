@@ -22,7 +22,9 @@ from typing import Any
 
 from gate import rules
 from gate.diff import SeverityFn
+from gate.formats import check_size
 from gate.formats.common import describe
+from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import ContractError
 from gate.rules import Severity
 from gate.yaml_load import YMap, load_yaml
@@ -40,7 +42,7 @@ _FROZEN_RULES = {
     "data_type": ("type_widened", "type_declared", "type_removed"),
 }
 
-_KEYS = {"contracts", "dialect", "fail_on", "rules", "policies", "perspective"}
+_KEYS = {"contracts", "dialect", "fail_on", "rules", "policies", "perspective", "limits"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class Config:
     fail_on: Severity | None = None
     rules: dict[str, Severity] = field(default_factory=dict)
     policies: tuple[Policy, ...] = ()
+    limits: Limits = DEFAULT_LIMITS
     source: str | None = None  # the file it came from, for the report
     perspective: str = "both"  # whose breakage is an error: see rules.PERSPECTIVES
 
@@ -135,6 +138,27 @@ def _policy(entry: Any, path: str, line: int | None) -> Policy:
     return Policy(datasets=datasets, modes=modes)
 
 
+def _limits(value: Any, path: str, line: int | None) -> Limits:
+    """``limits:``: each key a field of ``Limits``, each value a positive integer."""
+    if not isinstance(value, dict):
+        raise ContractError(path, f"'limits' must be a mapping, found {describe(value)}", line)
+    known = Limits.names()
+    chosen: dict[str, int] = {}
+    for key, number in value.items():
+        where = value.key_line(key) if isinstance(value, YMap) else line
+        name = str(key).replace("-", "_")
+        if name not in known:
+            raise ContractError(
+                path, f"unknown limit '{key}'; known limits: {', '.join(known)}", where
+            )
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise ContractError(
+                path, f"limit '{key}' must be a positive integer, found {describe(number)}", where
+            )
+        chosen[name] = number
+    return Limits(**chosen)
+
+
 def parse_config(data: dict[str, Any], path: str) -> Config:
     """Validate a config mapping; every mistake is a one-line error naming the key."""
     line_of = data.key_line if isinstance(data, YMap) else (lambda _key: None)
@@ -186,12 +210,16 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
             f"'perspective' must be one of {', '.join(rules.PERSPECTIVES)}, found {perspective!r}",
             line_of("perspective"),
         )
+    limits = DEFAULT_LIMITS
+    if data.get("limits") is not None:
+        limits = _limits(data["limits"], path, line_of("limits"))
     return Config(
         contracts=contracts,
         dialect=dialect,
         fail_on=fail_on,
         rules=rule_levels,
         policies=policies,
+        limits=limits,
         source=path,
         perspective=perspective,
     )
@@ -218,9 +246,13 @@ def _toml_section(data: bytes, path: str) -> dict[str, Any] | None:
 def config_from_files(
     yml: bytes | None, pyproject: bytes | None, explicit: str | None = None
 ) -> Config:
-    """Pick and parse the config: an explicit file, else .schema-gate.yml, else pyproject."""
+    """Pick and parse the config: an explicit file, else .schema-gate.yml, else pyproject.
+
+    The config file itself is bounded by the default limits: it cannot raise its own.
+    """
     if yml is not None:
         path = explicit or CONFIG_FILE
+        check_size(yml, path)
         if explicit and explicit.endswith(".toml"):
             section = _toml_section(yml, path)
             return parse_config(section or {}, path) if section is not None else Config(source=path)
@@ -231,6 +263,7 @@ def config_from_files(
             raise ContractError(path, f"the config must be a mapping, found {describe(doc)}", 1)
         return parse_config(doc, path)
     if pyproject is not None:
+        check_size(pyproject, PYPROJECT)
         section = _toml_section(pyproject, PYPROJECT)
         if section is not None:
             return parse_config(section, f"{PYPROJECT} [tool.schema-gate]")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from gate import acks, types
@@ -19,6 +19,7 @@ from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
 from gate.git_tree import FileChange, Repo, open_repo
+from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import Contract, ContractError, Dataset, GitError, UsageError
 from gate.report.base import Report
 from gate.rules import Severity
@@ -55,28 +56,33 @@ class Settings:
     notices: tuple[str, ...] = field(default=())
 
 
-def _parse_one(item: tuple[bytes, str, str]) -> Contract:
-    data, path, side = item
+def _parse_one(item: tuple[bytes, str, str, Limits]) -> Contract:
+    data, path, side, limits = item
     try:
-        return parse_contract(data, path)
+        return parse_contract(data, path, limits)
     except ContractError as exc:
         if side == "base":
             raise ContractError(exc.path, f"{exc.detail} (in the base version)", exc.line) from None
         raise
 
 
-def parse_many(items: Sequence[tuple[bytes, str, str]], jobs: int | None = None) -> list[Contract]:
+def parse_many(
+    items: Sequence[tuple[bytes, str, str]],
+    jobs: int | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> list[Contract]:
     """Parse (data, path, side) triples, in worker processes when there are many.
 
     YAML parsing dominates the run time of a large PR; on a 2-core runner two
     processes nearly halve it. Small PRs stay in-process: a pool costs ~50 ms.
     """
     workers = jobs if jobs is not None else min(os.cpu_count() or 1, 8)
+    bounded = [(data, path, side, limits) for data, path, side in items]
     if workers <= 1 or len(items) < _PARALLEL_THRESHOLD:
-        return [_parse_one(item) for item in items]
+        return [_parse_one(item) for item in bounded]
     chunk = max(16, len(items) // (workers * 8))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_parse_one, items, chunksize=chunk))
+        return list(pool.map(_parse_one, bounded, chunksize=chunk))
 
 
 def load_config(repo: Repo, head: str | None, explicit: str | None) -> Config:
@@ -89,6 +95,24 @@ def load_config(repo: Repo, head: str | None, explicit: str | None) -> Config:
             )
         return config_from_files(data, None, explicit)
     return config_from_files(repo.read_file(head, CONFIG_FILE), repo.read_file(head, PYPROJECT))
+
+
+def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
+    """The limits of the base side's config: a pull request cannot raise its own.
+
+    The rest of the config comes from HEAD (it describes the contracts it ships
+    with); limits protect the runner from the pull request, so they come from
+    code that is already merged. No config at the base: the defaults.
+    """
+    try:
+        if explicit:
+            data = repo.read_file(base_sha, explicit)
+            config = config_from_files(data, None, explicit) if data is not None else Config()
+        else:
+            config = load_config(repo, base_sha, None)
+    except ContractError:  # the HEAD config is validated; the defaults are the safe side
+        return DEFAULT_LIMITS
+    return config.limits
 
 
 def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
@@ -106,7 +130,10 @@ def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
 
 
 def _load(
-    repo: Repo, entries: Sequence[tuple[str, str | None, str]], jobs: int | None
+    repo: Repo,
+    entries: Sequence[tuple[str, str | None, str]],
+    jobs: int | None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[tuple[str, Contract]]:
     """Read and parse (path, blob or None for the working tree, side) entries.
 
@@ -118,12 +145,12 @@ def _load(
         (blobs[blob] if blob else repo.read_worktree(path), path, side)
         for path, blob, side in entries
     ]
-    contracts = parse_many(items, jobs)
+    contracts = parse_many(items, jobs, limits)
     return [(side, contract) for (_d, _p, side), contract in zip(items, contracts, strict=True)]
 
 
 def _read_sides(
-    repo: Repo, file_changes: Sequence[FileChange], jobs: int | None
+    repo: Repo, file_changes: Sequence[FileChange], jobs: int | None, limits: Limits
 ) -> tuple[list[Dataset], list[Dataset]]:
     """Read and parse both sides of every changed contract file."""
     entries: list[tuple[str, str | None, str]] = []
@@ -134,7 +161,7 @@ def _read_sides(
             entries.append((change.new_path, change.new_blob, "head"))
     base: list[Dataset] = []
     head: list[Dataset] = []
-    for side, contract in _load(repo, entries, jobs):
+    for side, contract in _load(repo, entries, jobs, limits):
         (base if side == "base" else head).extend(contract.datasets)
     _reject_duplicates(head)
     return base, head
@@ -147,6 +174,7 @@ def _reject_declared_elsewhere(
     file_changes: Sequence[FileChange],
     base: Sequence[Dataset],
     head: Sequence[Dataset],
+    limits: Limits,
 ) -> None:
     """A "new" dataset whose id an unchanged contract already declares is a clash.
 
@@ -165,7 +193,7 @@ def _reject_declared_elsewhere(
     if not candidates:
         return
     items = [(repo.read_file(settings.head, path) or b"", path, "head") for path in candidates]
-    for contract in parse_many(items, settings.jobs):
+    for contract in parse_many(items, settings.jobs, limits):
         for other in contract.datasets:
             if other.id in new:
                 dataset = new[other.id]
@@ -189,6 +217,7 @@ def _smoke(
     changed: list[Dataset],
     globs: Sequence[str],
     dialect: str,
+    limits: Limits,
 ) -> SmokeReport:
     """Run the smoke test on the HEAD contracts (imports PySpark only now)."""
     from gate.smoke import SmokeSettings, run_smoke
@@ -198,7 +227,9 @@ def _smoke(
     else:
         files = repo.list_files(settings.head, globs)
         entries = [(path, blob, "head") for path, blob in sorted(files.items())]
-        datasets = [d for _side, c in _load(repo, entries, settings.jobs) for d in c.datasets]
+        datasets = [
+            d for _side, c in _load(repo, entries, settings.jobs, limits) for d in c.datasets
+        ]
     smoke_settings = SmokeSettings(
         sample_data=settings.sample_data,
         spark_master=settings.spark_master,
@@ -235,6 +266,9 @@ def _run(repo: Repo, settings: Settings) -> Report:
     if settings.merge_base:
         base_sha = repo.merge_base(base_sha, head_sha)
     config = load_config(repo, settings.head, settings.config)
+    head_limits = config.limits
+    config = replace(config, limits=base_limits(repo, base_sha, settings.config))
+    limits = config.limits
     dialect = types.validate_dialect(settings.dialect or config.dialect or "spark")
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
@@ -242,8 +276,8 @@ def _run(repo: Repo, settings: Settings) -> Report:
     file_changes = repo.changed(base_sha, settings.head, globs)
     # A pure move (same blob on both sides) cannot change any dataset.
     file_changes = [c for c in file_changes if not (c.status == "R" and c.old_blob == c.new_blob)]
-    base, head = _read_sides(repo, file_changes, settings.jobs)
-    _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head)
+    base, head = _read_sides(repo, file_changes, settings.jobs, limits)
+    _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head, limits)
     renamed = {
         c.old_path: c.new_path
         for c in file_changes
@@ -253,8 +287,13 @@ def _run(repo: Repo, settings: Settings) -> Report:
         base, head, dialect=dialect, severity_of=config.severity_fn(), renamed_paths=renamed
     )
     acked = acks.apply(changes, _tokens(settings))
-    smoke = _smoke(repo, settings, head, globs, dialect) if settings.smoke else None
+    smoke = _smoke(repo, settings, head, globs, dialect, limits) if settings.smoke else None
     notices = list(settings.notices)
+    if head_limits != limits:
+        notices.append(
+            "this PR changes 'limits' in the config; the base branch's limits apply until "
+            "it is merged"
+        )
     if not file_changes and not repo.list_files(settings.head, globs):
         # Not an error (a repo may adopt the gate before its first contract), but a
         # misspelt glob must not look like a clean pass.

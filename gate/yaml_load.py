@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
 
 try:  # The C parser is several times faster; fall back where libyaml is absent.
@@ -73,8 +74,26 @@ class YList(list):
         return self.line
 
 
+class _TooManyNodes(Exception):
+    """Raised from inside the composer when a document exceeds its node budget."""
+
+
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe loader with YAML 1.2 booleans and line-aware containers."""
+    """Safe loader with YAML 1.2 booleans and line-aware containers.
+
+    It counts the nodes it composes: the composer asks ``resolve`` for the tag of
+    every node without an explicit tag, so the count costs nothing extra and
+    stops a huge document before it is built (an explicit tag per node costs the
+    attacker more bytes than it saves, and bytes are bounded too).
+    """
+
+    nodes_left: int = 2**62
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        self.nodes_left -= 1
+        if self.nodes_left < 0:
+            raise _TooManyNodes
+        return super().resolve(kind, value, implicit)
 
 
 # YAML 1.1 reads yes/no/on/off as booleans; contracts mean the words.
@@ -178,17 +197,21 @@ def _nesting_bound(text: str) -> int:
     return sum(text.count(mark) for mark in ("[", "{", "- ", "-\t", "? ", "?\t"))
 
 
-def _check_depth(text: str, path: str) -> None:
+def _check_depth(text: str, path: str, max_nodes: int = 2**62) -> None:
     """Refuse deep nesting from the parser's events, before anything recurses.
 
     libyaml's parser keeps its state on the heap; only the composer recurses.
-    Walking the events is iterative, so this pass is safe at any depth.
+    Walking the events is iterative, so this pass is safe at any depth. It
+    stops at the node budget too, so it never costs more than the load.
     """
     loader = _BaseLoader(text)
     depth = 0
     try:
         while (event := loader.get_event()) is not None:
-            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+                max_nodes -= 1
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                max_nodes -= 1
                 depth += 1
                 if depth > MAX_DEPTH:
                     raise _too_deep(path, event.start_mark.line + 1)
@@ -196,6 +219,8 @@ def _check_depth(text: str, path: str) -> None:
                 depth -= 1
             elif isinstance(event, yaml.StreamEndEvent):
                 break
+            if max_nodes < 0:
+                raise _TooManyNodes
     finally:
         loader.dispose()
 
@@ -244,14 +269,16 @@ def _check_expansion(root: Any, text: str, path: str) -> None:
             stack.extend((item, depth + 1) for item in value)
 
 
-def load_yaml(data: bytes | str, path: str) -> Any:
+def load_yaml(data: bytes | str, path: str, max_nodes: int | None = None) -> Any:
     """Parse one YAML document from an untrusted contract file.
 
     Raises ``ContractError`` naming ``path`` (and the line where YAML reports
-    one) for binary content, syntax errors, several documents in one file and
-    alias bombs. An empty file loads as ``None``; callers decide if that is an
-    error.
+    one) for binary content, syntax errors, several documents in one file,
+    deep nesting, more than ``max_nodes`` nodes and alias bombs. An empty file
+    loads as ``None``; callers decide if that is an error.
     """
+    if max_nodes is None:
+        max_nodes = DEFAULT_LIMITS.yaml_nodes
     if isinstance(data, bytes):
         if b"\x00" in data:
             raise ContractError(path, "binary content, not a YAML text file")
@@ -263,11 +290,12 @@ def load_yaml(data: bytes | str, path: str) -> Any:
             ) from None
     else:
         text = data
-    if _nesting_bound(text) >= _EVENT_SCAN_FROM:
-        with contextlib.suppress(yaml.YAMLError):  # reported by the real load below
-            _check_depth(text, path)
     loader = _Loader(text)
+    loader.nodes_left = max_nodes
     try:
+        if _nesting_bound(text) >= _EVENT_SCAN_FROM:
+            with contextlib.suppress(yaml.YAMLError):  # reported by the real load below
+                _check_depth(text, path, max_nodes)
         node = loader.get_single_node()
         value = None if node is None else _build(loader, node, {})
     except yaml.MarkedYAMLError as exc:
@@ -278,6 +306,12 @@ def load_yaml(data: bytes | str, path: str) -> Any:
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid YAML"
         raise ContractError(path, f"invalid YAML: {first}") from None
+    except _TooManyNodes:
+        raise ContractError(
+            path,
+            f"more than {max_nodes:,} YAML nodes; split the file or raise limits.yaml_nodes "
+            "in the config",
+        ) from None
     except RecursionError:
         _check_depth(text, path)  # names the line where it gets too deep
         raise _too_deep(path) from None

@@ -262,3 +262,115 @@ def test_alias_bomb_through_one_long_string_exits_2(shop: GitRepo) -> None:
         f"schema-gate: error: {C}/orders.yaml: YAML aliases expand too far "
         "(possible alias bomb); refusing to load"
     )
+
+
+# -- size limits: checked before the work they bound -----------------------------
+
+
+def _columns(count: int, data_type: str = "    data_type: int\n") -> str:
+    return "dataset: shop.orders\ncolumns:\n" + "".join(
+        f"  - name: c{i}\n{data_type}" for i in range(count)
+    )
+
+
+@pytest.mark.parametrize("megabytes", [10, 65])
+def test_huge_one_line_contract_exits_2_naming_the_limit(shop: GitRepo, megabytes: int) -> None:
+    # One line: a flow mapping whose description is the whole file.
+    size = megabytes * 1024 * 1024
+    text = '{dataset: shop.orders, description: "' + "y" * (size - 60) + '"}\n'
+    shop.write(f"{C}/orders.yaml", text)
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == (
+        f"schema-gate: error: {C}/orders.yaml: the file is {len(text):,} bytes, more than "
+        "the limit of 2,097,152; split it or raise limits.contract_bytes in the config"
+    )
+
+
+def test_hundred_thousand_columns_exit_2_at_the_node_budget(shop: GitRepo) -> None:
+    shop.write(f"{C}/orders.yaml", _columns(100_000, data_type=""))  # 1.5 MB
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == (
+        f"schema-gate: error: {C}/orders.yaml: more than 100,000 YAML nodes; split the file "
+        "or raise limits.yaml_nodes in the config"
+    )
+
+
+def test_a_megabyte_of_tiny_nodes_exits_2(shop: GitRepo) -> None:
+    shop.write(f"{C}/orders.yaml", "dataset: shop.orders\nx: [" + "a," * 500_000 + "]\n")
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line.endswith(
+        "more than 100,000 YAML nodes; split the file or raise limits.yaml_nodes in the config"
+    )
+
+
+def test_columns_per_dataset_limit_and_the_base_config_raises_it(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "wide")
+    repo.write(f"{C}/orders.yaml", _columns(2))
+    repo.commit("contracts")
+    repo.branch("feature")
+    repo.write(f"{C}/orders.yaml", _columns(10_001))
+    line = _one_error_line(run_gate(repo.path, "--base", "main"))
+    assert line == (
+        f"schema-gate: error: {C}/orders.yaml:1: dataset 'shop.orders' has 10,001 columns "
+        "(nested fields included), more than the limit of 10,000; raise "
+        "limits.columns_per_dataset in the config"
+    )
+    # The PR cannot raise its own limit: the base side's config decides.
+    repo.write(".schema-gate.yml", "limits:\n  columns_per_dataset: 20000\n")
+    line = _one_error_line(run_gate(repo.path, "--base", "main"))
+    assert "more than the limit of 10,000" in line
+    # Once the raised limit is merged, the same change is judged.
+    (repo.path / ".schema-gate.yml").unlink()
+    repo.git("stash")
+    repo.git("checkout", "-q", "main")
+    repo.write(".schema-gate.yml", "limits:\n  columns_per_dataset: 20000\n")
+    repo.commit("raise the column limit")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "main")
+    repo.git("stash", "pop")
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["summary"]["additive"] == 9_999  # c2..c10000 added
+
+
+def test_a_pr_raising_limits_is_told_they_apply_after_merge(shop: GitRepo) -> None:
+    shop.write(".schema-gate.yml", "limits:\n  contract_bytes: 99999999\n")
+    proc = run_gate(shop.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert any("the base branch's limits apply" in n for n in json.loads(proc.stdout)["notices"])
+
+
+@pytest.mark.parametrize(
+    ("limits", "expected"),
+    [
+        (
+            "limits:\n  contract_byte: 5\n",
+            ".schema-gate.yml:2: unknown limit 'contract_byte'; known limits: "
+            "contract_bytes, yaml_nodes, columns_per_dataset",
+        ),
+        (
+            "limits:\n  yaml_nodes: -1\n",
+            ".schema-gate.yml:2: limit 'yaml_nodes' must be a positive integer, found a number",
+        ),
+        ("limits: 5\n", ".schema-gate.yml:1: 'limits' must be a mapping, found a number"),
+    ],
+)
+def test_bad_limits_in_the_config_exit_2(shop: GitRepo, limits: str, expected: str) -> None:
+    shop.write(".schema-gate.yml", limits)
+    assert (
+        _one_error_line(run_gate(shop.path, "--base", "main")) == f"schema-gate: error: {expected}"
+    )
+
+
+def test_limits_in_pyproject_toml(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "toml")
+    repo.write("pyproject.toml", "[tool.schema-gate.limits]\ncolumns-per-dataset = 3\n")
+    repo.write(f"{C}/orders.yaml", _columns(2))
+    repo.commit("contracts")
+    repo.branch("feature")
+    repo.write(f"{C}/orders.yaml", _columns(4))
+    line = _one_error_line(run_gate(repo.path, "--base", "main"))
+    assert line.endswith(
+        "has 4 columns (nested fields included), more than the limit of 3; "
+        "raise limits.columns_per_dataset in the config"
+    )

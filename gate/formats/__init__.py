@@ -12,7 +12,8 @@ from typing import Any
 
 from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
-from gate.model import Contract, ContractError
+from gate.limits import DEFAULT_LIMITS, Limits
+from gate.model import Column, Contract, ContractError
 from gate.yaml_load import MAX_DEPTH, load_yaml
 
 #: Checked in order; the first whose ``detect`` accepts the document wins.
@@ -63,6 +64,37 @@ def parse_document(doc: Any, path: str) -> Contract:
     raise ContractError(path, f"not a recognised contract: expected {_EXPECTED}", 1)
 
 
-def parse_contract(data: bytes | str, path: str) -> Contract:
-    """Load and parse one contract file; every failure is a ``ContractError``."""
-    return parse_document(load_yaml(data, path), path)
+def _count_columns(columns: tuple[Column, ...]) -> int:
+    return sum(1 + _count_columns(column.fields) for column in columns)
+
+
+def check_size(data: bytes | str, path: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse a file above ``limits.contract_bytes`` before reading it as YAML."""
+    size = len(data.encode() if isinstance(data, str) else data)
+    if size > limits.contract_bytes:
+        raise ContractError(
+            path,
+            f"the file is {size:,} bytes, more than the limit of {limits.contract_bytes:,}; "
+            "split it or raise limits.contract_bytes in the config",
+        )
+
+
+def parse_contract(data: bytes | str, path: str, limits: Limits = DEFAULT_LIMITS) -> Contract:
+    """Load and parse one contract file; every failure is a ``ContractError``.
+
+    The size limits are checked before the work they bound: bytes before YAML,
+    nodes while composing, columns before anything compares them.
+    """
+    check_size(data, path, limits)
+    contract = parse_document(load_yaml(data, path, limits.yaml_nodes), path)
+    for dataset in contract.datasets:
+        count = _count_columns(dataset.columns)
+        if count > limits.columns_per_dataset:
+            raise ContractError(
+                path,
+                f"dataset '{dataset.id}' has {count:,} columns (nested fields included), "
+                f"more than the limit of {limits.columns_per_dataset:,}; raise "
+                "limits.columns_per_dataset in the config",
+                dataset.line,
+            )
+    return contract
