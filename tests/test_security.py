@@ -374,3 +374,33 @@ def test_limits_in_pyproject_toml(tmp_path: Path) -> None:
         "has 4 columns (nested fields included), more than the limit of 3; "
         "raise limits.columns_per_dataset in the config"
     )
+
+
+# -- new dataset ids reach git grep through stdin, not argv ----------------------
+
+
+def test_thousands_of_long_new_ids_are_checked_without_argv(tmp_path: Path) -> None:
+    # 4,000 new dbt models with 600-character names: 2.4 MB of ids, more than
+    # Linux's argument limit, so `git grep -e ID ...` could not even start.
+    clash = f"m1_1999_{'x' * 590}"
+    repo = GitRepo(tmp_path / "many")
+    repo.write(f"{C}/old.yaml", _contract(clash, [("id", "int")]))  # unchanged by the PR
+    repo.commit("an existing contract")
+    repo.branch("feature")
+
+    def add_models(skip: str | None) -> None:
+        for part in range(2):
+            names = (f"m{part}_{i:04d}_{'x' * 590}" for i in range(2_000))
+            models = "".join(f"  - name: {name}\n" for name in names if name != skip)
+            repo.write(f"models/part{part}/schema.yml", "version: 2\nmodels:\n" + models)
+
+    add_models(skip=None)
+    line = _one_error_line(run_gate(repo.path, "--base", "main"))
+    assert line == (
+        f"schema-gate: error: models/part1/schema.yml:2002: dataset '{clash}' is also "
+        f"declared in {C}/old.yaml"
+    )
+    add_models(skip=clash)
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert json.loads(proc.stdout)["exit_code"] == 0  # unenforced dbt models: nothing to judge
