@@ -28,6 +28,10 @@ class Limits:
     yaml_nodes: int = 100_000
     #: Columns of one dataset, nested fields included.
     columns_per_dataset: int = 10_000
+    #: Characters of the distinct ``data_type`` texts of one file together. Types
+    #: are parsed once per distinct text, at about a millisecond per 20
+    #: characters; repeated spellings (most columns) cost nothing more.
+    type_chars_per_file: int = 20_000
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

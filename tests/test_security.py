@@ -346,7 +346,7 @@ def test_a_pr_raising_limits_is_told_they_apply_after_merge(shop: GitRepo) -> No
         (
             "limits:\n  contract_byte: 5\n",
             ".schema-gate.yml:2: unknown limit 'contract_byte'; known limits: "
-            "contract_bytes, yaml_nodes, columns_per_dataset",
+            "contract_bytes, yaml_nodes, columns_per_dataset, type_chars_per_file",
         ),
         (
             "limits:\n  yaml_nodes: -1\n",
@@ -404,3 +404,65 @@ def test_thousands_of_long_new_ids_are_checked_without_argv(tmp_path: Path) -> N
     proc = run_gate(repo.path, "--base", "main", "--format", "json")
     assert proc.returncode == 0, proc.stderr[-500:]
     assert json.loads(proc.stdout)["exit_code"] == 0  # unenforced dbt models: nothing to judge
+
+
+# -- types: bounded before sqlglot sees them ----------------------------------
+
+
+def _typed(data_type: str) -> str:
+    return f"dataset: shop.orders\ncolumns:\n  - name: id\n    data_type: {_quoted(data_type)}\n"
+
+
+@pytest.mark.parametrize(
+    ("data_type", "problem"),
+    [
+        # 100 KB: sqlglot took 48 s on it.
+        (
+            "decimal(" + ",".join(["1"] * 50_000) + ")",
+            "is 100,008 characters long, more than 10,000",
+        ),
+        # 10,000 fields: sqlglot took 29 s.
+        (
+            "struct<" + ", ".join(f"f{i}: int" for i in range(10_000)) + ">",
+            "is 118,896 characters long, more than 10,000",
+        ),
+        (
+            "struct<" + ",".join(f"c{i} int" for i in range(1_001)) + ">",
+            "has more than 1,000 struct fields",
+        ),
+        ("decimal(" + ",".join(["1"] * 65) + ")", "has more than 64 parameters in one list"),
+        ("array<" * 33 + "int" + ">" * 33, "nests more than 32 levels deep"),
+    ],
+    ids=["50k-parameters", "10k-fields", "1001-fields", "65-parameters", "33-levels"],
+)
+def test_oversized_types_exit_2_before_parsing(shop: GitRepo, data_type: str, problem: str) -> None:
+    shop.write(f"{C}/orders.yaml", _typed(data_type))
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == (
+        f"schema-gate: error: {C}/orders.yaml:3: dataset 'shop.orders': column 'id': the type "
+        f"{problem}; refusing to parse it"
+    )
+
+
+def test_the_largest_allowed_struct_is_compared(shop: GitRepo) -> None:
+    struct = "struct<" + ",".join(f"c{i} int" for i in range(999)) + ">"
+    shop.git("checkout", "-q", "main")
+    shop.write(f"{C}/orders.yaml", _typed(struct))
+    shop.commit("a wide struct")
+    shop.git("checkout", "-q", "feature")
+    shop.git("merge", "-q", "main")
+    shop.write(f"{C}/orders.yaml", _typed(struct.replace("c1 int", "c1 bigint")))
+    proc = run_gate(shop.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert [c["rule"] for c in json.loads(proc.stdout)["changes"]] == ["type_widened"]
+
+
+def test_many_distinct_types_hit_the_per_file_budget(shop: GitRepo) -> None:
+    columns = "".join(f"  - name: c{i}\n    data_type: varchar({i + 1})\n" for i in range(3_000))
+    shop.write(f"{C}/orders.yaml", "dataset: shop.orders\ncolumns:\n" + columns)
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line.startswith(
+        f"schema-gate: error: {C}/orders.yaml:3249: the distinct data_type values add up to "
+        "more than 20,000 characters (at dataset 'shop.orders', column 'c1623'); raise "
+        "limits.type_chars_per_file in the config"
+    )

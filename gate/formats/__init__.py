@@ -7,13 +7,15 @@ file name, so a team can keep any format anywhere their globs point.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from gate import types
 from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
 from gate.limits import DEFAULT_LIMITS, Limits
-from gate.model import Column, Contract, ContractError
+from gate.model import Column, Contract, ContractError, Dataset
 from gate.yaml_load import MAX_DEPTH, load_yaml
 
 #: Checked in order; the first whose ``detect`` accepts the document wins.
@@ -68,6 +70,43 @@ def _count_columns(columns: tuple[Column, ...]) -> int:
     return sum(1 + _count_columns(column.fields) for column in columns)
 
 
+def _walk(columns: tuple[Column, ...], prefix: str = "") -> Iterator[tuple[str, Column]]:
+    for column in columns:
+        name = f"{prefix}{column.name}"
+        yield name, column
+        yield from _walk(column.fields, f"{name}.")
+
+
+def _check_types(dataset: Dataset, path: str, seen: set[str], total: int, limits: Limits) -> int:
+    """Bound every type before sqlglot sees it: each one, and the file's distinct ones.
+
+    Returns the characters of the distinct types seen so far in the file.
+    """
+    for name, column in _walk(dataset.columns):
+        text = column.data_type
+        if text is None or text in seen:
+            continue
+        problem = types.check_bounds(text)
+        if problem is not None:
+            raise ContractError(
+                path,
+                f"dataset '{dataset.id}': column '{name}': the type {problem}; "
+                "refusing to parse it",
+                column.line,
+            )
+        seen.add(text)
+        total += len(text)
+        if total > limits.type_chars_per_file:
+            raise ContractError(
+                path,
+                f"the distinct data_type values add up to more than "
+                f"{limits.type_chars_per_file:,} characters (at dataset '{dataset.id}', column "
+                f"'{name}'); raise limits.type_chars_per_file in the config",
+                column.line,
+            )
+    return total
+
+
 def check_size(data: bytes | str, path: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """Refuse a file above ``limits.contract_bytes`` before reading it as YAML."""
     size = len(data.encode() if isinstance(data, str) else data)
@@ -87,6 +126,8 @@ def parse_contract(data: bytes | str, path: str, limits: Limits = DEFAULT_LIMITS
     """
     check_size(data, path, limits)
     contract = parse_document(load_yaml(data, path, limits.yaml_nodes), path)
+    seen: set[str] = set()
+    total = 0
     for dataset in contract.datasets:
         count = _count_columns(dataset.columns)
         if count > limits.columns_per_dataset:
@@ -97,4 +138,5 @@ def parse_contract(data: bytes | str, path: str, limits: Limits = DEFAULT_LIMITS
                 "limits.columns_per_dataset in the config",
                 dataset.line,
             )
+        total = _check_types(dataset, path, seen, total, limits)
     return contract
