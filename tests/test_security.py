@@ -466,3 +466,35 @@ def test_many_distinct_types_hit_the_per_file_budget(shop: GitRepo) -> None:
         "more than 20,000 characters (at dataset 'shop.orders', column 'c1623'); raise "
         "limits.type_chars_per_file in the config"
     )
+
+
+# -- acknowledgements: only a real line start counts -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "acked"),
+    [
+        ("Looks fine.\naccept-breaking-change: shop.orders\n", True),
+        ("Looks fine.\r\n   accept-breaking-change: shop.orders\r\n", True),  # 3 spaces
+        ("- \taccept-breaking-change: shop.orders", True),  # after a bullet: any blanks
+        # Not line breaks in Markdown, so the key is in the middle of a line.
+        ("We must not\x0baccept-breaking-change: shop.orders", False),
+        ("We must not\x0caccept-breaking-change: shop.orders", False),
+        ("We must not\x1caccept-breaking-change: shop.orders", False),
+        ("We must not\x85accept-breaking-change: shop.orders", False),
+        ("We must not\u2028accept-breaking-change: shop.orders", False),
+        ("We must not\u2029accept-breaking-change: shop.orders", False),
+        # A tab is four columns of indentation, as four spaces are: a code block.
+        ("\taccept-breaking-change: shop.orders", False),
+        (" \taccept-breaking-change: shop.orders", False),
+        ("    accept-breaking-change: shop.orders", False),
+        ("\x0baccept-breaking-change: shop.orders", False),
+    ],
+)
+def test_acknowledgement_needs_a_real_line_start(shop: GitRepo, body: str, acked: bool) -> None:
+    shop.write(f"{C}/orders.yaml", _contract("shop.orders", [("id", "int")]))  # narrowed
+    proc = run_gate(
+        shop.path, "--base", "main", "--format", "json", "--pr-body-file", "-", stdin=body
+    )
+    assert proc.returncode == (0 if acked else 1), proc.stderr
+    assert json.loads(proc.stdout)["acknowledgements"] == (["shop.orders"] if acked else [])
