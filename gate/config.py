@@ -16,6 +16,7 @@ gate treats them as ``freeze``.
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -225,15 +226,29 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
     )
 
 
+def _line_of_match(text: str, pattern: str) -> int | None:
+    """The line where ``pattern`` first matches, to point a TOML error at it."""
+    found = re.search(pattern, text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
 def _toml_section(data: bytes, path: str) -> dict[str, Any] | None:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        document = tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        document = tomllib.loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ContractError(path, f"invalid TOML: {exc}") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        line = _line_of_match(text, r"[0-9_]{4300,}")
+        problem = str(exc).split(";")[0].split(": value has")[0]
+        raise ContractError(path, f"invalid TOML: {problem}", line) from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        line = _line_of_match(text, r"(?:[\[{]\s*){100}")
+        raise ContractError(path, "TOML nests too deeply", line) from None
     section = document.get("tool", {}).get("schema-gate")
     if section is None:
         return None

@@ -132,6 +132,10 @@ def _reject_duplicate_keys(node: yaml.MappingNode) -> None:
         seen.add(key_node.value)
 
 
+def _first_sentence(exc: Exception) -> str:
+    return str(exc).split(";")[0].split(": value has")[0]
+
+
 def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     """Turn a composed node into plain values with line-aware containers.
 
@@ -145,7 +149,12 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     if built is not None:
         return built
     if isinstance(node, yaml.ScalarNode):
-        value = node.value if node.tag == _STR else loader.construct_object(node)
+        try:
+            value = node.value if node.tag == _STR else loader.construct_object(node)
+        except ValueError as exc:  # int('1' * 5000): Python refuses over 4,300 digits
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read the value: {_first_sentence(exc)}", node.start_mark
+            ) from None
         memo[id(node)] = value
         return value
     if isinstance(node, yaml.SequenceNode):

@@ -498,3 +498,40 @@ def test_acknowledgement_needs_a_real_line_start(shop: GitRepo, body: str, acked
     )
     assert proc.returncode == (0 if acked else 1), proc.stderr
     assert json.loads(proc.stdout)["acknowledgements"] == (["shop.orders"] if acked else [])
+
+
+# -- values Python refuses: named with file and line, not "internal error" -------
+
+
+def test_huge_integer_in_a_contract_names_file_and_line(shop: GitRepo) -> None:
+    shop.write(f"{C}/orders.yaml", "dataset: shop.orders\nversion: " + "9" * 5_000 + "\n")
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == (
+        f"schema-gate: error: {C}/orders.yaml:2: invalid YAML: cannot read the value: "
+        "Exceeds the limit (4300 digits) for integer string conversion"
+    )
+
+
+def test_huge_integer_in_pyproject_names_file_and_line(shop: GitRepo) -> None:
+    shop.write("pyproject.toml", "[project]\nname = 'x'\nversion_digits = " + "9" * 5_000 + "\n")
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == (
+        "schema-gate: error: pyproject.toml:3: invalid TOML: Exceeds the limit (4300 digits) "
+        "for integer string conversion"
+    )
+
+
+def test_deep_arrays_in_pyproject_name_file_and_line(shop: GitRepo) -> None:
+    shop.write(
+        "pyproject.toml", "[project]\nname = 'x'\ndeep = " + "[" * 5_000 + "]" * 5_000 + "\n"
+    )
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == "schema-gate: error: pyproject.toml:3: TOML nests too deeply"
+
+
+def test_deep_arrays_in_a_contract_name_file_and_line(shop: GitRepo) -> None:
+    shop.write(f"{C}/orders.yaml", "dataset: shop.orders\nx:\n  y: " + "[" * 900 + "]" * 900 + "\n")
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == (
+        f"schema-gate: error: {C}/orders.yaml:3: YAML nests too deeply (more than 256 levels)"
+    )
