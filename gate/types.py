@@ -235,6 +235,28 @@ _DEFAULT_PARAMS: dict[tuple[str, T], tuple[int, ...]] = {
 #: Dialects where a bare DECIMAL/NUMERIC holds any precision.
 _UNBOUNDED_DECIMAL = frozenset({"postgres", "oracle"})
 
+#: The largest DECIMAL precision each engine accepts ("*" = every other dialect:
+#: no engine we know goes past Postgres's 1,000). A larger one is not a type
+#: the engine can store, so it is never a widening (``bigint -> decimal(50,2)``
+#: in Spark is CHANGED, not WIDENED).
+_MAX_PRECISION: dict[tuple[str, T], int] = {
+    ("*", T.DECIMAL): 1_000,
+    ("*", T.BIGDECIMAL): 1_000,
+    **{
+        (dialect, T.DECIMAL): 38
+        for dialect in (
+            "spark", "spark2", "databricks", "hive", "snowflake", "bigquery", "redshift",
+            "tsql", "fabric", "oracle", "duckdb", "trino", "presto", "athena", "doris",
+            "starrocks", "teradata", "dremio", "drill",
+        )
+    },
+    ("bigquery", T.BIGDECIMAL): 76,
+    ("clickhouse", T.DECIMAL): 76,
+    ("mysql", T.DECIMAL): 65,
+    ("singlestore", T.DECIMAL): 65,
+    ("exasol", T.DECIMAL): 36,
+}  # fmt: skip
+
 
 def _lookup(table: dict, dialect: str, key: T, default=None):
     return table.get((dialect, key), table.get(("*", key), default))
@@ -574,7 +596,15 @@ class _Other:
     bare_decimal: bool = False
 
 
-_Leaf = _Int | _Float | _Decimal | _Chars | _Date | _Moment | _Other
+@dataclass(frozen=True)
+class _Invalid:
+    """A type the dialect cannot hold (``DECIMAL(50,2)`` in Spark): equal to itself only."""
+
+    type: exp.DataType
+    why: str
+
+
+_Leaf = _Int | _Float | _Decimal | _Chars | _Date | _Moment | _Other | _Invalid
 
 
 def _leaf(dt: exp.DataType, dialect: str) -> _Leaf:
@@ -590,6 +620,10 @@ def _leaf(dt: exp.DataType, dialect: str) -> _Leaf:
         if not params and dialect in _UNBOUNDED_DECIMAL:
             return _Decimal(None, 0)
         if len(params) == 2 and ints:
+            limit = _lookup(_MAX_PRECISION, dialect, kind)
+            if params[0] > limit:
+                why = f"precision {params[0]} is above {dialect}'s maximum of {limit}"
+                return _Invalid(dt, f"{_render_leaf(dt, dialect)} is not a valid type: {why}")
             return _Decimal(params[0], params[1])
         return _Other(dt, bare_decimal=not params)
     if (kind in _TEXTS or kind in _BINARIES) and len(params) <= 1:
@@ -681,6 +715,9 @@ def _loss(a: _Leaf, b: _Leaf) -> str:
 def _classify(a: _Leaf, b: _Leaf) -> tuple[TypeChange, str]:
     if a == b:
         return TypeChange.SAME, ""
+    invalid = next((x for x in (b, a) if isinstance(x, _Invalid)), None)
+    if invalid is not None:  # never a widening: the engine cannot store the type
+        return TypeChange.CHANGED, f"changes type: {invalid.why}"
     if _widens(a, b):
         return TypeChange.WIDENED, "widens"
     if _widens(b, a):

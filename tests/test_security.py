@@ -535,3 +535,33 @@ def test_deep_arrays_in_a_contract_name_file_and_line(shop: GitRepo) -> None:
     assert line == (
         f"schema-gate: error: {C}/orders.yaml:3: YAML nests too deeply (more than 256 levels)"
     )
+
+
+# -- type bounds of the dialect: never a widening ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ("bigint", "decimal(10000000000000000000000, 2)", "precision 10000000000000000000000"),
+        ("decimal(10, 2)", "decimal(39, 2)", "precision 39"),  # issue #10: Spark's maximum is 38
+    ],
+)
+def test_decimal_precision_above_the_dialect_maximum_is_type_changed(
+    shop: GitRepo, old: str, new: str, why: str
+) -> None:
+    shop.git("checkout", "-q", "main")
+    shop.write(f"{C}/orders.yaml", _typed(old))
+    shop.commit("typed")
+    shop.git("checkout", "-q", "feature")
+    shop.git("merge", "-q", "main")
+    shop.write(f"{C}/orders.yaml", _typed(new))
+    proc = run_gate(shop.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    (change,) = json.loads(proc.stdout)["changes"]
+    assert (change["rule"], change["line"]) == ("type_changed", 3)
+    assert f"is not a valid type: {why} is above spark's maximum of 38" in change["message"]
+    # The largest valid precision still widens.
+    shop.write(f"{C}/orders.yaml", _typed("decimal(38, 2)"))
+    proc = run_gate(shop.path, "--base", "main", "--format", "json")
+    assert [c["rule"] for c in json.loads(proc.stdout)["changes"]] == ["type_widened"]
