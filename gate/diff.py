@@ -265,6 +265,10 @@ class _DatasetDiff:
         self.old = old
         self.new = new
         self.dialect = dialect
+        # Once per dataset, not per column: per column it was quadratic (10,000
+        # changed columns took 46 s).
+        self.old_sole_key = _sole_key(old)
+        self.new_sole_key = _sole_key(new)
 
     def emit(self, rule_id: str, message: str, **kwargs: object) -> None:
         self.out.emit(rule_id, self.new, message, **kwargs)  # type: ignore[arg-type]
@@ -351,8 +355,8 @@ class _DatasetDiff:
         self.column_type(old, new, name)
         self.required(old, new, name)
         self.enum(old, new, name)
-        old_unique = old.unique or name == _sole_key(self.old)
-        new_unique = new.unique or name == _sole_key(self.new)
+        old_unique = old.unique or name == self.old_sole_key
+        new_unique = new.unique or name == self.new_sole_key
         if old_unique and not new_unique:
             self.emit(
                 "unique_removed",
