@@ -16,8 +16,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from gate.report.base import visible
+from gate.report.markdown import code
+from gate.report.text import escape_line
 from tests.conftest import run_gate
 from tests.gitrepo import GitRepo
 
@@ -565,3 +570,55 @@ def test_decimal_precision_above_the_dialect_maximum_is_type_changed(
     shop.write(f"{C}/orders.yaml", _typed("decimal(38, 2)"))
     proc = run_gate(shop.path, "--base", "main", "--format", "json")
     assert [c["rule"] for c in json.loads(proc.stdout)["changes"]] == ["type_widened"]
+
+
+# -- the escaping functions, for every string ------------------------------------
+
+_HOSTILE_TEXT = st.lists(
+    st.sampled_from(
+        [*"ab :#[]`|<>&*_\\!-\n\r\t\x0b\x0c\x1b\x07\x85", "\u2028", "\u202e", "::", "##["]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_HOSTILE_TEXT)
+def test_escape_line_is_one_line_that_is_no_command(text: str) -> None:
+    line = escape_line(text)
+    assert len(line.splitlines()) <= 1
+    assert not line.lstrip().startswith(("::", "##["))
+    assert "\x1b" not in line and "\x07" not in line
+
+
+@settings(max_examples=400, deadline=None)
+@given(_HOSTILE_TEXT.filter(lambda t: t.strip(" ") != ""))
+def test_code_span_shows_exactly_the_text_in_a_table_cell(text: str) -> None:
+    row = "| " + code(text).replace("|", "\\|") + " |"
+    rendered = (
+        MarkdownIt("commonmark", {"html": True})
+        .enable("table")
+        .render("| h |\n|---|\n" + row + "\n")
+    )
+    parsed = _Tags()
+    parsed.feed(rendered)
+    assert [
+        t
+        for t in parsed.tags
+        if t
+        not in (
+            "table",
+            "/table",
+            "thead",
+            "/thead",
+            "tbody",
+            "/tbody",
+            "tr",
+            "/tr",
+            "th",
+            "/th",
+            "td",
+            "/td",
+        )
+    ] == ["code", "/code"]
+    assert parsed.code_text == [visible(text)]
