@@ -43,6 +43,9 @@ _FROZEN_RULES = {
     "data_type": ("type_widened", "type_declared", "type_removed"),
 }
 
+#: A config file is bounded by the default limit: it cannot raise its own.
+_CONFIG_TOO_BIG = "a config file may not be larger"
+
 _KEYS = {"contracts", "dialect", "fail_on", "rules", "policies", "perspective", "limits"}
 
 
@@ -267,7 +270,7 @@ def config_from_files(
     """
     if yml is not None:
         path = explicit or CONFIG_FILE
-        check_size(yml, path)
+        check_size(yml, path, advice=_CONFIG_TOO_BIG)
         if explicit and explicit.endswith(".toml"):
             section = _toml_section(yml, path)
             return parse_config(section or {}, path) if section is not None else Config(source=path)
@@ -278,7 +281,7 @@ def config_from_files(
             raise ContractError(path, f"the config must be a mapping, found {describe(doc)}", 1)
         return parse_config(doc, path)
     if pyproject is not None:
-        check_size(pyproject, PYPROJECT)
+        check_size(pyproject, PYPROJECT, advice=_CONFIG_TOO_BIG)
         section = _toml_section(pyproject, PYPROJECT)
         if section is not None:
             return parse_config(section, f"{PYPROJECT} [tool.schema-gate]")

@@ -622,3 +622,12 @@ def test_code_span_shows_exactly_the_text_in_a_table_cell(text: str) -> None:
         )
     ] == ["code", "/code"]
     assert parsed.code_text == [visible(text)]
+
+
+def test_a_huge_config_file_exits_2(shop: GitRepo) -> None:
+    shop.write(".schema-gate.yml", "# " + "x" * (3 * 1024 * 1024) + "\n")
+    line = _one_error_line(run_gate(shop.path, "--base", "main"))
+    assert line == (
+        "schema-gate: error: .schema-gate.yml: the file is 3,145,731 bytes, more than the "
+        "limit of 2,097,152; a config file may not be larger"
+    )

@@ -107,14 +107,19 @@ def _check_types(dataset: Dataset, path: str, seen: set[str], total: int, limits
     return total
 
 
-def check_size(data: bytes | str, path: str, limits: Limits = DEFAULT_LIMITS) -> None:
+def check_size(
+    data: bytes | str,
+    path: str,
+    limits: Limits = DEFAULT_LIMITS,
+    advice: str = "split it or raise limits.contract_bytes in the config",
+) -> None:
     """Refuse a file above ``limits.contract_bytes`` before reading it as YAML."""
     size = len(data.encode() if isinstance(data, str) else data)
     if size > limits.contract_bytes:
         raise ContractError(
             path,
             f"the file is {size:,} bytes, more than the limit of {limits.contract_bytes:,}; "
-            "split it or raise limits.contract_bytes in the config",
+            + advice,
         )
 
 
