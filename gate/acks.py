@@ -6,6 +6,12 @@ PR body is untrusted free text, so it is only ever scanned for the exact key at
 the start of a line; lines inside HTML comments (PR templates explain the
 syntax there) and fenced code blocks (where authors quote examples) do not
 count, so a template cannot acknowledge anything by itself.
+
+"Start of a line" means what a reader of the rendered description sees: lines
+end only at LF, CR or CRLF (not at a vertical tab, form feed, U+0085 or
+U+2028, which ``str.splitlines`` would also split on), and the key may be
+indented by up to three columns as in Markdown, where a tab counts as four
+columns (to the next tab stop), so an indented tab makes a code block, not a line.
 """
 
 from __future__ import annotations
@@ -20,16 +26,18 @@ from gate.rules import Severity
 KEY = "accept-breaking-change"
 
 _LINE = re.compile(
-    r"""^\s{0,3}                 # up to three spaces, as markdown allows
-        (?:[-*+]\s+|\d+[.)]\s+)?  # an optional bullet or numbered item
-        (?:\*\*|__|`)?            # optional bold or code span around the key
+    r"""^[ ]{0,3}                    # up to three spaces, as markdown allows (a tab is four)
+        (?:[-*+][ \t]+|[0-9]{1,9}[.)][ \t]+)?  # an optional bullet or numbered item
+        (?:\*\*|__|`)?               # optional bold or code span around the key
         accept-breaking-change
         (?:\*\*|__|`)?
-        \s*:\s*(?:\*\*|__)?
+        [ \t]*:[ \t]*(?:\*\*|__)?
         (?P<tokens>.*)$""",
     re.IGNORECASE | re.VERBOSE,
 )
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+#: Line breaks as Markdown knows them; ``str.splitlines`` knows many more.
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 _SPLIT = re.compile(r"[,\s]+")
 _STRIP = "`'\"*_<>"
 
@@ -55,7 +63,7 @@ def parse_pr_body(body: str) -> list[Token]:
     """Every token in ``accept-breaking-change:`` lines of a PR body."""
     tokens: list[Token] = []
     fence: str | None = None
-    for number, line in enumerate(_strip_html_comments(body).splitlines(), start=1):
+    for number, line in enumerate(_NEWLINE.split(_strip_html_comments(body)), start=1):
         marker = _FENCE.match(line)
         if marker:
             opener = marker.group(1)

@@ -18,6 +18,7 @@ from gate import __version__, rules
 from gate.engine import Settings, run
 from gate.model import GateError, UsageError
 from gate.report import EXIT_ERROR, RENDERERS
+from gate.report.text import escape_line
 from gate.rules import Severity
 
 PROG = "schema-gate"
@@ -62,7 +63,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors are one line and exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        sys.stderr.write(escape_line(f"{self.prog}: error: {message} (see --help)") + "\n")
         raise SystemExit(EXIT_ERROR)
 
 
@@ -246,7 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(text)
         return report.exit_code
     except GateError as exc:
-        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        # Errors quote names from the pull request: one line, nothing it can forge.
+        sys.stderr.write(escape_line(f"{PROG}: error: {exc}") + "\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
@@ -255,8 +257,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         sys.stderr.write(
-            f"{PROG}: internal error: {type(exc).__name__}: {exc} "
-            "(re-run with --debug and report it)\n"
+            escape_line(
+                f"{PROG}: internal error: {type(exc).__name__}: {exc} "
+                "(re-run with --debug and report it)"
+            )
+            + "\n"
         )
         return EXIT_ERROR
 

@@ -16,13 +16,16 @@ gate treats them as ``freeze``.
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from gate import rules
 from gate.diff import SeverityFn
+from gate.formats import check_size
 from gate.formats.common import describe
+from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import ContractError
 from gate.rules import Severity
 from gate.yaml_load import YMap, load_yaml
@@ -40,7 +43,10 @@ _FROZEN_RULES = {
     "data_type": ("type_widened", "type_declared", "type_removed"),
 }
 
-_KEYS = {"contracts", "dialect", "fail_on", "rules", "policies", "perspective"}
+#: A config file is bounded by the default limit: it cannot raise its own.
+_CONFIG_TOO_BIG = "a config file may not be larger"
+
+_KEYS = {"contracts", "dialect", "fail_on", "rules", "policies", "perspective", "limits"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class Config:
     fail_on: Severity | None = None
     rules: dict[str, Severity] = field(default_factory=dict)
     policies: tuple[Policy, ...] = ()
+    limits: Limits = DEFAULT_LIMITS
     source: str | None = None  # the file it came from, for the report
     perspective: str = "both"  # whose breakage is an error: see rules.PERSPECTIVES
 
@@ -135,6 +142,27 @@ def _policy(entry: Any, path: str, line: int | None) -> Policy:
     return Policy(datasets=datasets, modes=modes)
 
 
+def _limits(value: Any, path: str, line: int | None) -> Limits:
+    """``limits:``: each key a field of ``Limits``, each value a positive integer."""
+    if not isinstance(value, dict):
+        raise ContractError(path, f"'limits' must be a mapping, found {describe(value)}", line)
+    known = Limits.names()
+    chosen: dict[str, int] = {}
+    for key, number in value.items():
+        where = value.key_line(key) if isinstance(value, YMap) else line
+        name = str(key).replace("-", "_")
+        if name not in known:
+            raise ContractError(
+                path, f"unknown limit '{key}'; known limits: {', '.join(known)}", where
+            )
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise ContractError(
+                path, f"limit '{key}' must be a positive integer, found {describe(number)}", where
+            )
+        chosen[name] = number
+    return Limits(**chosen)
+
+
 def parse_config(data: dict[str, Any], path: str) -> Config:
     """Validate a config mapping; every mistake is a one-line error naming the key."""
     line_of = data.key_line if isinstance(data, YMap) else (lambda _key: None)
@@ -186,15 +214,25 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
             f"'perspective' must be one of {', '.join(rules.PERSPECTIVES)}, found {perspective!r}",
             line_of("perspective"),
         )
+    limits = DEFAULT_LIMITS
+    if data.get("limits") is not None:
+        limits = _limits(data["limits"], path, line_of("limits"))
     return Config(
         contracts=contracts,
         dialect=dialect,
         fail_on=fail_on,
         rules=rule_levels,
         policies=policies,
+        limits=limits,
         source=path,
         perspective=perspective,
     )
+
+
+def _line_of_match(text: str, pattern: str) -> int | None:
+    """The line where ``pattern`` first matches, to point a TOML error at it."""
+    found = re.search(pattern, text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
 
 
 def _toml_section(data: bytes, path: str) -> dict[str, Any] | None:
@@ -203,9 +241,17 @@ def _toml_section(data: bytes, path: str) -> dict[str, Any] | None:
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        document = tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        document = tomllib.loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ContractError(path, f"invalid TOML: {exc}") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        line = _line_of_match(text, r"[0-9_]{4300,}")
+        problem = str(exc).split(";")[0].split(": value has")[0]
+        raise ContractError(path, f"invalid TOML: {problem}", line) from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        line = _line_of_match(text, r"(?:[\[{]\s*){100}")
+        raise ContractError(path, "TOML nests too deeply", line) from None
     section = document.get("tool", {}).get("schema-gate")
     if section is None:
         return None
@@ -218,9 +264,13 @@ def _toml_section(data: bytes, path: str) -> dict[str, Any] | None:
 def config_from_files(
     yml: bytes | None, pyproject: bytes | None, explicit: str | None = None
 ) -> Config:
-    """Pick and parse the config: an explicit file, else .schema-gate.yml, else pyproject."""
+    """Pick and parse the config: an explicit file, else .schema-gate.yml, else pyproject.
+
+    The config file itself is bounded by the default limits: it cannot raise its own.
+    """
     if yml is not None:
         path = explicit or CONFIG_FILE
+        check_size(yml, path, advice=_CONFIG_TOO_BIG)
         if explicit and explicit.endswith(".toml"):
             section = _toml_section(yml, path)
             return parse_config(section or {}, path) if section is not None else Config(source=path)
@@ -231,6 +281,7 @@ def config_from_files(
             raise ContractError(path, f"the config must be a mapping, found {describe(doc)}", 1)
         return parse_config(doc, path)
     if pyproject is not None:
+        check_size(pyproject, PYPROJECT, advice=_CONFIG_TOO_BIG)
         section = _toml_section(pyproject, PYPROJECT)
         if section is not None:
             return parse_config(section, f"{PYPROJECT} [tool.schema-gate]")

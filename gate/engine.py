@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
 from gate.formats.dbt_project import Project
 from gate.git_tree import Repo, open_repo
+from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import Contract, ContractError, Dataset, GitError, UsageError
 from gate.report.base import Report
 from gate.rules import Severity
@@ -62,28 +63,33 @@ class Settings:
 _Item = tuple[bytes, str, str, Project | None]
 
 
-def _parse_one(item: _Item) -> Contract:
-    data, path, side, project = item
+def _parse_one(item: tuple[bytes, str, str, Project | None, Limits]) -> Contract:
+    data, path, side, project, limits = item
     try:
-        return parse_contract(data, path, project)
+        return parse_contract(data, path, project, limits)
     except ContractError as exc:
         if side == "base":
             raise ContractError(exc.path, f"{exc.detail} (in the base version)", exc.line) from None
         raise
 
 
-def parse_many(items: Sequence[_Item], jobs: int | None = None) -> list[Contract]:
+def parse_many(
+    items: Sequence[_Item],
+    jobs: int | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> list[Contract]:
     """Parse (data, path, side, dbt project) items, in worker processes when there are many.
 
     YAML parsing dominates the run time of a large PR; on a 2-core runner two
     processes nearly halve it. Small PRs stay in-process: a pool costs ~50 ms.
     """
     workers = jobs if jobs is not None else min(os.cpu_count() or 1, 8)
+    bounded = [(data, path, side, project, limits) for data, path, side, project in items]
     if workers <= 1 or len(items) < _PARALLEL_THRESHOLD:
-        return [_parse_one(item) for item in items]
+        return [_parse_one(item) for item in bounded]
     chunk = max(16, len(items) // (workers * 8))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_parse_one, items, chunksize=chunk))
+        return list(pool.map(_parse_one, bounded, chunksize=chunk))
 
 
 def load_config(repo: Repo, head: str | None, explicit: str | None) -> Config:
@@ -96,6 +102,24 @@ def load_config(repo: Repo, head: str | None, explicit: str | None) -> Config:
             )
         return config_from_files(data, None, explicit)
     return config_from_files(repo.read_file(head, CONFIG_FILE), repo.read_file(head, PYPROJECT))
+
+
+def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
+    """The limits of the base side's config: a pull request cannot raise its own.
+
+    The rest of the config comes from HEAD (it describes the contracts it ships
+    with); limits protect the runner from the pull request, so they come from
+    code that is already merged. No config at the base: the defaults.
+    """
+    try:
+        if explicit:
+            data = repo.read_file(base_sha, explicit)
+            config = config_from_files(data, None, explicit) if data is not None else Config()
+        else:
+            config = load_config(repo, base_sha, None)
+    except ContractError:  # the HEAD config is validated; the defaults are the safe side
+        return DEFAULT_LIMITS
+    return config.limits
 
 
 def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
@@ -116,6 +140,7 @@ def _load(
     repo: Repo,
     entries: Sequence[tuple[str, str | None, str, Project | None]],
     jobs: int | None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[tuple[str, Contract]]:
     """Read and parse (path, blob or None for the working tree, side, dbt project) entries.
 
@@ -127,7 +152,7 @@ def _load(
         (blobs[blob] if blob else repo.read_worktree(path), path, side, project)
         for path, blob, side, project in entries
     ]
-    contracts = parse_many(items, jobs)
+    contracts = parse_many(items, jobs, limits)
     return [(item[2], contract) for item, contract in zip(items, contracts, strict=True)]
 
 
@@ -136,6 +161,7 @@ def _read_sides(
     file_changes: Sequence[Entry],
     jobs: int | None,
     commits: tuple[str, str | None],
+    limits: Limits,
 ) -> tuple[list[Dataset], list[Dataset]]:
     """Read and parse both sides of every changed contract file.
 
@@ -150,7 +176,7 @@ def _read_sides(
             entries.append((change.new_path, change.new_blob, "head", entry.head))
     base: list[Dataset] = []
     head: list[Dataset] = []
-    for side, contract in _load(repo, entries, jobs):
+    for side, contract in _load(repo, entries, jobs, limits):
         (base if side == "base" else head).extend(contract.datasets)
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
@@ -168,6 +194,7 @@ def _reject_declared_elsewhere(
     file_changes: Sequence[Entry],
     base: Sequence[Dataset],
     head: Sequence[Dataset],
+    limits: Limits,
 ) -> None:
     """A "new" dataset whose id an unchanged contract already declares is a clash.
 
@@ -201,7 +228,7 @@ def _reject_declared_elsewhere(
         (repo.read_file(settings.head, path) or b"", path, "head", projects[path])
         for path in candidates
     ]
-    for contract in parse_many(items, settings.jobs):
+    for contract in parse_many(items, settings.jobs, limits):
         for other in contract.datasets:
             if other.id in new and other.enabled:
                 dataset = new[other.id]
@@ -225,6 +252,7 @@ def _smoke(
     changed: list[Dataset],
     globs: Sequence[str],
     dialect: str,
+    limits: Limits,
 ) -> SmokeReport:
     """Run the smoke test on the HEAD contracts (imports PySpark only now)."""
     from gate.smoke import SmokeSettings, run_smoke
@@ -243,7 +271,9 @@ def _smoke(
             )
             for path in sorted(set(files) | set(dbt_files))
         ]
-        datasets = [d for _side, c in _load(repo, entries, settings.jobs) for d in c.datasets]
+        datasets = [
+            d for _side, c in _load(repo, entries, settings.jobs, limits) for d in c.datasets
+        ]
         projects = {p: proj for p, _b, _s, proj in entries}
         datasets = dbt_model_files.apply_model_configs(repo, settings.head, datasets, projects)
     smoke_settings = SmokeSettings(
@@ -282,6 +312,9 @@ def _run(repo: Repo, settings: Settings) -> Report:
     if settings.merge_base:
         base_sha = repo.merge_base(base_sha, head_sha)
     config = load_config(repo, settings.head, settings.config)
+    head_limits = config.limits
+    config = replace(config, limits=base_limits(repo, base_sha, settings.config))
+    limits = config.limits
     dialect = types.validate_dialect(settings.dialect or config.dialect or "spark")
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
@@ -291,8 +324,8 @@ def _run(repo: Repo, settings: Settings) -> Report:
     file_changes = dbt_changes.collect(repo, base_sha, head_commit, globs, globbed)
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
     file_changes = [e for e in file_changes if not dbt_changes.is_pure_move(e)]
-    base, head = _read_sides(repo, file_changes, settings.jobs, (base_sha, head_commit))
-    _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head)
+    base, head = _read_sides(repo, file_changes, settings.jobs, (base_sha, head_commit), limits)
+    _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head, limits)
     renamed = {
         e.change.old_path: e.change.new_path
         for e in file_changes
@@ -307,8 +340,13 @@ def _run(repo: Repo, settings: Settings) -> Report:
         now=datetime.now(timezone.utc),
     )
     acked = acks.apply(changes, _tokens(settings))
-    smoke = _smoke(repo, settings, head, globs, dialect) if settings.smoke else None
+    smoke = _smoke(repo, settings, head, globs, dialect, limits) if settings.smoke else None
     notices = list(settings.notices)
+    if head_limits != limits:
+        notices.append(
+            "this PR changes 'limits' in the config; the base branch's limits apply until "
+            "it is merged"
+        )
     if (
         not file_changes
         and not repo.list_files(settings.head, globs)

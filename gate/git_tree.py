@@ -252,13 +252,18 @@ class Repo:
         look beyond the changed ones (is a new dataset id declared elsewhere
         already?), at the cost of a text search instead of a parse of every file.
         """
-        patterns = [arg for needle in dict.fromkeys(needles) if needle for arg in ("-e", needle)]
-        if not patterns:
+        # Patterns go through stdin (-f -), never argv: thousands of long ids would
+        # exceed the argument limit, and an id is data, not an option. A pattern
+        # holds no newline, so an id with one is searched as its lines: that finds
+        # a superset of the files, which the caller parses and compares exactly.
+        lines = {line for needle in needles for line in needle.splitlines() if line}
+        if not lines:
             return []
         where = ["--untracked"] if head is None else [self.resolve(head)]
         proc = self._run(
-            "grep", "-F", "-l", "-z", "--full-name", *patterns, *where, "--", *_pathspecs(globs)
-        )
+            "grep", "-F", "-l", "-z", "--full-name", "-f", "-", *where, "--", *_pathspecs(globs),
+            stdin="\n".join(sorted(lines)).encode("utf-8") + b"\n",
+        )  # fmt: skip
         if proc.returncode == 1:  # no match
             return []
         if proc.returncode != 0:

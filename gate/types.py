@@ -67,9 +67,11 @@ from gate.model import UsageError
 
 __all__ = [
     "DIALECTS",
+    "MAX_TYPE_CHARS",
     "TypeChange",
     "TypeComparison",
     "canonical",
+    "check_bounds",
     "compare",
     "join_path",
     "parse",
@@ -233,9 +235,83 @@ _DEFAULT_PARAMS: dict[tuple[str, T], tuple[int, ...]] = {
 #: Dialects where a bare DECIMAL/NUMERIC holds any precision.
 _UNBOUNDED_DECIMAL = frozenset({"postgres", "oracle"})
 
+#: The largest DECIMAL precision each engine accepts ("*" = every other dialect:
+#: no engine we know goes past Postgres's 1,000). A larger one is not a type
+#: the engine can store, so it is never a widening (``bigint -> decimal(50,2)``
+#: in Spark is CHANGED, not WIDENED).
+_MAX_PRECISION: dict[tuple[str, T], int] = {
+    ("*", T.DECIMAL): 1_000,
+    ("*", T.BIGDECIMAL): 1_000,
+    **{
+        (dialect, T.DECIMAL): 38
+        for dialect in (
+            "spark", "spark2", "databricks", "hive", "snowflake", "bigquery", "redshift",
+            "tsql", "fabric", "oracle", "duckdb", "trino", "presto", "athena", "doris",
+            "starrocks", "teradata", "dremio", "drill",
+        )
+    },
+    ("bigquery", T.BIGDECIMAL): 76,
+    ("clickhouse", T.DECIMAL): 76,
+    ("mysql", T.DECIMAL): 65,
+    ("singlestore", T.DECIMAL): 65,
+    ("exasol", T.DECIMAL): 36,
+}  # fmt: skip
+
 
 def _lookup(table: dict, dialect: str, key: T, default=None):
     return table.get((dialect, key), table.get(("*", key), default))
+
+
+# -- bounds --------------------------------------------------------------------
+
+#: Bounds on one type's text, checked before sqlglot sees it. sqlglot's cost
+#: grows with the text (and comparing nested types more than linearly): a
+#: decimal with 50,000 parameters took 48 s, a 10,000-field struct 29 s. Real
+#: types stay far below: a wide Spark struct has a few hundred fields.
+MAX_TYPE_CHARS = 10_000
+MAX_TYPE_PARAMS = 64  # values in one parenthesized list: DECIMAL(p,s), ENUM('a', ...)
+MAX_TYPE_DEPTH = 32  # nested <...> and (...)
+MAX_STRUCT_FIELDS = 1_000  # items of every <...> list in the type together
+
+_TYPE_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`|[<>(),]")
+
+
+def check_bounds(text: str) -> str | None:
+    """Why ``text`` is too large to parse as a type, or ``None`` when it is not.
+
+    A single linear scan, so the answer is immediate at any size. Quoted names
+    and string literals are skipped; struct fields are counted as the items of
+    every ``<...>`` list (``MAP<K, V>`` counts two), parameters as the items of
+    one ``(...)`` list.
+    """
+    if len(text) > MAX_TYPE_CHARS:
+        return f"is {len(text):,} characters long, more than {MAX_TYPE_CHARS:,}"
+    depth = 0
+    commas: list[int] = [0]  # per open bracket: commas seen so far
+    angled: list[bool] = [False]
+    fields = 0
+    for match in _TYPE_TOKENS.finditer(text):
+        token = match.group()
+        if token in "<(":
+            depth += 1
+            if depth > MAX_TYPE_DEPTH:
+                return f"nests more than {MAX_TYPE_DEPTH} levels deep"
+            commas.append(0)
+            angled.append(token == "<")
+            fields += token == "<"
+        elif token in ">)":
+            if depth:
+                depth -= 1
+                commas.pop()
+                angled.pop()
+        elif token == ",":
+            commas[-1] += 1
+            if not angled[-1] and commas[-1] >= MAX_TYPE_PARAMS:
+                return f"has more than {MAX_TYPE_PARAMS} parameters in one list"
+            fields += angled[-1]
+        if fields > MAX_STRUCT_FIELDS:
+            return f"has more than {MAX_STRUCT_FIELDS:,} struct fields"
+    return None
 
 
 # -- parsing -------------------------------------------------------------------
@@ -264,6 +340,8 @@ def parse(text: str, dialect: str = "spark") -> exp.DataType | None:
 @functools.lru_cache(maxsize=16384)
 def _parse(text: str, dialect: str) -> exp.DataType | None:
     """Shared, never mutated after normalisation: callers get ``parse`` copies."""
+    if check_bounds(text) is not None:
+        return None  # the formats refuse it with the file and line; never parse it
     try:
         dt = sqlglot.parse_one(text, read=dialect, into=exp.DataType)
     except Exception:  # junk text must not crash the gate: it is an unknown type
@@ -518,7 +596,15 @@ class _Other:
     bare_decimal: bool = False
 
 
-_Leaf = _Int | _Float | _Decimal | _Chars | _Date | _Moment | _Other
+@dataclass(frozen=True)
+class _Invalid:
+    """A type the dialect cannot hold (``DECIMAL(50,2)`` in Spark): equal to itself only."""
+
+    type: exp.DataType
+    why: str
+
+
+_Leaf = _Int | _Float | _Decimal | _Chars | _Date | _Moment | _Other | _Invalid
 
 
 def _leaf(dt: exp.DataType, dialect: str) -> _Leaf:
@@ -534,6 +620,10 @@ def _leaf(dt: exp.DataType, dialect: str) -> _Leaf:
         if not params and dialect in _UNBOUNDED_DECIMAL:
             return _Decimal(None, 0)
         if len(params) == 2 and ints:
+            limit = _lookup(_MAX_PRECISION, dialect, kind)
+            if params[0] > limit:
+                why = f"precision {params[0]} is above {dialect}'s maximum of {limit}"
+                return _Invalid(dt, f"{_render_leaf(dt, dialect)} is not a valid type: {why}")
             return _Decimal(params[0], params[1])
         return _Other(dt, bare_decimal=not params)
     if (kind in _TEXTS or kind in _BINARIES) and len(params) <= 1:
@@ -625,6 +715,9 @@ def _loss(a: _Leaf, b: _Leaf) -> str:
 def _classify(a: _Leaf, b: _Leaf) -> tuple[TypeChange, str]:
     if a == b:
         return TypeChange.SAME, ""
+    invalid = next((x for x in (b, a) if isinstance(x, _Invalid)), None)
+    if invalid is not None:  # never a widening: the engine cannot store the type
+        return TypeChange.CHANGED, f"changes type: {invalid.why}"
     if _widens(a, b):
         return TypeChange.WIDENED, "widens"
     if _widens(b, a):

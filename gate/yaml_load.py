@@ -13,11 +13,13 @@ as it does in the tools that consume these contracts.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
 import yaml
 
+from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
 
 try:  # The C parser is several times faster; fall back where libyaml is absent.
@@ -30,6 +32,22 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 #: expands exponentially and hits this bound after a few milliseconds of work.
 _EXPANSION_PER_BYTE = 4
 _EXPANSION_FLOOR = 100_000
+
+#: Upper bound on the characters of text (keys and string values) a document may
+#: expand to. Counting nodes is not enough: one 10 KB string reused 90,000 times
+#: is few nodes but 900 MB for whoever serialises it. Anchors in real contracts
+#: share small check blocks, a few times the file size at most.
+_TEXT_PER_BYTE = 8
+_TEXT_FLOOR = 1_000_000
+
+#: How deeply collections may nest. Real contracts nest about ten levels (a DCS
+#: field 64 levels deep, the formats' own limit, takes about 130); libyaml's
+#: composer recurses in C and kills the process (SIGSEGV) somewhere past 30,000.
+MAX_DEPTH = 256
+
+#: Below this bound on the nesting (see ``_nesting_bound``) composing cannot get
+#: near the C stack's limit, so the extra pass over the events is skipped.
+_EVENT_SCAN_FROM = 2_000
 
 
 class YMap(dict):
@@ -56,8 +74,26 @@ class YList(list):
         return self.line
 
 
+class _TooManyNodes(Exception):
+    """Raised from inside the composer when a document exceeds its node budget."""
+
+
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe loader with YAML 1.2 booleans and line-aware containers."""
+    """Safe loader with YAML 1.2 booleans and line-aware containers.
+
+    It counts the nodes it composes: the composer asks ``resolve`` for the tag of
+    every node without an explicit tag, so the count costs nothing extra and
+    stops a huge document before it is built (an explicit tag per node costs the
+    attacker more bytes than it saves, and bytes are bounded too).
+    """
+
+    nodes_left: int = 2**62
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        self.nodes_left -= 1
+        if self.nodes_left < 0:
+            raise _TooManyNodes
+        return super().resolve(kind, value, implicit)
 
 
 # YAML 1.1 reads yes/no/on/off as booleans; contracts mean the words.
@@ -96,6 +132,10 @@ def _reject_duplicate_keys(node: yaml.MappingNode) -> None:
         seen.add(key_node.value)
 
 
+def _first_sentence(exc: Exception) -> str:
+    return str(exc).split(";")[0].split(": value has")[0]
+
+
 def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     """Turn a composed node into plain values with line-aware containers.
 
@@ -109,7 +149,12 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     if built is not None:
         return built
     if isinstance(node, yaml.ScalarNode):
-        value = node.value if node.tag == _STR else loader.construct_object(node)
+        try:
+            value = node.value if node.tag == _STR else loader.construct_object(node)
+        except ValueError as exc:  # int('1' * 5000): Python refuses over 4,300 digits
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read the value: {_first_sentence(exc)}", node.start_mark
+            ) from None
         memo[id(node)] = value
         return value
     if isinstance(node, yaml.SequenceNode):
@@ -147,36 +192,102 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     return mapping
 
 
-def _check_expansion(root: Any, budget: int, path: str) -> None:
-    """Walk the loaded value as consumers will, refusing exponential expansion.
+def _too_deep(path: str, line: int | None = None) -> ContractError:
+    return ContractError(path, f"YAML nests too deeply (more than {MAX_DEPTH} levels)", line)
+
+
+def _nesting_bound(text: str) -> int:
+    """A cheap upper bound on how deeply ``text`` can nest collections cheaply.
+
+    Every level costs a flow bracket or a compact block indicator (``- - - x``);
+    levels made of indentation alone cost quadratic bytes, so the contract size
+    limit keeps them far from the C stack's limit.
+    """
+    return sum(text.count(mark) for mark in ("[", "{", "- ", "-\t", "? ", "?\t"))
+
+
+def _check_depth(text: str, path: str, max_nodes: int = 2**62) -> None:
+    """Refuse deep nesting from the parser's events, before anything recurses.
+
+    libyaml's parser keeps its state on the heap; only the composer recurses.
+    Walking the events is iterative, so this pass is safe at any depth. It
+    stops at the node budget too, so it never costs more than the load.
+    """
+    loader = _BaseLoader(text)
+    depth = 0
+    try:
+        while (event := loader.get_event()) is not None:
+            if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+                max_nodes -= 1
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                max_nodes -= 1
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _too_deep(path, event.start_mark.line + 1)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.StreamEndEvent):
+                break
+            if max_nodes < 0:
+                raise _TooManyNodes
+    finally:
+        loader.dispose()
+
+
+def _aliases_too_deep(text: str, path: str) -> ContractError:
+    """The loaded value nests too deeply: in the text itself, or through aliases."""
+    _check_depth(text, path)  # raises, with the line, when the text nests too deeply
+    return ContractError(
+        path,
+        f"YAML aliases expand too far (nesting more than {MAX_DEPTH} levels, "
+        "a recursive alias?); refusing to load",
+    )
+
+
+def _check_expansion(root: Any, text: str, path: str) -> None:
+    """Walk the loaded value as consumers will, refusing expansion and depth.
 
     PyYAML builds aliases as shared references, so loading a "billion laughs"
-    document is cheap; walking it is not. Counting every visit (shared or not)
-    against a budget proportional to the file size stops it early.
+    document is cheap; walking it is not. Every visit (shared or not) counts
+    against a node budget and every key and string against a text budget, both
+    proportional to the file size, which stops a bomb early. The walk also
+    measures depth, which aliases can add to.
     """
-    stack = [root]
+    node_budget = max(_EXPANSION_FLOOR, _EXPANSION_PER_BYTE * len(text))
+    text_budget = max(_TEXT_FLOOR, _TEXT_PER_BYTE * len(text))
+    stack: list[tuple[Any, int]] = [(root, 0)]
     seen = 0
+    chars = 0
     while stack:
-        value = stack.pop()
+        value, depth = stack.pop()
         seen += 1
-        if seen > budget:
+        if isinstance(value, str):
+            chars += len(value)
+        if seen > node_budget or chars > text_budget:
             raise ContractError(
                 path, "YAML aliases expand too far (possible alias bomb); refusing to load"
             )
         if isinstance(value, dict):
-            stack.extend(value.values())
+            if depth >= MAX_DEPTH:
+                raise _aliases_too_deep(text, path)
+            chars += sum(len(key) for key in value if isinstance(key, str))
+            stack.extend((item, depth + 1) for item in value.values())
         elif isinstance(value, list):
-            stack.extend(value)
+            if depth >= MAX_DEPTH:
+                raise _aliases_too_deep(text, path)
+            stack.extend((item, depth + 1) for item in value)
 
 
-def load_yaml(data: bytes | str, path: str) -> Any:
+def load_yaml(data: bytes | str, path: str, max_nodes: int | None = None) -> Any:
     """Parse one YAML document from an untrusted contract file.
 
     Raises ``ContractError`` naming ``path`` (and the line where YAML reports
-    one) for binary content, syntax errors, several documents in one file and
-    alias bombs. An empty file loads as ``None``; callers decide if that is an
-    error.
+    one) for binary content, syntax errors, several documents in one file,
+    deep nesting, more than ``max_nodes`` nodes and alias bombs. An empty file
+    loads as ``None``; callers decide if that is an error.
     """
+    if max_nodes is None:
+        max_nodes = DEFAULT_LIMITS.yaml_nodes
     if isinstance(data, bytes):
         if b"\x00" in data:
             raise ContractError(path, "binary content, not a YAML text file")
@@ -189,7 +300,11 @@ def load_yaml(data: bytes | str, path: str) -> Any:
     else:
         text = data
     loader = _Loader(text)
+    loader.nodes_left = max_nodes
     try:
+        if _nesting_bound(text) >= _EVENT_SCAN_FROM:
+            with contextlib.suppress(yaml.YAMLError):  # reported by the real load below
+                _check_depth(text, path, max_nodes)
         node = loader.get_single_node()
         value = None if node is None else _build(loader, node, {})
     except yaml.MarkedYAMLError as exc:
@@ -200,11 +315,18 @@ def load_yaml(data: bytes | str, path: str) -> Any:
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid YAML"
         raise ContractError(path, f"invalid YAML: {first}") from None
+    except _TooManyNodes:
+        raise ContractError(
+            path,
+            f"more than {max_nodes:,} YAML nodes; split the file or raise limits.yaml_nodes "
+            "in the config",
+        ) from None
     except RecursionError:
-        raise ContractError(path, "YAML nests too deeply") from None
+        _check_depth(text, path)  # names the line where it gets too deep
+        raise _too_deep(path) from None
     finally:
         loader.dispose()
-    _check_expansion(value, max(_EXPANSION_FLOOR, _EXPANSION_PER_BYTE * len(text)), path)
+    _check_expansion(value, text, path)
     return value
 
 

@@ -7,14 +7,17 @@ file name, so a team can keep any format anywhere their globs point.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from gate import types
 from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
 from gate.formats.dbt_project import Project
-from gate.model import Contract, ContractError
-from gate.yaml_load import load_yaml
+from gate.limits import DEFAULT_LIMITS, Limits
+from gate.model import Column, Contract, ContractError, Dataset
+from gate.yaml_load import MAX_DEPTH, load_yaml
 
 #: Checked in order; the first whose ``detect`` accepts the document wins.
 #: Soda comes last because its marker (``dataset``) is the most generic.
@@ -64,13 +67,96 @@ def parse_document(doc: Any, path: str, project: Project | None = None) -> Contr
                     return dbt.parse(doc, path, project)
                 return module.parse(doc, path)
             except RecursionError:  # deeply nested check options, walked by json/recursion
-                raise ContractError(path, "YAML nests too deeply") from None
+                raise ContractError(
+                    path, f"YAML nests too deeply (more than {MAX_DEPTH} levels)"
+                ) from None
     if "columns" in doc or "checks" in doc:
         # Shaped like a Soda contract that lost its identity: say exactly that.
         raise ContractError(path, "'dataset' is missing: a Soda contract needs 'dataset:'", 1)
     raise ContractError(path, f"not a recognised contract: expected {_EXPECTED}", 1)
 
 
-def parse_contract(data: bytes | str, path: str, project: Project | None = None) -> Contract:
-    """Load and parse one contract file; every failure is a ``ContractError``."""
-    return parse_document(load_yaml(data, path), path, project)
+def _count_columns(columns: tuple[Column, ...]) -> int:
+    return sum(1 + _count_columns(column.fields) for column in columns)
+
+
+def _walk(columns: tuple[Column, ...], prefix: str = "") -> Iterator[tuple[str, Column]]:
+    for column in columns:
+        name = f"{prefix}{column.name}"
+        yield name, column
+        yield from _walk(column.fields, f"{name}.")
+
+
+def _check_types(dataset: Dataset, path: str, seen: set[str], total: int, limits: Limits) -> int:
+    """Bound every type before sqlglot sees it: each one, and the file's distinct ones.
+
+    Returns the characters of the distinct types seen so far in the file.
+    """
+    for name, column in _walk(dataset.columns):
+        text = column.data_type
+        if text is None or text in seen:
+            continue
+        problem = types.check_bounds(text)
+        if problem is not None:
+            raise ContractError(
+                path,
+                f"dataset '{dataset.id}': column '{name}': the type {problem}; "
+                "refusing to parse it",
+                column.line,
+            )
+        seen.add(text)
+        total += len(text)
+        if total > limits.type_chars_per_file:
+            raise ContractError(
+                path,
+                f"the distinct data_type values add up to more than "
+                f"{limits.type_chars_per_file:,} characters (at dataset '{dataset.id}', column "
+                f"'{name}'); raise limits.type_chars_per_file in the config",
+                column.line,
+            )
+    return total
+
+
+def check_size(
+    data: bytes | str,
+    path: str,
+    limits: Limits = DEFAULT_LIMITS,
+    advice: str = "split it or raise limits.contract_bytes in the config",
+) -> None:
+    """Refuse a file above ``limits.contract_bytes`` before reading it as YAML."""
+    size = len(data.encode() if isinstance(data, str) else data)
+    if size > limits.contract_bytes:
+        raise ContractError(
+            path,
+            f"the file is {size:,} bytes, more than the limit of {limits.contract_bytes:,}; "
+            + advice,
+        )
+
+
+def parse_contract(
+    data: bytes | str,
+    path: str,
+    project: Project | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Contract:
+    """Load and parse one contract file; every failure is a ``ContractError``.
+
+    The size limits are checked before the work they bound: bytes before YAML,
+    nodes while composing, columns before anything compares them.
+    """
+    check_size(data, path, limits)
+    contract = parse_document(load_yaml(data, path, limits.yaml_nodes), path, project)
+    seen: set[str] = set()
+    total = 0
+    for dataset in contract.datasets:
+        count = _count_columns(dataset.columns)
+        if count > limits.columns_per_dataset:
+            raise ContractError(
+                path,
+                f"dataset '{dataset.id}' has {count:,} columns (nested fields included), "
+                f"more than the limit of {limits.columns_per_dataset:,}; raise "
+                "limits.columns_per_dataset in the config",
+                dataset.line,
+            )
+        total = _check_types(dataset, path, seen, total, limits)
+    return contract

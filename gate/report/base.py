@@ -6,6 +6,8 @@ GitHub annotations can never disagree about the exit code.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +21,31 @@ if TYPE_CHECKING:  # the smoke package imports pyspark lazily; its results are p
 EXIT_OK = 0
 EXIT_BREAKING = 1
 EXIT_ERROR = 2
+
+#: Characters that change what a reader (or a terminal, or the Actions runner)
+#: sees without being visible themselves: C0/C1 controls and DEL (line breaks,
+#: ANSI and OSC-8 escapes), Unicode line/paragraph separators and the bidi
+#: overrides that reorder text ("Trojan Source").
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _spell(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible control character spelled out (``\\n``, ``\\x1b``).
+
+    Names in reports come from pull requests. Spelled out, a newline cannot
+    start a forged workflow command and an escape sequence cannot drive the
+    reader's terminal; the reviewer still sees that the name is odd.
+    """
+    return _INVISIBLE.sub(_spell, text)
 
 
 def _order(change: Change, fail_on: Severity) -> tuple[int, str, str, str]:
@@ -107,8 +134,12 @@ class Report:
             "files_compared": self.files_compared,
         }
 
-    def verdict(self) -> str:
-        """One sentence: what happened and what to do next."""
+    def verdict(self, name: Callable[[str], str] = str) -> str:
+        """One sentence: what happened and what to do next.
+
+        ``name`` renders each PR-controlled dataset id for the renderer's medium
+        (a Markdown code span, say); the sentence itself is the gate's own text.
+        """
         if self.exit_code == EXIT_OK:
             acked = len(self.acknowledged)
             if acked:
@@ -127,7 +158,7 @@ class Report:
         advice = ""
         if self.blocking:
             advice = " If the break is intended, add to the PR body: " + "; ".join(
-                f"accept-breaking-change: {d}" for d in self.datasets_to_acknowledge
+                name(f"accept-breaking-change: {d}") for d in self.datasets_to_acknowledge
             )
         return f"FAIL: {' and '.join(reasons)}.{advice}"
 

@@ -1,18 +1,21 @@
 """GitHub Actions workflow commands: annotations that land on the contract line.
 
 Property values and messages are escaped as the runner expects, because dataset
-and column names come from the pull request and must not inject commands.
+and column names come from the pull request and must not inject commands: ``%``,
+CR and LF are percent-encoded (so a message stays one command), and every other
+control character is spelled out (so no escape sequence reaches the log viewer).
 """
 
 from __future__ import annotations
 
 from gate.diff import Change
-from gate.report.base import Report
+from gate.report.base import Report, visible
 from gate.rules import Severity
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message, as the runner decodes it (``%25``, ``%0D``, ``%0A``)."""
+    return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

@@ -1,30 +1,64 @@
-"""Markdown for a PR comment or the job summary: a table of what blocks, the rest folded."""
+"""Markdown for a PR comment or the job summary: a table of what blocks, the rest folded.
+
+Every string that came from the pull request (dataset and column names, types,
+paths, tokens, smoke-test values) is rendered by ``code`` and nothing else: a
+code span is the one Markdown position where GitHub interprets no HTML, no
+emphasis or links, no ``@mention`` and no ``#123`` reference. ``code`` picks
+a backtick fence longer than any run inside the text and spells out control
+characters, so nothing can close the span or start a new line (a new line
+could open a fence, close the ``<details>`` or end a table row). Table rows go
+through ``_row``, which escapes ``|`` in every cell (GFM splits rows on it
+even inside code spans). The gate's own prose (notices) goes through ``_prose``.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gate.diff import Change
-from gate.report.base import Report
+from gate.report.base import Report, visible
 from gate.rules import Severity
 
 if TYPE_CHECKING:
     from gate.smoke.result import SmokeReport
 
 
-def _cell(text: str | None) -> str:
-    """Table-safe text: PR-controlled names must not break out of the table."""
+def code(text: object) -> str:
+    """A PR-controlled string as an inert inline code span (empty text -> "")."""
     if text is None or text == "":
         return ""
-    escaped = (
-        str(text)
-        .replace("\\", "\\\\")
-        .replace("|", "\\|")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-    )
-    return "`" + escaped.replace("`", "'").replace("\n", " ") + "`"
+    body = visible(str(text))
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    if body.startswith(("`", " ")) or body.endswith(("`", " ")):
+        body = f" {body} "  # CommonMark strips one space each side
+    return f"{fence}{body}{fence}"
+
+
+def _row(*cells: str) -> str:
+    """One table row; a ``|`` inside a cell (even in a code span) must be escaped."""
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+#: Inline syntax: emphasis, code, links, images, HTML, entities, table cells.
+_INLINE = re.compile(r"([\\`*_\[\]<>&|~!])")
+
+
+def _prose(text: str) -> str:
+    """The gate's own sentences, which may quote PR-controlled globs or paths.
+
+    Newlines are spelled out, so the text stays in its list item; inline syntax
+    characters are backslash-escaped, and so is a first character that could
+    start a block (``#``, ``>``, ``-``, a fence), so no HTML, link or heading forms.
+    """
+    text = _INLINE.sub(r"\\\1", visible(text))
+    if text and text[0] in "#>+-=:~":
+        text = "\\" + text
+    elif text and text[0].isdigit():  # "1. " would open an ordered list
+        text = f"&#{ord(text[0])};{text[1:]}"
+    return text
 
 
 def _table(changes: Sequence[Change], report: Report) -> list[str]:
@@ -41,12 +75,18 @@ def _table(changes: Sequence[Change], report: Report) -> list[str]:
             mark = "⚠️"
         else:
             mark = "🟢"
-        before = _cell(change.before) or "—"
-        after = _cell(change.after) or ("removed" if change.rule.endswith("_removed") else "—")
-        where = _cell(f"{change.path}:{change.line}" if change.line else change.path)
+        before = code(change.before) or "—"
+        after = code(change.after) or ("removed" if change.rule.endswith("_removed") else "—")
+        where = code(f"{change.path}:{change.line}" if change.line else change.path)
         rows.append(
-            f"| {mark} | `{change.rule}` | {_cell(change.dataset)} | {_cell(change.column)} "
-            f"| {before} → {after} | {where} |"
+            _row(
+                mark,
+                code(change.rule),
+                code(change.dataset),
+                code(change.column),
+                f"{before} → {after}",
+                where,
+            )
         )
     return rows
 
@@ -55,7 +95,7 @@ def _smoke(smoke: SmokeReport) -> list[str]:
     """The smoke test: a row per dataset, then a row per failed result."""
     icons = {"passed": "✅", "failed": "❌", "no_sample": "⚪ no sample", "error": "❌ error"}
     lines = [
-        f"### Smoke test ({smoke.master}"
+        f"### Smoke test ({_prose(smoke.master)}"
         + (f", Spark {smoke.spark_version}" if smoke.spark_version else "")
         + f", {smoke.seconds:.1f} s)",
         "",
@@ -65,9 +105,13 @@ def _smoke(smoke: SmokeReport) -> list[str]:
     for dataset in smoke.datasets:
         failed = sum(r.status == "failed" for r in dataset.results)
         lines.append(
-            f"| {icons.get(dataset.status, dataset.status)} | {_cell(dataset.dataset)} "
-            f"| {_cell(dataset.sample)} | {dataset.rows if dataset.rows is not None else ''} "
-            f"| {failed} |"
+            _row(
+                icons.get(dataset.status, code(dataset.status)),
+                code(dataset.dataset),
+                code(dataset.sample),
+                str(dataset.rows) if dataset.rows is not None else "",
+                str(failed),
+            )
         )
     failures = [
         (dataset, result)
@@ -83,14 +127,28 @@ def _smoke(smoke: SmokeReport) -> list[str]:
             "|---|---|---|---|---|---|",
         ]
         for dataset in errors:
-            lines.append(f"| {_cell(dataset.dataset)} | | | error | {_cell(dataset.error)} | |")
+            lines.append(_row(code(dataset.dataset), "", "", "error", code(dataset.error), ""))
         for dataset, result in failures:
-            examples = ", ".join(_cell(v) for v in result.samples)
+            examples = ", ".join(code(v) for v in result.samples)
             lines.append(
-                f"| {_cell(dataset.dataset)} | `{result.kind}: {result.name}` | {_cell(result.column)} "
-                f"| {result.status} | {_cell(result.message)} | {examples} |"
+                _row(
+                    code(dataset.dataset),
+                    code(f"{result.kind}: {result.name}"),
+                    code(result.column),
+                    code(result.status),
+                    code(result.message),
+                    examples,
+                )
             )
     return lines
+
+
+def _fenced(lines: Sequence[str]) -> list[str]:
+    """A code block the lines cannot close: its fence outgrows any backtick run."""
+    body = [visible(line) for line in lines]
+    longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *body, fence]
 
 
 def render(report: Report) -> str:
@@ -98,10 +156,11 @@ def render(report: Report) -> str:
     lines = [
         f"## Schema contract gate: {status}",
         "",
-        f"{report.verdict()}",
+        report.verdict(name=code),
         "",
-        f"Compared `{report.base_ref}` ({'merge-base ' if report.merge_base else ''}"
-        f"`{report.base_sha[:12]}`) with {report.head_label}: "
+        f"Compared {code(report.base_ref)} ({'merge-base ' if report.merge_base else ''}"
+        f"{code(report.base_sha[:12])}) with "
+        f"{_prose(report.head_label)}: "
         f"{report.files_compared} changed contract file(s).",
     ]
     important = [c for c in report.changes if report.blocks(c) or c.acknowledged]
@@ -127,14 +186,14 @@ def render(report: Report) -> str:
     if report.unmatched_acknowledgements:
         lines += ["", "### Acknowledgements that match nothing", ""]
         lines += [
-            f"- {_cell(t.value)} ({t.source}) names no changed dataset: check the spelling."
+            f"- {code(t.value)} ({_prose(t.source)}) names no changed dataset: check the spelling."
             for t in report.unmatched_acknowledgements
         ]
     if report.smoke is not None:
         lines += ["", *_smoke(report.smoke)]
     if report.notices:
         lines += ["", "### Notes", ""]
-        lines += [f"- {n.replace('<', '&lt;').replace('>', '&gt;')}" for n in report.notices]
+        lines += [f"- {_prose(n)}" for n in report.notices]
     if report.blocking:
         lines += [
             "",
@@ -143,8 +202,6 @@ def render(report: Report) -> str:
             "If these breaks are intended, coordinate with the consumers and add these lines "
             "to the PR description (one per dataset), then re-run the check:",
             "",
-            "```",
-            *[f"accept-breaking-change: {d}" for d in report.datasets_to_acknowledge],
-            "```",
+            *_fenced([f"accept-breaking-change: {d}" for d in report.datasets_to_acknowledge]),
         ]
     return "\n".join(lines) + "\n"

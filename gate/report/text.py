@@ -1,14 +1,39 @@
-"""Plain text for terminals and CI logs: breaking first, then a verdict that says what to do."""
+"""Plain text for terminals and CI logs: breaking first, then a verdict that says what to do.
+
+Every line passes through ``escape_line`` on its way out (one place), because
+dataset, column and file names come from the pull request: a name must not
+start a line (a forged ``::error`` or ``::add-mask::`` in a workflow log) or
+send escape sequences to the reader's terminal.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gate.report.base import Report, arrow
+from gate.report.base import Report, arrow, visible
 from gate.rules import Severity
 
 if TYPE_CHECKING:
     from gate.smoke.result import SmokeReport
+
+
+#: What the Actions runner reads as a command at the start of a line (after
+#: leading blanks): ``::name ...::`` and the legacy ``##[name ...]``.
+_COMMAND_STARTS = ("::", "##[")
+
+
+def escape_line(line: str) -> str:
+    """One line of output, safe for a terminal and for a workflow log.
+
+    Control characters are spelled out, so the line stays one line; a line that
+    would still read as a workflow command gets its first character spelled out.
+    """
+    line = visible(line)
+    stripped = line.lstrip()
+    if stripped.startswith(_COMMAND_STARTS):
+        indent = line[: len(line) - len(stripped)]
+        line = f"{indent}\\x{ord(stripped[0]):02x}{stripped[1:]}"
+    return line
 
 
 def _location(path: str, line: int | None) -> str:
@@ -80,4 +105,4 @@ def render(report: Report) -> str:
     for notice in report.notices:
         lines += ["", f"note: {notice}"]
     lines += ["", report.verdict()]
-    return "\n".join(lines) + "\n"
+    return "\n".join(escape_line(line) for line in lines) + "\n"
