@@ -108,7 +108,7 @@ def _changed(
 
 def _parsed(result: Sequence[Any], items: Sequence[Any], *_: Any, **__: Any) -> list[str]:
     lines = [f"parsed {len(items)} contract file(s) into {len(result)} contract(s)"]
-    lines += [f"read {path} ({side}, {len(data)} bytes)" for data, path, side in items]
+    lines += [f"read {path} ({side}, {len(data)} bytes)" for data, path, side, *_ in items]
     return lines
 
 
