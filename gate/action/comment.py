@@ -28,6 +28,7 @@ from gate import __version__
 from gate.action.console import limit_summary
 from gate.action.github_api import ApiError, GitHub
 from gate.report.base import Report
+from gate.report.markdown import code
 from gate.rules import Severity
 
 #: GitHub refuses comment bodies over 65,536 characters; bytes >= characters, so this is safe.
@@ -81,8 +82,11 @@ def run_link(env: Mapping[str, str]) -> str:
     server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
     repository = env.get("GITHUB_REPOSITORY", "")
     run_id = env.get("GITHUB_RUN_ID", "")
-    label = f"{safe_name(env.get('GITHUB_WORKFLOW', '') or 'workflow')} / " + safe_name(
-        env.get("GITHUB_JOB", "") or "job"
+    # The names are PR-controlled (a PR can edit the workflow): a code span keeps
+    # even the characters safe_name leaves (``_``) from forming emphasis.
+    label = code(
+        f"{safe_name(env.get('GITHUB_WORKFLOW', '') or 'workflow')} / "
+        + safe_name(env.get("GITHUB_JOB", "") or "job")
     )
     owner, _, name = repository.partition("/")
     plain = re.compile(r"[A-Za-z0-9_.-]{1,100}\Z")
