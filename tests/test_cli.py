@@ -200,7 +200,7 @@ def test_unmatched_token_is_a_warning(shop: GitRepo) -> None:
 
 def test_merge_base_ignores_changes_made_on_main_after_branching(shop: GitRepo) -> None:
     shop.checkout("main")
-    shop.write(f"{C}/payments.yaml", "dataset: lake/shop/payments\n")
+    shop.write(f"{C}/payments.yaml", "dataset: lake/shop/payments\ncolumns:\n  - name: id\n")
     shop.commit("payments on main")
     shop.checkout("feature")
     code, report = gate_json(shop)
@@ -221,15 +221,15 @@ def test_head_ref_ignores_the_working_tree(shop: GitRepo) -> None:
 
 
 def test_untracked_contract_counts_in_worktree_mode(shop: GitRepo) -> None:
-    shop.write(f"{C}/new/returns.yml", "dataset: lake/shop/returns\n")
+    shop.write(f"{C}/new/returns.yml", "dataset: lake/shop/returns\ncolumns:\n  - name: id\n")
     code, report = gate_json(shop)
     assert code == 0
     assert rules_of(report) == [("model_added", None)]
 
 
 def test_custom_contract_globs(shop: GitRepo) -> None:
-    shop.write("elsewhere/x.yaml", "dataset: x\n")
-    shop.write("elsewhere/deeper/y.yml", "dataset: y\n")
+    shop.write("elsewhere/x.yaml", "dataset: x\ncolumns:\n  - name: id\n")
+    shop.write("elsewhere/deeper/y.yml", "dataset: y\ncolumns:\n  - name: id\n")
     _, report = gate_json(shop, "--contracts", "elsewhere/**/*.yaml")
     assert rules_of(report) == [("model_added", None)]
     _, report = gate_json(
@@ -391,7 +391,7 @@ def test_default_globs_find_every_format(shop: GitRepo) -> None:
         "    config:\n      contract:\n        enforced: true\n    columns:\n"
         "      - name: id\n        data_type: int\n",
     )
-    shop.write("contracts/pay.yml", "dataset: payments\n")
+    shop.write("contracts/pay.yml", "dataset: payments\ncolumns:\n  - name: id\n")
     _, report = gate_json(shop)
     assert sorted(c["dataset"] for c in report["changes"]) == [
         "dim_customers",
@@ -443,7 +443,8 @@ def test_a_copied_contract_clashes_with_the_unchanged_original(shop: GitRepo) ->
         )
     # A dataset merely named in another contract's text is not a clash.
     shop.write(
-        f"{C}/sales/orders_copy.yml", "dataset: lake/shop/orders_v2\n# see lake/shop/orders\n"
+        f"{C}/sales/orders_copy.yml",
+        "dataset: lake/shop/orders_v2\n# see lake/shop/orders\ncolumns:\n  - name: id\n",
     )
     proc = run_gate(shop.path, "--base", "main")
     assert proc.returncode == 0, proc.stderr

@@ -246,7 +246,7 @@ def test_variants_differ_from_base_by_one_semantic_change() -> None:
         ("{type: date}", "date"),
         ("{type: time}", "time"),
         ("{type: bytes}", "binary"),
-        ("{type: Record, fields: {a: {type: int}}}", "struct"),
+        ("{type: record, fields: {a: {type: int}}}", "struct"),
         ("{fields: {a: {type: int}}}", "struct"),
         ("{type: array, items: {type: int}}", "array<int>"),
         ("{type: array, items: {type: array, items: {type: long}}}", "array<array<bigint>>"),
@@ -266,7 +266,11 @@ def test_variants_differ_from_base_by_one_semantic_change() -> None:
 def test_type_mapping(field: str, expected: str | None) -> None:
     contract = parse_text(
         f"""\
-        dataContractSpecification: 1.1.0
+        dataContractSpecification: 1.2.1
+        id: shop
+        info:
+          title: Shop
+          version: 1.0.0
         models:
           t:
             fields:
@@ -280,6 +284,10 @@ def test_map_and_array_element_members_are_nested_fields() -> None:
     contract = parse_text(
         """\
         dataContractSpecification: 1.1.0
+        id: shop
+        info:
+          title: Shop
+          version: 1.0.0
         models:
           t:
             fields:
@@ -299,6 +307,10 @@ def test_required_and_unique_follow_the_spec_defaults() -> None:
     contract = parse_text(
         """\
         dataContractSpecification: 1.1.0
+        id: shop
+        info:
+          title: Shop
+          version: 1.0.0
         models:
           t:
             fields:
@@ -319,7 +331,7 @@ def test_legacy_primary_flag_and_definitions_chain() -> None:
         """\
         dataContractSpecification: 0.9.3
         id: legacy
-        info: {title: Legacy, version: 3}
+        info: {title: Legacy, version: '3'}
         models:
           t:
             fields:
@@ -329,6 +341,7 @@ def test_legacy_primary_flag_and_definitions_chain() -> None:
         definitions:
           id:
             $ref: '#/definitions/base_id'
+            type: long
             description: A key.
           base_id:
             type: long
@@ -342,7 +355,9 @@ def test_legacy_primary_flag_and_definitions_chain() -> None:
 
 
 def test_no_models_is_an_empty_contract() -> None:
-    contract = parse_text("dataContractSpecification: 1.1.0\nid: x\ninfo: {version: 1.0.0}\n")
+    contract = parse_text(
+        "dataContractSpecification: 1.1.0\nid: x\ninfo: {title: X, version: 1.0.0}\n"
+    )
     assert contract.format == "dcs"
     assert contract.datasets == ()
 
@@ -502,9 +517,12 @@ def test_detection() -> None:
     assert not dcs.detect({"dataset": "orders"})
     assert not dcs.detect({"apiVersion": "v3.1.0", "kind": "DataContract"})
     assert not dcs.detect(["dataContractSpecification"])
-    # A DCS file with a 'dataset'-like key is still DCS: it is checked before Soda.
-    contract = parse_text("dataContractSpecification: 1.1.0\ndataset: x\n")
-    assert contract.format == "dcs"
+    # A DCS file with a 'dataset'-like key is still DCS: it is checked before Soda,
+    # so the DCS schema (not Soda's key set) judges it.
+    with pytest.raises(ContractError, match=r"unknown key 'dataset' \[DCS 1\.1\.0 schema"):
+        parse_text(
+            "dataContractSpecification: 1.1.0\nid: x\ninfo: {title: X, version: '1'}\ndataset: x\n"
+        )
 
 
 def test_absurd_nesting_fails_closed_with_a_line() -> None:

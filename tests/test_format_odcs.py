@@ -23,7 +23,7 @@ def row(column: Column) -> tuple[Any, ...]:
     return column_row(column, nested=True)
 
 
-HEADER = "apiVersion: v3.1.0\nkind: DataContract\nid: c1\nversion: 1.0.0\nstatus: active\n"
+HEADER = "apiVersion: v3.2.0\nkind: DataContract\nid: c1\nversion: 1.0.0\nstatus: active\n"
 
 
 def parse_body(body: str, path: str = "contracts/shop.odcs.yaml"):
@@ -139,7 +139,7 @@ def test_shop_exact_model() -> None:
         ("order_id", "BIGINT", 114, 1, False, False, None, None, None, (), ()),
         # v3.0's ``rule: validValues`` spelling gives an enum too.
         ("method", "string", 118, 2, False, False, None, ("card", "paypal", "invoice"), None,
-         ("valid_values",), ()),
+         ("invalid_values",), ()),
         ("captured_at", "timestamp_ntz", 123, 3, False, False, None, None, None, (), ()),
         # An object without members keeps its physicalType.
         ("metadata", "JSON", 127, 4, False, False, None, None, None, (), ()),
@@ -194,14 +194,12 @@ def test_variants_differ_from_base_by_one_semantic_change() -> None:
         ("logicalType: timestamp, logicalTypeOptions: {timezone: false}", "timestamp_ntz"),
         ("logicalType: time", "time"),
         ("logicalType: number", "double"),
-        ("logicalType: number, logicalTypeOptions: {precision: 10, scale: 2}", "decimal(10,2)"),
         ("logicalType: integer", "bigint"),
         ("logicalType: integer, logicalTypeOptions: {format: i32}", "int"),
         ("logicalType: integer, logicalTypeOptions: {format: u64}", "decimal(20,0)"),
         ("logicalType: boolean", "boolean"),
         ("logicalType: object", "struct"),
         ("logicalType: array", "array"),
-        ("logicalType: Map", "map"),
         ("physicalType: 'NUMBER(38,0)'", "NUMBER(38,0)"),
         ("logicalType: string, physicalType: VARCHAR(10)", "VARCHAR(10)"),
         ("description: no type", None),
@@ -235,6 +233,9 @@ def test_arrays_and_maps() -> None:
               - name: scores
                 logicalType: map
                 physicalType: MAP<STRING, ARRAY<DOUBLE>>
+                map:
+                  key: {logicalType: string}
+                  value: {logicalType: array, items: {logicalType: number}}
         """
     )
     codes, by_day, scores = contract.datasets[0].columns
@@ -291,9 +292,12 @@ def test_physical_names_and_primary_key_without_positions() -> None:
     ]
 
 
-def test_enum_entries_may_be_plain_values() -> None:
-    column = one_column("enum: [1, 2, true]")
-    assert column.enum == ("1", "2", "true")
+def test_enum_entries_are_value_objects() -> None:
+    column = one_column("enum: [{value: 1}, {value: 2}, {value: x}]")
+    assert column.enum == ("1", "2", "x")
+    # v3.2's schema (RFC 0033) wants objects; plain values are refused with a line.
+    with pytest.raises(ContractError, match=r"enum\[\d\] must be object.*\[ODCS v3\.2\.0 schema\]"):
+        one_column("enum: [1, 2, x]")
 
 
 def test_no_schema_is_an_empty_contract() -> None:

@@ -47,12 +47,19 @@ def test_unrecognised_yaml_is_refused_naming_every_format() -> None:
 
 
 def test_markers_are_checked_in_order() -> None:
+    # Each document carries another format's marker too; the first format in
+    # FORMATS claims it, and that format's schema then judges the rest.
     both = b"dataContractSpecification: 1.1.0\ndataset: orders\nmodels: {}\n"
-    assert parse_contract(both, "a.yaml").format == "dcs"
+    with pytest.raises(ContractError, match=r"\[DCS 1\.1\.0 schema"):
+        parse_contract(both, "a.yaml")
     odcs_v3 = b"apiVersion: v3.0.0\nkind: DataContract\nmodels: []\n"
-    assert parse_contract(odcs_v3, "b.yaml").format == "odcs"
+    with pytest.raises(ContractError, match=r"\[ODCS v3\.0\.2 schema"):
+        parse_contract(odcs_v3, "b.yaml")
     soda_with_extras = b"dataset: orders\nsources: []\n"
-    assert parse_contract(soda_with_extras, "c.yaml").format == "soda"
+    with pytest.raises(
+        ContractError, match=r"unknown key 'sources' \(did you mean 'data_source'\?\)"
+    ):
+        parse_contract(soda_with_extras, "c.yaml")
 
 
 @pytest.mark.parametrize(

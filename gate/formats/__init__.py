@@ -15,6 +15,7 @@ from gate import types
 from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
 from gate.formats.dbt_project import Project
+from gate.formats.validate import validate
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import Column, Contract, ContractError, Dataset
 from gate.yaml_load import MAX_DEPTH, load_yaml
@@ -64,12 +65,17 @@ def parse_document(doc: Any, path: str, project: Project | None = None) -> Contr
         if module.detect(doc):
             try:
                 if module is dbt:
-                    return dbt.parse(doc, path, project)
-                return module.parse(doc, path)
+                    contract = dbt.parse(doc, path, project)
+                else:
+                    contract = module.parse(doc, path)
+                # The parser's own checks first (their messages are tailored), then
+                # the published schema, which catches every key the parser skips.
+                validate(module.FORMAT, doc, path)
             except RecursionError:  # deeply nested check options, walked by json/recursion
                 raise ContractError(
                     path, f"YAML nests too deeply (more than {MAX_DEPTH} levels)"
                 ) from None
+            return contract
     if "columns" in doc or "checks" in doc:
         # Shaped like a Soda contract that lost its identity: say exactly that.
         raise ContractError(path, "'dataset' is missing: a Soda contract needs 'dataset:'", 1)

@@ -141,16 +141,29 @@ def reject_duplicate_columns(columns: list[Column], path: str, owner: str) -> No
         seen[folded] = column
 
 
-def scalar_tuple(value: Any, path: str, what: str, line: int | None) -> tuple[str, ...]:
-    """A list of scalar values (enums, valid_values) as strings, order kept."""
+def scalar_text(value: Any) -> str:
+    """One enum value as text: booleans and null as YAML writes them (``true``, ``null``)."""
+    if value is None:
+        return "null"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def scalar_tuple(
+    value: Any, path: str, what: str, line: int | None, allow_null: bool = False
+) -> tuple[str, ...]:
+    """A list of scalar values (enums, valid_values) as strings, order kept.
+
+    ``allow_null`` admits ``null`` items, as ODCS's own validity example does
+    (``validValues: [..., null]`` says null is a valid value); it reads as ``null``.
+    """
     values = require_list(value, path, what, line)
     out: list[str] = []
     for _index, item, item_line in items(values):
-        if isinstance(item, (dict, list)) or item is None:
+        if isinstance(item, (dict, list)) or (item is None and not allow_null):
             raise ContractError(
                 path, f"{what} must hold plain values, found {describe(item)}", item_line
             )
-        out.append(str(item).lower() if isinstance(item, bool) else str(item))
+        out.append(scalar_text(item))
     return tuple(out)
 
 
@@ -249,9 +262,13 @@ def enum_from_checks(checks: Iterable[Check], path: str) -> tuple[str, ...] | No
             continue
         arguments = check.spec.get("arguments")
         if isinstance(arguments, dict) and arguments.get("validValues") is not None:
-            return scalar_tuple(arguments["validValues"], path, "'validValues'", check.line)
+            return scalar_tuple(
+                arguments["validValues"], path, "'validValues'", check.line, allow_null=True
+            )
         if check.spec.get("validValues") is not None:
-            return scalar_tuple(check.spec["validValues"], path, "'validValues'", check.line)
+            return scalar_tuple(
+                check.spec["validValues"], path, "'validValues'", check.line, allow_null=True
+            )
     return None
 
 
@@ -313,6 +330,7 @@ __all__ = [
     "require_list",
     "require_mapping",
     "require_str",
+    "scalar_text",
     "scalar_tuple",
     "snake_case",
 ]

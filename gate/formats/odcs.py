@@ -43,6 +43,7 @@ from gate.formats.common import (
     reject_duplicate_datasets,
     require_mapping,
     require_str,
+    scalar_text,
 )
 from gate.model import Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
@@ -96,11 +97,11 @@ def _enum(prop: YMap, path: str, what: str) -> tuple[str, ...] | None:
             if "value" not in entry:
                 raise ContractError(path, f"{what}: an 'enum' entry needs a 'value'", line)
             value = entry["value"]
-        if isinstance(value, (dict, list)) or value is None:
+        if isinstance(value, (dict, list)):
             raise ContractError(
                 path, f"{what}: 'enum' must hold plain values, found {describe(value)}", line
             )
-        values.append(str(value).lower() if isinstance(value, bool) else str(value))
+        values.append(scalar_text(value))
     return tuple(values)
 
 
@@ -221,9 +222,15 @@ class _Parser:
         return f"map<{key_text},{text or 'string'}>", owner
 
     def element_type(self, prop: YMap, what: str) -> tuple[str | None, YMap | None]:
-        """A property's type: ``physicalType`` unless it declares nested members."""
+        """A property's type: ``physicalType`` unless it declares nested members.
+
+        A vector keeps its logical type (element type and dimensions) even beside a
+        ``physicalType``: those are the facts ODCS states about it.
+        """
         with self.guard.enter(prop.line):
             text, owner = self.logical_type(prop, what)
+        if text is not None and text.startswith("vector("):
+            return text, None
         physical = optional_str(prop, "physicalType", self.path, f"{what}: 'physicalType'")
         if physical is not None and owner is None:
             return physical, None

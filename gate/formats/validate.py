@@ -1,0 +1,468 @@
+"""Validate a parsed contract against its format's published JSON Schema.
+
+The parsers read only the keys the gate compares, so a misspelt key (``column:``
+for ``columns:``, ``propertes:`` for ``properties:``) used to vanish silently and
+the gate compared an emptier contract than the author wrote. Every contract is
+therefore also checked against the schema its format publishes (vendored under
+``gate/formats/schemas/``, see the README there): ODCS v3.0.x/v3.1.x/v3.2.x, the
+Data Contract Specification 0.9.x-1.2.x, and dbt's own property-file schema.
+Soda v4 publishes no reusable schema, so its documented key set is checked here
+(keys starting ``x-`` are extension keys, e.g. a home for YAML anchors).
+
+The first problem becomes one ``ContractError`` naming the file, the line of the
+offending key and, for an unknown key, the closest known key
+(``unknown key 'column' (did you mean 'columns'?)``).
+
+dbt is treated as dbt itself treats its schema: dbt-core only warns about most
+violations (it also accepts Jinja where the schema wants booleans), so the gate
+refuses only unknown keys on models, their versions, columns and constraints,
+which is where a typo silently drops a contract's columns.
+
+The validator is ``jsonschema`` (imported on first use, so a run that reads only
+Soda contracts never pays for it); each schema is compiled once per process.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import re
+from collections.abc import Iterable, Iterator
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from gate.formats.common import describe
+from gate.model import ContractError
+from gate.yaml_load import YList, YMap
+
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+
+#: ODCS ``apiVersion`` prefix -> vendored schema. Each schema's own ``apiVersion``
+#: enum decides which exact versions it accepts.
+_ODCS = (("v3.0.", "odcs-v3.0.2"), ("v3.1.", "odcs-v3.1.0"), ("v3.2.", "odcs-v3.2.0"))
+_ODCS_LATEST = "odcs-v3.2.0"
+
+#: DCS version -> schema. The 1.1.0 schema lists 0.9.0-0.9.3 in its own
+#: ``dataContractSpecification`` enum: it is the schema datacontract-cli applies
+#: to 0.9.x contracts too, and no 0.9.x schema is published in a package.
+_DCS = {
+    "0.9.0": "dcs-1.1.0",
+    "0.9.1": "dcs-1.1.0",
+    "0.9.2": "dcs-1.1.0",
+    "0.9.3": "dcs-1.1.0",
+    "1.1.0": "dcs-1.1.0",
+    "1.2.0": "dcs-1.2.0",
+    "1.2.1": "dcs-1.2.1",
+}
+_DCS_LATEST = "dcs-1.2.1"
+
+_LABELS = {
+    "odcs-v3.0.2": "ODCS v3.0.2",
+    "odcs-v3.1.0": "ODCS v3.1.0",
+    "odcs-v3.2.0": "ODCS v3.2.0",
+    "dcs-1.1.0": "DCS 1.1.0",
+    "dcs-1.2.0": "DCS 1.2.0",
+    "dcs-1.2.1": "DCS 1.2.1",
+    "dbt-properties": "dbt property-file",
+}
+
+#: Soda contract keys (v4 as documented in Soda's contract language reference,
+#: plus the v3 keys the gate still reads). Written from the docs: Soda's own
+#: JSON Schema ships under a proprietary licence and is not vendored.
+SODA_TOP_KEYS = frozenset(
+    {
+        "dataset",
+        "description",
+        "filter",
+        "variables",
+        "columns",
+        "checks",
+        "soda_runner",
+        "soda_agent",
+        "scopes",
+        # v3 contracts
+        "data_source",
+        "schema",
+        "filter_sql",
+        "owner",
+        "attributes",
+        "check_attributes",
+    }
+)
+SODA_COLUMN_KEYS = frozenset(
+    {"name", "description", "data_type", "character_maximum_length", "optional", "checks"}
+)
+
+_UNKNOWN = ("additionalProperties", "unevaluatedProperties")
+
+
+def schema_name(fmt: str, doc: Any) -> str | None:
+    """The vendored schema for a document of format ``fmt``, or None (Soda)."""
+    if fmt == "odcs":
+        version = str(doc.get("apiVersion", "")).strip().lower()
+        for prefix, name in _ODCS:
+            if version.startswith(prefix) or version == prefix.rstrip("."):
+                return name
+        return _ODCS_LATEST  # its apiVersion enum then names the versions it knows
+    if fmt == "dcs":
+        return _DCS.get(str(doc.get("dataContractSpecification", "")).strip(), _DCS_LATEST)
+    if fmt == "dbt":
+        return "dbt-properties"
+    return None
+
+
+def validate(fmt: str, doc: Any, path: str) -> None:
+    """Raise ``ContractError`` for the first way ``doc`` breaks its format's schema."""
+    if fmt == "soda":
+        _validate_soda(doc, path)
+        return
+    name = schema_name(fmt, doc)
+    if name is None:
+        return
+    validator = _validator(name)
+    errors: Iterable[Any] = validator.iter_errors(doc)
+    if fmt == "dbt":
+        errors = _dbt_relevant(errors)
+    best = _first(errors)
+    if best is not None:
+        raise _to_contract_error(best, doc, path, name)
+    if fmt == "dcs" and isinstance(doc, YMap):
+        _DcsKeys(load_schema(name), path, _LABELS[name]).check(doc)
+
+
+# -- Soda -----------------------------------------------------------------------
+
+
+def _validate_soda(doc: Any, path: str) -> None:
+    if isinstance(doc, YMap):
+        _unknown_keys(doc, SODA_TOP_KEYS, path, "", "Soda contract")
+        if doc.get("columns") is None and doc.get("checks") is None:
+            raise ContractError(
+                path,
+                "a Soda contract needs 'columns:' or 'checks:' (Soda's contract language "
+                "requires one of them); without either there is nothing to compare",
+                doc.key_line("dataset"),
+            )
+        columns = doc.get("columns")
+        if isinstance(columns, YList):
+            for index, column in enumerate(columns):
+                if isinstance(column, YMap):
+                    _unknown_keys(
+                        column, SODA_COLUMN_KEYS, path, f" in columns[{index}]", "Soda column"
+                    )
+
+
+def _unknown_keys(mapping: YMap, known: frozenset[str], path: str, where: str, what: str) -> None:
+    for key in mapping:
+        if key not in known and not str(key).startswith("x-"):
+            raise ContractError(
+                path,
+                f"unknown key '{key}'{where}{_suggest(key, known)} [{what} keys]",
+                mapping.key_line(key),
+            )
+
+
+def _suggest(key: Any, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+    if not close:
+        close = [k for k in sorted(known) if k.lower() == str(key).lower()]
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+# -- DCS: the gate's own key check -----------------------------------------------
+
+#: Top-level keys of DCS 0.9.x that the 1.x schemas no longer list.
+_DCS_LEGACY_TOP = frozenset({"examples", "quality"})
+
+
+class _DcsKeys:
+    """Refuse keys the DCS schema does not declare, though it leaves objects open.
+
+    The published DCS schemas never set ``additionalProperties: false``, so a
+    misspelt ``feilds:`` validates and the model silently loses its columns. The
+    gate needs every key it compares to be spelt right, so it checks the keys of
+    the top level, models, fields (at any depth) and definitions against the
+    names the schema itself declares. ``x-`` keys are specification extensions.
+    """
+
+    def __init__(self, schema: dict[str, Any], path: str, label: str) -> None:
+        self.path = path
+        self.label = label
+        model = schema["properties"]["models"]["additionalProperties"]
+        field = model["properties"]["fields"]["additionalProperties"]
+        definition = schema["properties"].get("definitions", {}).get("additionalProperties", {})
+        self.top = frozenset(schema["properties"]) | _DCS_LEGACY_TOP
+        self.model = frozenset(model["properties"])
+        self.field = frozenset(field["properties"])
+        self.definition = frozenset(definition.get("properties", {})) | self.field
+
+    def unknown(self, mapping: YMap, known: frozenset[str], where: str) -> None:
+        for key in mapping:
+            if key not in known and not str(key).startswith("x-"):
+                raise ContractError(
+                    self.path,
+                    f"unknown key '{key}'{where}{_suggest(key, known)} [{self.label} schema: "
+                    "it allows any key, the gate refuses unknown ones so a typo cannot drop "
+                    "columns]",
+                    mapping.key_line(key),
+                )
+
+    def check(self, doc: YMap) -> None:
+        self.unknown(doc, self.top, "")
+        models = doc.get("models")
+        if isinstance(models, YMap):
+            for name, model in models.items():
+                if isinstance(model, YMap):
+                    self.unknown(model, self.model, f" in models.{name}")
+                    self.fields(model.get("fields"), f"models.{name}", 0)
+        definitions = doc.get("definitions")
+        if isinstance(definitions, YMap):
+            for name, definition in definitions.items():
+                if isinstance(definition, YMap):
+                    self.field_keys(definition, f"definitions.{name}", 0, self.definition)
+
+    def fields(self, fields: Any, where: str, depth: int) -> None:
+        if isinstance(fields, YMap) and depth < 64:
+            for name, field in fields.items():
+                if isinstance(field, YMap):
+                    self.field_keys(field, f"{where}.fields.{name}", depth, self.field)
+
+    def field_keys(self, field: YMap, where: str, depth: int, known: frozenset[str]) -> None:
+        self.unknown(field, known, f" in {where}")
+        self.fields(field.get("fields"), where, depth + 1)
+        for key in ("items", "keys", "values"):
+            element = field.get(key)
+            if isinstance(element, YMap):
+                self.field_keys(element, f"{where}.{key}", depth + 1, self.field)
+
+
+# -- JSON Schema ------------------------------------------------------------------
+
+
+@functools.cache
+def load_schema(name: str) -> dict[str, Any]:
+    """A vendored schema as a dict (cached: they are large)."""
+    with open(SCHEMA_DIR / f"{name}.schema.json", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@functools.cache
+def _validator(name: str) -> Any:
+    """A ``jsonschema`` validator for the schema's own draft.
+
+    YAML reads unquoted dates and timestamps as ``date``/``datetime`` objects;
+    like dbt-core's validator, the gate lets them stand for the strings the
+    schemas expect. Formats are not asserted (the schemas use them as hints).
+    """
+    import jsonschema.validators
+
+    schema = load_schema(name)
+    base = jsonschema.validators.validator_for(schema)
+
+    def is_string(_checker: Any, instance: Any) -> bool:
+        return isinstance(instance, (str, date, datetime))
+
+    checker = base.TYPE_CHECKER.redefine("string", is_string)
+    cls = jsonschema.validators.extend(base, type_checker=checker)
+    return cls(schema)
+
+
+def _dbt_relevant(errors: Iterable[Any]) -> Iterator[Any]:
+    """Unknown keys on models, versions, columns and constraints; nothing else.
+
+    dbt-core itself turns schema violations into deprecation warnings and accepts
+    Jinja where the schema wants other types; an unknown key there is the one
+    violation that makes the gate compare less than the author wrote.
+    """
+    for error in errors:
+        if error.validator not in _UNKNOWN:
+            continue
+        parts = [p for p in error.absolute_path if isinstance(p, str)]
+        if not parts or parts[0] != "models":
+            continue
+        if any(p in ("config", "data_tests", "tests", "meta", "docs") for p in parts[1:]):
+            continue
+        # dbt >= 1.10 moved many properties into ``config`` and still reads them in
+        # the old place (a deprecation warning, "property moved to config").
+        root = load_schema("dbt-properties")
+        config = _resolve(error.schema, root).get("properties", {}).get("config")
+        movable = _known_keys(config, root) if config is not None else set()
+        if all(key in movable for key in _unexpected(error, _known_keys(error.schema, root))):
+            continue
+        yield error
+
+
+def _first(errors: Iterable[Any]) -> Any | None:
+    """The most useful error: jsonschema's best match among the first few."""
+    from jsonschema.exceptions import best_match
+
+    collected = []
+    for error in errors:
+        collected.append(error)
+        if len(collected) >= 20:
+            break
+    # ``unevaluatedProperties`` also fires on keys a failed ``oneOf`` branch left
+    # unevaluated; the branch's own error is the one to show.
+    paths = [tuple(e.absolute_path) for e in collected if e.validator != "unevaluatedProperties"]
+    primary = [
+        e
+        for e in collected
+        if e.validator != "unevaluatedProperties" or tuple(e.absolute_path) not in paths
+    ]
+    if not primary:
+        return None
+    return best_match(primary)
+
+
+def _where(path: Iterable[Any]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _container(doc: Any, path: Iterable[Any]) -> list[Any]:
+    """Every value from the document root down ``path``."""
+    chain = [doc]
+    node = doc
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+        chain.append(node)
+    return chain
+
+
+def _line(doc: Any, path: list[Any]) -> int | None:
+    chain = _container(doc, path)
+    if len(chain) == len(path) + 1 and path:
+        parent, key = chain[-2], path[-1]
+        if isinstance(parent, YMap):
+            return parent.key_line(key)
+        if isinstance(parent, YList) and isinstance(key, int):
+            return parent.item_line(key)
+    for node in reversed(chain):
+        if isinstance(node, (YMap, YList)):
+            return node.line
+    return 1
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> Any:
+    seen = 0
+    while isinstance(schema, dict) and "$ref" in schema and seen < 32:
+        ref = schema["$ref"]
+        if not ref.startswith("#/"):
+            return schema
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        schema = node
+        seen += 1
+    return schema
+
+
+def _known_keys(schema: Any, root: dict[str, Any], depth: int = 0) -> set[str]:
+    """Every property name a (sub)schema declares, through refs and combinators."""
+    schema = _resolve(schema, root)
+    if not isinstance(schema, dict) or depth > 12:
+        return set()
+    keys = set(schema.get("properties", {}) or {})
+    for combinator in ("allOf", "anyOf", "oneOf"):
+        for sub in schema.get(combinator, []) or []:
+            keys |= _known_keys(sub, root, depth + 1)
+    for branch in ("then", "else"):
+        if branch in schema:
+            keys |= _known_keys(schema[branch], root, depth + 1)
+    if "$ref" in schema:
+        keys |= _known_keys({"$ref": schema["$ref"]}, root, depth + 1)
+    return keys
+
+
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
+
+
+def _unexpected(error: Any, known: set[str]) -> list[Any]:
+    instance = error.instance
+    if isinstance(instance, dict):
+        patterns = list((error.schema.get("patternProperties") or {}).keys())
+        extra = [
+            key
+            for key in instance
+            if key not in known and not any(re.search(p, str(key)) for p in patterns)
+        ]
+        if extra:
+            return extra
+    return _QUOTED.findall(error.message)[:1]
+
+
+def _to_contract_error(error: Any, doc: Any, path: str, name: str) -> ContractError:
+    label = _LABELS.get(name, name)
+    location = list(error.absolute_path)
+    where = _where(location)
+    at = f" in {where}" if where else ""
+    if error.validator in _UNKNOWN:
+        root = load_schema(name)
+        known = _known_keys(error.schema, root)
+        keys = _unexpected(error, known)
+        key = keys[0] if keys else "?"
+        line = _line(doc, [*location, key])
+        return ContractError(
+            path, f"unknown key '{key}'{at}{_suggest(key, known)} [{label} schema]", line
+        )
+    line = _line(doc, location)
+    alternatives = _required_alternatives(error)
+    if alternatives:
+        shown = ", ".join(alternatives)
+        return ContractError(
+            path, f"{where or 'the top level'} needs one of: {shown} [{label} schema]", line
+        )
+    if error.validator == "required":
+        missing = _QUOTED.findall(error.message)[:1]
+        what = f"'{missing[0]}'" if missing else "a required key"
+        return ContractError(path, f"{what} is required{at} [{label} schema]", line)
+    if error.validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        hint = " (quote it)" if expected == "string" and not isinstance(error.instance, str) else ""
+        return ContractError(
+            path,
+            f"{where or 'the top level'} must be {expected}, found "
+            f"{describe(error.instance)}{hint} [{label} schema]",
+            line,
+        )
+    if error.validator in ("enum", "const"):
+        allowed = error.validator_value
+        allowed = allowed if isinstance(allowed, list) else [allowed]
+        shown = ", ".join(str(v) for v in allowed[:12]) + (", ..." if len(allowed) > 12 else "")
+        return ContractError(
+            path,
+            f"{where or 'the value'}: {_short(error.instance)!r} is not allowed "
+            f"(expected one of: {shown}) [{label} schema]",
+            line,
+        )
+    message = " ".join(str(error.message).split())
+    if len(message) > 160:
+        message = message[:157] + "..."
+    return ContractError(path, f"{where or 'the top level'}: {message} [{label} schema]", line)
+
+
+def _required_alternatives(error: Any) -> list[str]:
+    """For a ``oneOf``/``anyOf`` whose branches each want one key: those keys."""
+    parent = error if error.validator in ("oneOf", "anyOf") else error.parent
+    if parent is None or parent.validator not in ("oneOf", "anyOf"):
+        return []
+    context = parent.context or []
+    if not context or any(c.validator != "required" for c in context):
+        return []
+    keys: list[str] = []
+    for sub in context:
+        keys += [k for k in _QUOTED.findall(sub.message)[:1] if k not in keys]
+    return keys
+
+
+def _short(value: Any) -> Any:
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
