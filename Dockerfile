@@ -17,17 +17,20 @@ RUN mkdir -p /usr/share/man/man1 \
 # the pull request's files, so a `gate/` or `pandas.py` committed there must
 # not shadow installed modules in this process, or in Spark's Python workers.
 # SPARK_LOCAL_IP: Spark fails when the container's hostname does not resolve.
+# SCHEMA_GATE_CACHE: the contract schemas' validators, compiled at build time.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PYTHONSAFEPATH=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    SPARK_LOCAL_IP=127.0.0.1
+    SPARK_LOCAL_IP=127.0.0.1 \
+    SCHEMA_GATE_CACHE=/opt/schema-gate-cache
 
 COPY pyproject.toml README.md /opt/schema-contract-gate/
 COPY gate /opt/schema-contract-gate/gate
 RUN pip install --no-cache-dir "/opt/schema-contract-gate[spark]" \
     && rm -rf /opt/schema-contract-gate \
-    && python -P -c "import gate.action, pyspark"
+    && python -P -c "import gate.action, pyspark" \
+    && python -P -c "from gate.formats.validate import warm; warm()"
 
 LABEL org.opencontainers.image.title="schema-contract-gate" \
       org.opencontainers.image.description="CI gate for breaking data-contract changes" \

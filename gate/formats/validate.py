@@ -18,15 +18,23 @@ violations (it also accepts Jinja where the schema wants booleans), so the gate
 refuses only unknown keys on models, their versions, columns and constraints,
 which is where a typo silently drops a contract's columns.
 
-The validator is ``jsonschema`` (imported on first use, so a run that reads only
-Soda contracts never pays for it); each schema is compiled once per process.
+Validation is two-step for speed: a ``fastjsonschema`` validator compiled from the
+schema (its code cached on disk) says yes in a few milliseconds; only a document
+it refuses goes to ``jsonschema``, which decides and explains. Both are imported
+on first use, so a run that reads only Soda contracts never pays for them.
+See docs/performance.md for the measurements behind this.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
+import hashlib
+import importlib.util
 import json
+import marshal
+import os
 import re
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
@@ -121,8 +129,10 @@ def validate(fmt: str, doc: Any, path: str) -> None:
     name = schema_name(fmt, doc)
     if name is None:
         return
-    validator = _validator(name)
-    errors: Iterable[Any] = validator.iter_errors(doc)
+    if _fast_valid(name, doc):
+        errors: Iterable[Any] = ()
+    else:
+        errors = _validator(name).iter_errors(doc)
     if fmt == "dbt":
         errors = _dbt_relevant(errors)
     best = _first(errors)
@@ -267,6 +277,114 @@ def _validator(name: str) -> Any:
     checker = base.TYPE_CHECKER.redefine("string", is_string)
     cls = jsonschema.validators.extend(base, type_checker=checker)
     return cls(schema)
+
+
+def _closed(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with ``unevaluatedProperties: false`` as ``additionalProperties: false``.
+
+    fastjsonschema knows drafts 4-7 only and would ignore the 2019-09 keyword,
+    letting every unknown key through. Each closed object accepts the keys that
+    any of its branches declares (slightly looser than "keys a *passing* branch
+    evaluated", which a failing branch reports on its own anyway).
+    """
+    root = copy.deepcopy(schema)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for value in list(node.values()):
+                walk(value)
+            if node.get("unevaluatedProperties") is False:
+                properties = node.setdefault("properties", {})
+                for key in _known_keys(node, root):
+                    properties.setdefault(key, {})
+                del node["unevaluatedProperties"]
+                node["additionalProperties"] = False
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(root)
+    root["$schema"] = "http://json-schema.org/draft-07/schema#"
+    return root
+
+
+def _cache_dir() -> Path | None:
+    """``$SCHEMA_GATE_CACHE``, else ``$XDG_CACHE_HOME/schema-contract-gate`` (or ~/.cache)."""
+    explicit = os.environ.get("SCHEMA_GATE_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(base) / "schema-contract-gate"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path
+
+
+def warm() -> list[str]:
+    """Compile every vendored schema into the cache (the action's image does this)."""
+    names = sorted(p.name.removesuffix(".schema.json") for p in SCHEMA_DIR.glob("*.schema.json"))
+    for name in names:
+        _fast(name)
+    return names
+
+
+@functools.cache
+def _fast(name: str) -> Any:
+    """A compiled fastjsonschema validator, its bytecode cached on disk between runs.
+
+    Generating and compiling the code for a 100 KB schema takes about a second;
+    loading the cached bytecode takes milliseconds. The code is generated from
+    the vendored schema only, never from a contract; the cache key carries the
+    schema, fastjsonschema's version and Python's bytecode version. (The gate
+    marshals the code itself: CI images often set PYTHONDONTWRITEBYTECODE.)
+    """
+    import fastjsonschema
+
+    raw = (SCHEMA_DIR / f"{name}.schema.json").read_bytes()
+    salt = fastjsonschema.VERSION.encode() + importlib.util.MAGIC_NUMBER + _FAST_VERSION
+    key = hashlib.sha256(raw + salt).hexdigest()[:16]
+    namespace: dict[str, Any] = {}
+    folder = _cache_dir()
+    target = folder / f"{name}-{key}.marshal" if folder is not None else None
+    if target is not None and target.exists():
+        try:
+            exec(marshal.loads(target.read_bytes()), namespace)
+            return namespace["validate"]
+        except Exception:  # a damaged cache entry: regenerate below
+            namespace.clear()
+    source = fastjsonschema.compile_to_code(
+        _closed(load_schema(name)), use_default=False, use_formats=False
+    )
+    code = compile(source, f"<{name} validator>", "exec")
+    if target is not None:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            scratch = target.with_suffix(f".{os.getpid()}.tmp")
+            scratch.write_bytes(marshal.dumps(code))
+            os.replace(scratch, target)
+        except OSError:
+            pass  # an unwritable cache only costs time
+    exec(code, namespace)
+    return namespace["validate"]
+
+
+#: Bump when ``_closed`` changes, so cached code is regenerated.
+_FAST_VERSION = b"closed-1"
+
+
+def _fast_valid(name: str, doc: Any) -> bool:
+    """The compiled check: True means valid; False sends the document to jsonschema.
+
+    jsonschema then decides and explains, so a difference between the two
+    validators can only cost time, never a wrong refusal.
+    """
+    try:
+        _fast(name)(doc)
+    except Exception:  # JsonSchemaValueException, or a YAML date where a string is due
+        return False
+    return True
 
 
 def _dbt_relevant(errors: Iterable[Any]) -> Iterator[Any]:
