@@ -100,6 +100,25 @@ class AckResult:
     changes: tuple[Change, ...]
     matched: tuple[str, ...]
     unmatched: tuple[Token, ...]
+    #: Short tokens naming several datasets: (token, the full ids it could mean).
+    ambiguous: tuple[tuple[Token, tuple[str, ...]], ...] = ()
+
+
+def _targets(value: str, datasets: dict[str, set[str]]) -> tuple[set[str], tuple[str, ...]]:
+    """(datasets a token acknowledges, candidates when it is ambiguous).
+
+    ``datasets`` maps each changed dataset's id to every id it goes by (its old
+    id too, for a rename). A full id wins; a short ``schema.table`` name counts
+    only when it names exactly one dataset, so ``shop.orders`` never acknowledges
+    both ``bronze/shop/orders`` and ``gold/shop/orders``.
+    """
+    exact = {d for d, ids in datasets.items() if value in ids}
+    if exact:
+        return exact, ()
+    short = {d for d, ids in datasets.items() if any(value in names_for(i) for i in ids)}
+    if len(short) > 1:
+        return set(), tuple(sorted(short))
+    return short, ()
 
 
 def apply(changes: Sequence[Change], tokens: Iterable[Token]) -> AckResult:
@@ -107,30 +126,35 @@ def apply(changes: Sequence[Change], tokens: Iterable[Token]) -> AckResult:
 
     One token covers every breaking change of its dataset; a rename is covered
     by its old or its new name. Tokens that name no changed dataset come back in
-    ``unmatched`` so a typo never passes silently.
+    ``unmatched`` so a typo never passes silently; a short name that fits several
+    datasets acknowledges none and comes back in ``ambiguous`` with the full ids.
     """
     tokens = list(tokens)
-    wanted = {t.value for t in tokens}
-    matched: set[str] = set()
-    out: list[Change] = []
-    changed_names: set[str] = set()
+    datasets: dict[str, set[str]] = {}
     for change in changes:
-        names = names_for(change.dataset)
+        datasets.setdefault(change.dataset, {change.dataset})
         if change.old_dataset:
-            names |= names_for(change.old_dataset)
-        changed_names |= names
-        hit = names & wanted
-        if hit and change.severity in (Severity.ERROR, Severity.WARNING):
-            matched |= hit
-            out.append(replace(change, acknowledged=True))
-        else:
-            if hit:
-                matched |= hit
-            out.append(change)
+            datasets[change.dataset].add(change.old_dataset)
+    acked: set[str] = set()
+    matched: set[str] = set()
     unmatched: list[Token] = []
+    ambiguous: list[tuple[Token, tuple[str, ...]]] = []
     seen: set[str] = set()
     for token in tokens:
-        if token.value not in changed_names and token.value not in seen:
-            unmatched.append(token)
-            seen.add(token.value)
-    return AckResult(tuple(out), tuple(sorted(matched)), tuple(unmatched))
+        targets, candidates = _targets(token.value, datasets)
+        if targets:
+            acked |= targets
+            matched.add(token.value)
+        elif token.value not in seen:
+            if candidates:
+                ambiguous.append((token, candidates))
+            else:
+                unmatched.append(token)
+        seen.add(token.value)
+    out = [
+        replace(change, acknowledged=True)
+        if change.dataset in acked and change.severity in (Severity.ERROR, Severity.WARNING)
+        else change
+        for change in changes
+    ]
+    return AckResult(tuple(out), tuple(sorted(matched)), tuple(unmatched), tuple(ambiguous))

@@ -46,7 +46,16 @@ _FROZEN_RULES = {
 #: A config file is bounded by the default limit: it cannot raise its own.
 _CONFIG_TOO_BIG = "a config file may not be larger"
 
-_KEYS = {"contracts", "dialect", "fail_on", "rules", "policies", "perspective", "limits"}
+_KEYS = {
+    "contracts",
+    "dialect",
+    "fail_on",
+    "rules",
+    "policies",
+    "perspective",
+    "limits",
+    "allow_empty",
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,8 @@ class Config:
     rules: dict[str, Severity] = field(default_factory=dict)
     policies: tuple[Policy, ...] = ()
     limits: Limits = DEFAULT_LIMITS
+    #: The repository may hold no contract yet: an empty glob match is not an error.
+    allow_empty: bool = False
     source: str | None = None  # the file it came from, for the report
     perspective: str = "both"  # whose breakage is an error: see rules.PERSPECTIVES
 
@@ -166,6 +177,12 @@ def _limits(value: Any, path: str, line: int | None) -> Limits:
 def parse_config(data: dict[str, Any], path: str) -> Config:
     """Validate a config mapping; every mistake is a one-line error naming the key."""
     line_of = data.key_line if isinstance(data, YMap) else (lambda _key: None)
+    if "allow-empty" in data:  # YAML users write it like the CLI flags
+        if "allow_empty" in data:
+            raise ContractError(path, "write 'allow-empty' or 'allow_empty', not both")
+        data = {("allow_empty" if k == "allow-empty" else k): v for k, v in data.items()}
+        original = line_of
+        line_of = lambda key: original("allow-empty" if key == "allow_empty" else key)  # noqa: E731
     unknown = set(data) - _KEYS
     if unknown:
         first = sorted(map(str, unknown))[0]
@@ -217,7 +234,15 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
     limits = DEFAULT_LIMITS
     if data.get("limits") is not None:
         limits = _limits(data["limits"], path, line_of("limits"))
+    allow_empty = data.get("allow_empty", False)
+    if not isinstance(allow_empty, bool):
+        raise ContractError(
+            path,
+            f"'allow-empty' must be true or false, found {describe(allow_empty)}",
+            line_of("allow_empty"),
+        )
     return Config(
+        allow_empty=allow_empty,
         contracts=contracts,
         dialect=dialect,
         fail_on=fail_on,

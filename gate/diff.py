@@ -180,8 +180,9 @@ def _pair_datasets(
     Returns (pairs, removed, added). A pair whose ids differ is a rename. Rename
     evidence, strongest first: the same stable id (ODCS v3.1); the same contract
     file (following git's rename detection) holding exactly one unpaired dataset
-    on each side; the same columns with the same types, matching exactly one
-    candidate.
+    on each side *and* sharing at least half of their column names
+    (``columns_overlap``); the same columns with the same types, matching exactly
+    one candidate.
     """
     head_by_id = {d.id: d for d in head}
     pairs: list[tuple[Dataset, Dataset]] = []
@@ -199,9 +200,16 @@ def _pair_datasets(
     removed = [d for d in removed if d.enforced]
     added = [d for d in added if d.enforced]
     removed, added = _pair_unique(removed, added, pairs, lambda d: d.stable_id)
+    path_pairs: list[tuple[Dataset, Dataset]] = []
     removed, added = _pair_unique(
-        removed, added, pairs, lambda d: renamed_paths.get(d.path, d.path), lambda d: d.path
+        removed, added, path_pairs, lambda d: renamed_paths.get(d.path, d.path), lambda d: d.path
     )
+    for old, new in path_pairs:
+        if columns_overlap(old, new):
+            pairs.append((old, new))
+        else:  # the file survived, the table did not: a removal plus an addition
+            removed.append(old)
+            added.append(new)
     removed, added = _pair_unique(
         removed,
         added,
@@ -211,25 +219,46 @@ def _pair_datasets(
     return pairs, removed + unguarded[0], added + unguarded[1]
 
 
+#: Share of column names two datasets must have in common (of all names on either
+#: side) before a file rename counts as a dataset rename. git calls a file renamed
+#: at 50% *text* similarity, which two unrelated tables written in one house style
+#: easily reach; shared columns are evidence about the table itself.
+COLUMN_OVERLAP = 0.5
+
+
+def columns_overlap(old: Dataset, new: Dataset) -> bool:
+    """True when at least ``COLUMN_OVERLAP`` of all column names (case-folded) are shared."""
+    before = {c.name.casefold() for c in old.columns}
+    after = {c.name.casefold() for c in new.columns}
+    if not before or not after:
+        return False
+    return len(before & after) / len(before | after) >= COLUMN_OVERLAP
+
+
 def _pair_columns(
     old_columns: Sequence[Column], new_columns: Sequence[Column], dialect: str
 ) -> tuple[list[tuple[Column, Column]], list[Column], list[Column]]:
     """Pair columns: stable id, exact name, then a case-only rename, then position.
 
-    A removed and an added column count as a rename only with clear evidence:
-    the same declared type at the same position, and no other candidate.
+    A removed and an added column count as a rename only with clear evidence,
+    as docs/rules.md promises: the *only* removed and the *only* added column,
+    at the same position with the same declared type. Anything less is a
+    removal plus an addition, never a guess.
     """
     pairs: list[tuple[Column, Column]] = []
     removed, added = list(old_columns), list(new_columns)
     removed, added = _pair_unique(removed, added, pairs, lambda c: c.stable_id)
     removed, added = _pair_unique(removed, added, pairs, lambda c: c.name)
     removed, added = _pair_unique(removed, added, pairs, lambda c: c.name.casefold())
-    removed, added = _pair_unique(
-        removed,
-        added,
-        pairs,
-        lambda c: (c.position, _type_text(c.data_type, dialect)) if c.data_type else None,
-    )
+    if len(removed) == 1 and len(added) == 1:
+        old, new = removed[0], added[0]
+        old_type = _type_text(old.data_type, dialect)
+        if (
+            old_type
+            and old.position == new.position
+            and old_type == _type_text(new.data_type, dialect)
+        ):
+            return [*pairs, (old, new)], [], []
     return pairs, removed, added
 
 

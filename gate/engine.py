@@ -63,13 +63,19 @@ class Settings:
 _Item = tuple[bytes, str, str, Project | None]
 
 
-def _parse_one(item: tuple[bytes, str, str, Project | None, Limits]) -> Contract:
+def _parse_one(item: tuple[bytes, str, str, Project | None, Limits]) -> Contract | ContractError:
+    """A contract; at the base, an unreadable one comes back as its error instead.
+
+    A contract that is invalid on the base branch must not block the pull
+    request that fixes it: the engine warns and compares what it can. A
+    HEAD-side error stays an error (exit 2).
+    """
     data, path, side, project, limits = item
     try:
         return parse_contract(data, path, project, limits)
     except ContractError as exc:
         if side == "base":
-            raise ContractError(exc.path, f"{exc.detail} (in the base version)", exc.line) from None
+            return exc
         raise
 
 
@@ -77,7 +83,7 @@ def parse_many(
     items: Sequence[_Item],
     jobs: int | None = None,
     limits: Limits = DEFAULT_LIMITS,
-) -> list[Contract]:
+) -> list[Contract | ContractError]:
     """Parse (data, path, side, dbt project) items, in worker processes when there are many.
 
     YAML parsing dominates the run time of a large PR; on a 2-core runner two
@@ -123,17 +129,22 @@ def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
 
 
 def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
-    """Two files declaring one dataset make pairing ambiguous: fail closed."""
+    """Two files declaring one dataset make pairing ambiguous: fail closed.
+
+    Ids that differ only by case count as one, as they do inside one file:
+    most warehouses and Delta Lake resolve them to the same table.
+    """
     seen: dict[str, Dataset] = {}
     for dataset in datasets:
-        first = seen.get(dataset.id)
+        first = seen.get(dataset.id.casefold())
         if first is not None and first.path != dataset.path:
+            same = "" if first.id == dataset.id else f" (as '{first.id}')"
             raise ContractError(
                 dataset.path,
-                f"dataset '{dataset.id}' is also declared in {first.path}",
+                f"dataset '{dataset.id}' is also declared in {first.path}{same}",
                 dataset.line,
             )
-        seen[dataset.id] = dataset
+        seen[dataset.id.casefold()] = dataset
 
 
 def _load(
@@ -156,16 +167,27 @@ def _load(
     return [(item[2], contract) for item, contract in zip(items, contracts, strict=True)]
 
 
+def _base_warning(error: ContractError) -> str:
+    where = f"{error.path}:{error.line}" if error.line else error.path
+    return (
+        f"warning: the base version of {where} is unreadable ({error.detail}); its "
+        "datasets are compared as new, so a PR that fixes the file is not blocked"
+    )
+
+
 def _read_sides(
     repo: Repo,
     file_changes: Sequence[Entry],
     jobs: int | None,
     commits: tuple[str, str | None],
     limits: Limits,
+    warnings: list[str],
 ) -> tuple[list[Dataset], list[Dataset]]:
     """Read and parse both sides of every changed contract file.
 
-    dbt models then take their model file's own ``config()`` into account.
+    dbt models then take their model file's own ``config()`` into account. An
+    unreadable base file adds a warning to ``warnings`` and contributes no
+    datasets; an unreadable HEAD file raises.
     """
     entries: list[tuple[str, str | None, str, Project | None]] = []
     for entry in file_changes:
@@ -177,6 +199,9 @@ def _read_sides(
     base: list[Dataset] = []
     head: list[Dataset] = []
     for side, contract in _load(repo, entries, jobs, limits):
+        if isinstance(contract, ContractError):
+            warnings.append(_base_warning(contract))
+            continue
         (base if side == "base" else head).extend(contract.datasets)
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
@@ -202,21 +227,23 @@ def _reject_declared_elsewhere(
     ``model_added``. A text search finds the few unchanged files that mention a
     new id; only those are parsed.
     """
-    known = {d.id for d in base}
-    new = {d.id: d for d in head if d.id not in known and d.enabled}
+    known = {d.id.casefold() for d in base}
+    new = {d.id.casefold(): d for d in head if d.id.casefold() not in known and d.enabled}
     if not new:
         return
     changed = {e.change.new_path for e in file_changes if e.change.new_path}
     # A dbt version's id (``orders.v2``) is not in its file's text; its model name is.
     needles = sorted({*new, *(i.rpartition(".v")[0] for i in new if i.rpartition(".v")[0])})
     candidates = [
-        path for path in repo.files_containing(settings.head, globs, needles) if path not in changed
+        path
+        for path in repo.files_containing(settings.head, globs, needles, ignore_case=True)
+        if path not in changed
     ]
     # Unchanged dbt properties files outside the globs, where dbt itself reads them.
     dbt_globs = [*dbt_sources.PROPERTY_GLOBS, *(g for g in globs if g.startswith("!"))]
     mentions = [
         p
-        for p in repo.files_containing(settings.head, dbt_globs, needles)
+        for p in repo.files_containing(settings.head, dbt_globs, needles, ignore_case=True)
         if p not in changed and p not in candidates
     ]
     index = dbt_sources.ProjectIndex(repo, settings.head, "head")
@@ -229,12 +256,15 @@ def _reject_declared_elsewhere(
         for path in candidates
     ]
     for contract in parse_many(items, settings.jobs, limits):
+        if isinstance(contract, ContractError):  # cannot happen on the HEAD side
+            raise contract
         for other in contract.datasets:
-            if other.id in new and other.enabled:
-                dataset = new[other.id]
+            dataset = new.get(other.id.casefold())
+            if dataset is not None and other.enabled:
+                same = "" if other.id == dataset.id else f" (as '{other.id}')"
                 raise ContractError(
                     dataset.path,
-                    f"dataset '{dataset.id}' is also declared in {other.path}",
+                    f"dataset '{dataset.id}' is also declared in {other.path}{same}",
                     dataset.line,
                 )
 
@@ -272,7 +302,10 @@ def _smoke(
             for path in sorted(set(files) | set(dbt_files))
         ]
         datasets = [
-            d for _side, c in _load(repo, entries, settings.jobs, limits) for d in c.datasets
+            d
+            for _side, c in _load(repo, entries, settings.jobs, limits)
+            if not isinstance(c, ContractError)
+            for d in c.datasets
         ]
         projects = {p: proj for p, _b, _s, proj in entries}
         datasets = dbt_model_files.apply_model_configs(repo, settings.head, datasets, projects)
@@ -324,7 +357,10 @@ def _run(repo: Repo, settings: Settings) -> Report:
     file_changes = dbt_changes.collect(repo, base_sha, head_commit, globs, globbed)
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
     file_changes = [e for e in file_changes if not dbt_changes.is_pure_move(e)]
-    base, head = _read_sides(repo, file_changes, settings.jobs, (base_sha, head_commit), limits)
+    warnings: list[str] = []
+    base, head = _read_sides(
+        repo, file_changes, settings.jobs, (base_sha, head_commit), limits, warnings
+    )
     _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head, limits)
     renamed = {
         e.change.old_path: e.change.new_path
@@ -341,7 +377,7 @@ def _run(repo: Repo, settings: Settings) -> Report:
     )
     acked = acks.apply(changes, _tokens(settings))
     smoke = _smoke(repo, settings, head, globs, dialect, limits) if settings.smoke else None
-    notices = list(settings.notices)
+    notices = list(settings.notices) + warnings
     if head_limits != limits:
         notices.append(
             "this PR changes 'limits' in the config; the base branch's limits apply until "
@@ -352,9 +388,17 @@ def _run(repo: Repo, settings: Settings) -> Report:
         and not repo.list_files(settings.head, globs)
         and not dbt_sources.property_files(repo, settings.head, globs)
     ):
-        # Not an error (a repo may adopt the gate before its first contract), but a
-        # misspelt glob must not look like a clean pass.
-        notices.append(f"no contract file matches the globs {', '.join(globs)}; check --contracts")
+        # No contract at HEAD and none changed, so none at the base either. A
+        # misspelt glob must never leave the check green forever: fail unless the
+        # config says the repository may have none yet.
+        where = ", ".join(globs)
+        if not config.allow_empty:
+            raise UsageError(
+                f"no contract file matches the globs {where} at the base or at HEAD; "
+                "set 'contracts:' in .schema-gate.yml or pass --contracts GLOB (or set "
+                "'allow-empty: true' while the repository has no contract yet)"
+            )
+        notices.append(f"no contract file matches the globs {where} (allow-empty: true)")
     if config.source:
         notices.append(
             f"config read from {config.source} (HEAD side; changes to it are part of this PR)"
@@ -364,6 +408,7 @@ def _run(repo: Repo, settings: Settings) -> Report:
         fail_on=fail_on,
         acknowledgements=acked.matched,
         unmatched_acknowledgements=acked.unmatched,
+        ambiguous_acknowledgements=acked.ambiguous,
         base_ref=settings.base,
         base_sha=base_sha,
         merge_base=settings.merge_base,

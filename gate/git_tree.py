@@ -244,7 +244,11 @@ class Repo:
         return {r.old_path: targets.get(r.old_path, r.new_sha) for r in raws}
 
     def files_containing(
-        self, head: str | None, globs: Sequence[str], needles: Iterable[str]
+        self,
+        head: str | None,
+        globs: Sequence[str],
+        needles: Iterable[str],
+        ignore_case: bool = False,
     ) -> list[str]:
         """Contract files at one side whose text contains any of ``needles``.
 
@@ -261,9 +265,19 @@ class Repo:
             return []
         where = ["--untracked"] if head is None else [self.resolve(head)]
         proc = self._run(
-            "grep", "-F", "-l", "-z", "--full-name", "-f", "-", *where, "--", *_pathspecs(globs),
+            "grep",
+            "-F",
+            *(["-i"] if ignore_case else []),
+            "-l",
+            "-z",
+            "--full-name",
+            "-f",
+            "-",
+            *where,
+            "--",
+            *_pathspecs(globs),
             stdin="\n".join(sorted(lines)).encode("utf-8") + b"\n",
-        )  # fmt: skip
+        )
         if proc.returncode == 1:  # no match
             return []
         if proc.returncode != 0:

@@ -413,14 +413,23 @@ def test_base_missing_from_a_shallow_clone_names_the_remedy(shop: GitRepo, tmp_p
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_globs_that_match_nothing_are_called_out(shop: GitRepo) -> None:
+def test_globs_that_match_nothing_exit_2_with_the_remedy(shop: GitRepo) -> None:
+    proc = run_gate(shop.path, "--base", "main", "--contracts", "sodaa/**/*.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "schema-gate: error: no contract file matches the globs sodaa/**/*.yaml at the base "
+        "or at HEAD; set 'contracts:' in .schema-gate.yml or pass --contracts GLOB (or set "
+        "'allow-empty: true' while the repository has no contract yet)\n"
+    )
+    shop.write(".schema-gate.yml", "allow-empty: true\n")
     code, report = gate_json(shop, "--contracts", "sodaa/**/*.yaml")
     assert code == 0
-    assert report["notices"] == [
-        "no contract file matches the globs sodaa/**/*.yaml; check --contracts"
-    ]
+    assert (
+        "no contract file matches the globs sodaa/**/*.yaml (allow-empty: true)"
+        in (report["notices"])
+    )
     _, report = gate_json(shop)
-    assert report["notices"] == []
+    assert not any("no contract file" in n for n in report["notices"])
 
 
 def test_two_files_declaring_one_dataset_exit_2(shop: GitRepo) -> None:

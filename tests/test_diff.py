@@ -149,13 +149,21 @@ def test_rename_pairing_evidence() -> None:
     a = ds("x", ID, stable_id="s1")
     b = ds("y", AMOUNT, path="c/y.yaml", stable_id="s1")
     assert found([a], [b])[0] == ("model_renamed", None)
-    # Git saw the file move and it holds one dataset on each side.
-    c = ds("y", AMOUNT, path="c/new.yaml")
+    # Git saw the file move, it holds one dataset on each side, and the columns
+    # overlap (at least half of all names shared): a rename.
+    c = ds("y", ID, AMOUNT, path="c/new.yaml")
     assert found([ds("x", ID)], [c], renamed_paths={"c/o.yaml": "c/new.yaml"})[0] == (
         "model_renamed",
         None,
     )
     assert found([ds("x", ID)], [c])[0] == ("model_removed", None)
+    # File similarity alone is not enough: disjoint columns are a removal plus an
+    # addition (a new table that replaced an old one in the same file).
+    other = ds("y", AMOUNT, path="c/new.yaml")
+    assert found([ds("x", ID)], [other], renamed_paths={"c/o.yaml": "c/new.yaml"}) == [
+        ("model_removed", None),
+        ("model_added", None),
+    ]
 
 
 def test_policies_and_rule_overrides() -> None:

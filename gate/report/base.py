@@ -67,6 +67,8 @@ class Report:
     fail_on: Severity = Severity.ERROR
     acknowledgements: tuple[str, ...] = ()
     unmatched_acknowledgements: tuple[Token, ...] = ()
+    #: Short tokens that name several datasets: (token, the full ids it could mean).
+    ambiguous_acknowledgements: tuple[tuple[Token, tuple[str, ...]], ...] = ()
     base_ref: str = ""
     base_sha: str = ""
     merge_base: bool = True
@@ -134,11 +136,18 @@ class Report:
             "files_compared": self.files_compared,
         }
 
-    def verdict(self, name: Callable[[str], str] = str) -> str:
+    @property
+    def acknowledgement_lines(self) -> tuple[str, ...]:
+        """One ``accept-breaking-change:`` line per dataset, pasteable into a PR body."""
+        return tuple(f"accept-breaking-change: {d}" for d in self.datasets_to_acknowledge)
+
+    def verdict(self, name: Callable[[str], str] = str, advice: bool = True) -> str:
         """One sentence: what happened and what to do next.
 
         ``name`` renders each PR-controlled dataset id for the renderer's medium
         (a Markdown code span, say); the sentence itself is the gate's own text.
+        ``advice=False`` leaves out the acknowledgement hint, for renderers that
+        print ``acknowledgement_lines`` themselves, one per line.
         """
         if self.exit_code == EXIT_OK:
             acked = len(self.acknowledged)
@@ -155,12 +164,19 @@ class Report:
             reasons.append("the smoke test failed")
         if self.unmatched_block:
             reasons.append(f"{len(self.unmatched_acknowledgements)} unmatched acknowledgement(s)")
-        advice = ""
-        if self.blocking:
-            advice = " If the break is intended, add to the PR body: " + "; ".join(
-                name(f"accept-breaking-change: {d}") for d in self.datasets_to_acknowledge
-            )
-        return f"FAIL: {' and '.join(reasons)}.{advice}"
+        hint = ""
+        if self.blocking and advice:
+            lines = [name(line) for line in self.acknowledgement_lines]
+            if len(lines) == 1:
+                hint = f" If the break is intended, add to the PR body: {lines[0]}"
+            else:
+                hint = (
+                    " If the breaks are intended, add one line per dataset to the PR body: "
+                    + " | ".join(lines)
+                )
+        elif self.blocking:
+            hint = " If the break is intended, add the line(s) below to the PR body:"
+        return f"FAIL: {' and '.join(reasons)}.{hint}"
 
 
 def change_dict(change: Change) -> dict[str, Any]:

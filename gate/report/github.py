@@ -54,6 +54,12 @@ def annotations(report: Report, limit: int | None = None) -> list[str]:
             f"::warning title=unmatched acknowledgement::"
             f"{escape_data(repr(token.value))} ({token.source}) names no changed dataset"
         )
+    for token, candidates in report.ambiguous_acknowledgements:
+        out.append(
+            f"::warning title=ambiguous acknowledgement::"
+            f"{escape_data(repr(token.value))} ({token.source}) matches "
+            f"{escape_data(', '.join(candidates))} and acknowledges none; write the full id"
+        )
     if report.smoke is not None:
         for dataset in report.smoke.datasets:
             if dataset.error:

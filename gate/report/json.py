@@ -19,6 +19,10 @@ def to_dict(report: Report) -> dict[str, Any]:
         "unmatched_acknowledgements": [
             {"token": t.value, "source": t.source} for t in report.unmatched_acknowledgements
         ],
+        "ambiguous_acknowledgements": [
+            {"token": t.value, "source": t.source, "candidates": list(candidates)}
+            for t, candidates in report.ambiguous_acknowledgements
+        ],
         "summary": report.summary(),
         "smoke": report.smoke.to_dict() if report.smoke is not None else None,
         "notices": list(report.notices),

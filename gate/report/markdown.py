@@ -189,6 +189,14 @@ def render(report: Report) -> str:
             f"- {code(t.value)} ({_prose(t.source)}) names no changed dataset: check the spelling."
             for t in report.unmatched_acknowledgements
         ]
+    if report.ambiguous_acknowledgements:
+        lines += ["", "### Acknowledgements that name several datasets", ""]
+        lines += [
+            f"- {code(t.value)} ({_prose(t.source)}) matches "
+            + ", ".join(code(c) for c in candidates)
+            + " and acknowledges none: write the full id."
+            for t, candidates in report.ambiguous_acknowledgements
+        ]
     if report.smoke is not None:
         lines += ["", *_smoke(report.smoke)]
     if report.notices:

@@ -104,5 +104,16 @@ def render(report: Report) -> str:
         lines += ["", *_smoke(report.smoke)]
     for notice in report.notices:
         lines += ["", f"note: {notice}"]
-    lines += ["", report.verdict()]
+    if report.ambiguous_acknowledgements:
+        lines += ["", f"AMBIGUOUS ACKNOWLEDGEMENTS ({len(report.ambiguous_acknowledgements)})"]
+        for token, candidates in report.ambiguous_acknowledgements:
+            lines.append(
+                f"  '{token.value}' (from {token.source}) matches {len(candidates)} datasets "
+                f"({', '.join(candidates)}) and acknowledges none; write the full id:"
+            )
+            lines += [f"      accept-breaking-change: {c}" for c in candidates]
+    lines += ["", report.verdict(advice=False)]
+    # Pasteable as printed: one line per dataset, nothing before the key.
+    if report.blocking:
+        lines += list(report.acknowledgement_lines)
     return "\n".join(escape_line(line) for line in lines) + "\n"
