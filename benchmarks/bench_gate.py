@@ -1,6 +1,7 @@
 """Time ``python -m gate`` end to end on a generated monorepo, next to its floor.
 
     python benchmarks/bench_gate.py --contracts 10000 --changed 100 --changed 10000
+    python benchmarks/bench_gate.py --format odcs --changed 100 --validators
 
 Builds (once, cached under benchmarks/out/) a git repository of N Soda contracts
 with 20 columns each on ``main``, then one branch per K with K contracts changed
@@ -9,6 +10,12 @@ K it times the gate comparing the branch with main, and the *floor*: Python
 start-up with the gate's imports plus ``git diff --name-status`` between the
 same two commits, i.e. what any gate must at least pay. Prints a Markdown table
 for docs/performance.md. No timing is asserted anywhere: this is a measurement.
+
+``--format odcs`` writes ODCS v3.1 contracts instead (same columns), whose
+schema validation is the costliest; ``--validators`` also times validating the
+changed contracts with jsonschema alone against the compiled fastjsonschema
+check, cold (compiling) and warm (cached code). ``--cold`` runs the gate with
+an empty validator cache.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,6 +55,39 @@ def contract(index: int, changed: bool) -> str:
     return "\n".join(lines)
 
 
+def odcs_contract(index: int, changed: bool) -> str:
+    """The same table as ``contract`` in ODCS v3.1 (physicalType carries the SQL type)."""
+    lines = [
+        "apiVersion: v3.1.0",
+        "kind: DataContract",
+        f"id: contract-{index}",
+        "version: 1.0.0",
+        "status: active",
+        "schema:",
+        f"  - name: table_{index}",
+        f"    physicalName: lake_domain_{index % 50}_table_{index}",
+        "    properties:",
+    ]
+    for col in range(20):
+        data_type = TYPES[(index + col) % len(TYPES)]
+        if changed and col == 1 and data_type == "int":
+            data_type = "bigint"
+        if changed and col == 19 and index % 10 == 0:
+            continue
+        lines += [f"      - name: col_{col}", f"        physicalType: {data_type}"]
+        if col == 0:
+            lines += ["        required: true", "        unique: true"]
+    if changed:
+        lines += ["      - name: added_col", "        logicalType: string"]
+    return "\n".join(lines) + "\n"
+
+
+FORMATS = {
+    "soda": (contract, "soda/contracts", "yaml"),
+    "odcs": (odcs_contract, "odcs", "odcs.yaml"),
+}
+
+
 def git(repo: Path, *args: str) -> str:
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     return subprocess.run(
@@ -54,8 +95,9 @@ def git(repo: Path, *args: str) -> str:
     ).stdout
 
 
-def build(n: int, ks: list[int]) -> Path:
-    repo = OUT / f"repo-{n}"
+def build(n: int, ks: list[int], fmt: str = "soda") -> Path:
+    write, folder, suffix = FORMATS[fmt]
+    repo = OUT / (f"repo-{n}" if fmt == "soda" else f"repo-{fmt}-{n}")
     marker = repo / ".built"
     if marker.exists() and all(f"k{k}" in marker.read_text().split() for k in ks):
         return repo
@@ -65,32 +107,100 @@ def build(n: int, ks: list[int]) -> Path:
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "bench@example.com")
     git(repo, "config", "user.name", "bench")
-    base = repo / "soda" / "contracts"
+    base = repo / folder
     for i in range(n):
-        path = base / f"domain_{i % 50}" / f"table_{i}.yaml"
+        path = base / f"domain_{i % 50}" / f"table_{i}.{suffix}"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(contract(i, changed=False))
+        path.write_text(write(i, changed=False))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     for k in ks:
         git(repo, "checkout", "-q", "-B", f"k{k}", "main")
         step = max(1, n // k)
         for i in range(0, n, step)[:k]:
-            (base / f"domain_{i % 50}" / f"table_{i}.yaml").write_text(contract(i, changed=True))
+            (base / f"domain_{i % 50}" / f"table_{i}.{suffix}").write_text(write(i, changed=True))
         git(repo, "commit", "-q", "-am", f"change {k}")
     git(repo, "checkout", "-q", "main")
     marker.write_text(" ".join(f"k{k}" for k in ks))
     return repo
 
 
-def timed(cmd: list[str], cwd: Path, repeat: int) -> tuple[float, subprocess.CompletedProcess]:
+def timed(
+    cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None
+) -> tuple[float, subprocess.CompletedProcess]:
     samples = []
     proc = None
     for _ in range(repeat):
         start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples), proc  # type: ignore[return-value]
+
+
+def cold_runs(
+    cmd: list[str], cwd: Path, repeat: int, env: dict[str, str]
+) -> tuple[float, subprocess.CompletedProcess]:
+    """Each run with a fresh, empty validator cache (as a new CI container has)."""
+    samples = []
+    proc = None
+    for _ in range(repeat):
+        cold = {**env, "SCHEMA_GATE_CACHE": tempfile.mkdtemp(prefix="gate-cold-")}
+        sample, proc = timed(cmd, cwd, 1, cold)
+        samples.append(sample)
+    return statistics.median(samples), proc  # type: ignore[return-value]
+
+
+def validators(repo: Path, k: int, fmt: str) -> None:
+    """Validate both sides of the K changed contracts with each validator, in-process."""
+    sys.path.insert(0, str(ROOT))
+    import importlib
+
+    from gate.yaml_load import load_yaml
+
+    validate = importlib.import_module("gate.formats.validate")
+    names = git(repo, "diff", "--name-only", "main", f"k{k}").split()
+    docs = []
+    for name in names:
+        for ref in ("main", f"k{k}"):
+            docs.append(load_yaml(git(repo, "show", f"{ref}:{name}"), name))
+    schema = validate.schema_name(fmt, docs[0]) if fmt != "soda" else None
+    print(f"validating {len(docs)} documents ({k} changed contracts, both sides), {fmt}:")
+    if schema is None:
+        start = time.perf_counter()
+        for doc in docs:
+            validate.validate(fmt, doc, "x")
+        print(f"  Soda key set: {time.perf_counter() - start:.3f} s")
+        return
+    start = time.perf_counter()
+    import jsonschema.validators  # noqa: F401
+
+    slow = validate._validator(schema)
+    for doc in docs:
+        list(slow.iter_errors(doc))
+    print(f"  jsonschema (import + build + validate): {time.perf_counter() - start:.2f} s")
+    import fastjsonschema
+
+    os.environ["SCHEMA_GATE_CACHE"] = tempfile.mkdtemp(prefix="gate-cold-")
+    start = time.perf_counter()
+    fast = validate._fast(schema)
+    compiled = time.perf_counter() - start
+    for doc in docs:
+        fast(doc)
+    print(
+        f"  fastjsonschema {fastjsonschema.VERSION} cold: compile {compiled:.2f} s, "
+        f"total {time.perf_counter() - start:.2f} s"
+    )
+    validate._fast.cache_clear()
+    start = time.perf_counter()
+    fast = validate._fast(schema)
+    loaded = time.perf_counter() - start
+    for doc in docs:
+        fast(doc)
+    print(
+        f"  fastjsonschema warm (cached code): load {loaded:.3f} s, "
+        f"total {time.perf_counter() - start:.3f} s"
+    )
+    print()
 
 
 def main() -> int:
@@ -100,24 +210,35 @@ def main() -> int:
         "--changed", type=int, action="append", help="K changed contracts (repeatable)"
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument("--format", choices=sorted(FORMATS), default="soda")
+    parser.add_argument("--validators", action="store_true", help="also time the validators")
+    parser.add_argument("--cold", action="store_true", help="empty validator cache per run")
     args = parser.parse_args()
     ks = args.changed or [100, 10_000]
-    repo = build(args.contracts, ks)
+    repo = build(args.contracts, ks, args.format)
+    if args.validators:
+        validators(repo, ks[0], args.format)
     env_py = [sys.executable]
     imports = "import gate.cli, gate.engine, gate.types, gate.git_tree, sqlglot, yaml"
     startup, _ = timed([*env_py, "-c", imports], ROOT, args.repeat)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     )
-    print(f"N = {args.contracts} contracts x 20 columns")
+    print(f"N = {args.contracts} {args.format} contracts x 20 columns")
     print()
     print("| K changed | gate (s) | floor: startup + git diff (s) | ratio | findings | exit |")
     print("|---:|---:|---:|---:|---:|---:|")
     for k in ks:
         diff_time, _ = timed(["git", "diff", "--name-status", "main", f"k{k}"], repo, args.repeat)
         cmd = [*env_py, "-m", "gate", "--base", "main", "--head", f"k{k}", "--format", "json"]
-        env_cmd = ["env", f"PYTHONPATH={ROOT}", *cmd]
-        gate_time, proc = timed(env_cmd, repo, args.repeat)
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        if args.cold:
+            env["SCHEMA_GATE_CACHE"] = tempfile.mkdtemp(prefix="gate-cold-")
+        gate_time, proc = (
+            cold_runs(cmd, repo, args.repeat, env)
+            if args.cold
+            else timed(cmd, repo, args.repeat, env)
+        )
         if proc.returncode not in (0, 1):
             print(proc.stderr, file=sys.stderr)
             return 2
