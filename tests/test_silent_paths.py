@@ -160,6 +160,17 @@ def test_a_base_side_error_warns_and_the_fix_is_compared(tmp_path: Path) -> None
     assert "note: warning: the base version of soda/contracts/orders.yaml:3" in text.stdout
 
 
+def test_a_base_side_schema_error_does_not_block_its_fix(tmp_path: Path) -> None:
+    typo = soda("lake/shop/orders", "id", "note").replace("columns:", "column:")
+    repo = feature(tmp_path, {"soda/contracts/orders.yaml": typo})
+    repo.write("soda/contracts/orders.yaml", soda("lake/shop/orders", "id", "note"))
+    repo.commit("fix the key")
+    code, report, _ = gate_json(repo)
+    assert code == 0
+    # At the base the misspelt key hid the columns; fixing it adds them back.
+    assert {c["rule"] for c in report["changes"]} == {"column_added"}
+
+
 def test_a_head_side_error_stays_exit_2(tmp_path: Path) -> None:
     repo = feature(tmp_path, {"soda/contracts/orders.yaml": soda("lake/shop/orders", "id")})
     repo.write("soda/contracts/orders.yaml", "dataset: lake/shop/orders\ncolumns: [\n")

@@ -48,12 +48,18 @@ _EXPECTED = (
 )
 
 
-def parse_document(doc: Any, path: str, project: Project | None = None) -> Contract:
+def parse_document(
+    doc: Any, path: str, project: Project | None = None, check_schema: bool = True
+) -> Contract:
     """Parse an already-loaded YAML document, detecting its format.
 
     ``project`` is set for a file inside a dbt project's resource paths: dbt
     reads every such file as a properties file, so one that no format claims
     is parsed as dbt (holding no models) rather than refused.
+
+    ``check_schema=False`` skips the published-schema validation (the parser's
+    own checks still run): the engine uses it for the base side, where a schema
+    problem could only ever be a warning.
     """
     if project is not None and (doc is None or not any(m.detect(doc) for m in FORMATS)):
         return dbt.parse(doc, path, project)
@@ -70,7 +76,8 @@ def parse_document(doc: Any, path: str, project: Project | None = None) -> Contr
                     contract = module.parse(doc, path)
                 # The parser's own checks first (their messages are tailored), then
                 # the published schema, which catches every key the parser skips.
-                validate(module.FORMAT, doc, path)
+                if check_schema:
+                    validate(module.FORMAT, doc, path)
             except RecursionError:  # deeply nested check options, walked by json/recursion
                 raise ContractError(
                     path, f"YAML nests too deeply (more than {MAX_DEPTH} levels)"
@@ -144,6 +151,7 @@ def parse_contract(
     path: str,
     project: Project | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    check_schema: bool = True,
 ) -> Contract:
     """Load and parse one contract file; every failure is a ``ContractError``.
 
@@ -151,7 +159,7 @@ def parse_contract(
     nodes while composing, columns before anything compares them.
     """
     check_size(data, path, limits)
-    contract = parse_document(load_yaml(data, path, limits.yaml_nodes), path, project)
+    contract = parse_document(load_yaml(data, path, limits.yaml_nodes), path, project, check_schema)
     seen: set[str] = set()
     total = 0
     for dataset in contract.datasets:
