@@ -129,15 +129,13 @@ def validate(fmt: str, doc: Any, path: str) -> None:
     name = schema_name(fmt, doc)
     if name is None:
         return
-    if _fast_valid(name, doc):
-        errors: Iterable[Any] = ()
-    else:
-        errors = _validator(name).iter_errors(doc)
-    if fmt == "dbt":
-        errors = _dbt_relevant(errors)
-    best = _first(errors)
-    if best is not None:
-        raise _to_contract_error(best, doc, path, name)
+    if not _fast_valid(name, doc):  # only now is jsonschema imported
+        errors: Iterable[Any] = _validator(name).iter_errors(doc)
+        if fmt == "dbt":
+            errors = _dbt_relevant(errors)
+        best = _first(errors)
+        if best is not None:
+            raise _to_contract_error(best, doc, path, name)
     if fmt == "dcs" and isinstance(doc, YMap):
         _DcsKeys(load_schema(name), path, _LABELS[name]).check(doc)
 
@@ -339,6 +337,8 @@ def _fast(name: str) -> Any:
     the vendored schema only, never from a contract; the cache key carries the
     schema, fastjsonschema's version and Python's bytecode version. (The gate
     marshals the code itself: CI images often set PYTHONDONTWRITEBYTECODE.)
+    The cache holds executable code, so it must be as trusted as the gate's
+    own install (docs/performance.md): never a directory a PR can write.
     """
     import fastjsonschema
 
