@@ -139,7 +139,12 @@ def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
     for dataset in datasets:
         first = seen.get(dataset.id.casefold())
         if first is not None and first.path != dataset.path:
-            same = "" if first.id == dataset.id else f" (as '{first.id}')"
+            same = (
+                ""
+                if first.id == dataset.id
+                else f" (as '{first.id}'): ids differing only in case name one table "
+                "in most warehouses"
+            )
             raise ContractError(
                 dataset.path,
                 f"dataset '{dataset.id}' is also declared in {first.path}{same}",
@@ -262,7 +267,12 @@ def _reject_declared_elsewhere(
         for other in contract.datasets:
             dataset = new.get(other.id.casefold())
             if dataset is not None and other.enabled:
-                same = "" if other.id == dataset.id else f" (as '{other.id}')"
+                same = (
+                    ""
+                    if other.id == dataset.id
+                    else f" (as '{other.id}'): ids differing only in case name one table "
+                    "in most warehouses"
+                )
                 raise ContractError(
                     dataset.path,
                     f"dataset '{dataset.id}' is also declared in {other.path}{same}",

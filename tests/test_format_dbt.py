@@ -183,12 +183,14 @@ def test_enforcement_is_read_from_model_and_version_config() -> None:
             config: {materialized: view}
           - name: d
             config: {contract: {enforced: true}}
+            columns: [{name: x, data_type: int}]
             versions:
               - v: 1
                 config: {contract: {enforced: false}}
               - v: 2
               - v: '2.1'
           - name: e
+            columns: [{name: x, data_type: int}]
             versions:
               - v: 1
                 config: {contract: {enforced: true}}

@@ -146,8 +146,9 @@ def test_yaml_1_1_booleans_stay_strings() -> None:
 
 def test_duplicate_columns_case_insensitively() -> None:
     text = "dataset: t\ncolumns:\n  - name: id\n  - name: Id\n"
-    assert (
-        refused(text) == "soda/orders.yaml:4: dataset 't': column 'Id' is declared twice (as 'id')"
+    assert refused(text) == (
+        "soda/orders.yaml:4: dataset 't': column 'Id' is declared twice (as 'id'): names "
+        "differing only in case are one column to Delta Lake, Parquet readers and most warehouses"
     )
     exact = "dataset: t\ncolumns:\n  - name: id\n  - name: id\n"
     assert refused(exact) == "soda/orders.yaml:4: dataset 't': column 'id' is declared twice"

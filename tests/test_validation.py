@@ -142,13 +142,19 @@ def test_a_soda_contract_without_columns_or_checks_is_refused() -> None:
             ODCS + "schema:\n  - name: lake/shop/orders\n    propertes:\n      - name: id\n",
             id="odcs",
         ),
+        pytest.param(DCS + "models:\n  orders:\n    feilds:\n      id: {type: int}\n", id="dcs"),
+        pytest.param(DBT + "    column:\n      - name: id\n        data_type: int\n", id="dbt"),
     ],
 )
 def test_a_contract_whose_columns_vanished_is_exit_2_not_all_columns_removed(
     tmp_path: Path, text: str
 ) -> None:
     repo = GitRepo(tmp_path / "r")
-    good = text.replace("column:", "columns:").replace("propertes", "properties")
+    good = (
+        text.replace("column:", "columns:")
+        .replace("propertes", "properties")
+        .replace("feilds", "fields")
+    )
     repo.write("contracts/orders.yaml", good)
     repo.commit("base")
     repo.branch("feature")
@@ -160,6 +166,16 @@ def test_a_contract_whose_columns_vanished_is_exit_2_not_all_columns_removed(
     assert proc.stderr.startswith("schema-gate: error: contracts/orders.yaml:")
     assert "did you mean" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_an_enforced_dbt_model_without_columns_is_refused() -> None:
+    assert refusal(DBT, "models/schema.yml") == (
+        "models/schema.yml:3: model 'orders' enforces a contract but declares no columns "
+        "(dbt fails such a model: an enforced contract lists every column)"
+    )
+    # Without an enforced contract a model is no contract: nothing to require.
+    text = "version: 2\nmodels:\n  - name: orders\n"
+    assert [d.enforced for d in parse_contract(text.encode(), "m.yml").datasets] == [False]
 
 
 # -- official examples that must parse ----------------------------------------------

@@ -15,7 +15,7 @@ from gate import types
 from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
 from gate.formats.dbt_project import Project
-from gate.formats.validate import validate
+from gate.formats.validate import require_columns, validate
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import Column, Contract, ContractError, Dataset
 from gate.yaml_load import MAX_DEPTH, load_yaml
@@ -78,6 +78,7 @@ def parse_document(
                 # the published schema, which catches every key the parser skips.
                 if check_schema:
                     validate(module.FORMAT, doc, path)
+                    require_columns(contract)
             except RecursionError:  # deeply nested check options, walked by json/recursion
                 raise ContractError(
                     path, f"YAML nests too deeply (more than {MAX_DEPTH} levels)"

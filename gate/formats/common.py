@@ -134,7 +134,12 @@ def reject_duplicate_columns(columns: list[Column], path: str, owner: str) -> No
         folded = column.name.casefold()
         if folded in seen:
             first = seen[folded]
-            same = "twice" if first.name == column.name else f"twice (as '{first.name}')"
+            same = (
+                "twice"
+                if first.name == column.name
+                else f"twice (as '{first.name}'): names differing only in case are one "
+                "column to Delta Lake, Parquet readers and most warehouses"
+            )
             raise ContractError(
                 path, f"{owner}: column '{column.name}' is declared {same}", column.line
             )
@@ -279,7 +284,12 @@ def reject_duplicate_datasets(datasets: Iterable[Dataset], path: str) -> None:
         folded = dataset.id.casefold()
         if folded in seen:
             first = seen[folded]
-            same = "twice" if first.id == dataset.id else f"twice (as '{first.id}')"
+            same = (
+                "twice"
+                if first.id == dataset.id
+                else f"twice (as '{first.id}'): ids differing only in case name one table "
+                "in most warehouses"
+            )
             raise ContractError(path, f"dataset '{dataset.id}' is declared {same}", dataset.line)
         seen[folded] = dataset
 

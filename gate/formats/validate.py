@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.formats.common import describe
-from gate.model import ContractError
+from gate.model import Contract, ContractError
 from gate.yaml_load import YList, YMap
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -138,6 +138,25 @@ def validate(fmt: str, doc: Any, path: str) -> None:
             raise _to_contract_error(best, doc, path, name)
     if fmt == "dcs" and isinstance(doc, YMap):
         _DcsKeys(load_schema(name), path, _LABELS[name]).check(doc)
+
+
+def require_columns(contract: Contract) -> None:
+    """Refuse a dbt model that enforces a contract but declares no columns.
+
+    dbt fails such a model at build time (``assert_columns_equivalent`` raises a
+    contract error when the YAML lists no columns); the gate must not compare it
+    as "every column removed" or pass it.
+    """
+    if contract.format != "dbt":
+        return
+    for dataset in contract.datasets:
+        if dataset.enforced and not dataset.columns:
+            raise ContractError(
+                contract.path,
+                f"model '{dataset.id}' enforces a contract but declares no columns "
+                "(dbt fails such a model: an enforced contract lists every column)",
+                dataset.line,
+            )
 
 
 # -- Soda -----------------------------------------------------------------------
