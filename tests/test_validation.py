@@ -292,3 +292,37 @@ def test_every_vendored_schema_is_listed_in_its_readme_and_loads() -> None:
 )
 def test_each_version_is_validated_by_its_own_schema(fmt: str, doc: dict, expected: str) -> None:
     assert schema_name(fmt, doc) == expected
+
+
+def test_the_compiled_validator_is_cached_and_a_damaged_cache_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    validate = importlib.import_module("gate.formats.validate")
+    monkeypatch.setenv("SCHEMA_GATE_CACHE", str(tmp_path / "cache"))
+    validate._fast.cache_clear()
+    try:
+        fast = validate._fast("odcs-v3.1.0")
+        (entry,) = (tmp_path / "cache").glob("odcs-v3.1.0-*.marshal")
+        doc = {"apiVersion": "v3.1.0", "kind": "DataContract", "id": "x", "version": "1"}
+        fast({**doc, "status": "active"})  # valid: returns quietly
+        entry.write_bytes(b"not marshal data")
+        validate._fast.cache_clear()
+        rebuilt = validate._fast("odcs-v3.1.0")
+        with pytest.raises(Exception, match="must not contain"):
+            rebuilt({**doc, "status": "active", "schemas": []})
+        assert entry.read_bytes() != b"not marshal data"
+    finally:
+        validate._fast.cache_clear()
+
+
+def test_the_format_docs_list_the_real_default_globs() -> None:
+    from gate.formats import DEFAULT_GLOBS
+
+    docs = Path(__file__).resolve().parent.parent / "docs" / "formats"
+    for page in sorted(docs.glob("*.md")):
+        text = page.read_text()
+        assert "The default globs cover `soda/contracts/` only" not in text, page.name
+        for glob in DEFAULT_GLOBS:
+            assert glob in text, (page.name, glob)
