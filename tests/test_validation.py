@@ -326,3 +326,31 @@ def test_the_format_docs_list_the_real_default_globs() -> None:
         assert "The default globs cover `soda/contracts/` only" not in text, page.name
         for glob in DEFAULT_GLOBS:
             assert glob in text, (page.name, glob)
+
+
+def test_through_the_cli_official_examples_pass_and_a_bare_soda_contract_is_exit_2(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo(tmp_path / "r")
+    repo.write("contracts/keep.yaml", "dataset: lake/x/keep\ncolumns:\n  - name: id\n")
+    repo.commit("base")
+    repo.branch("feature")
+    nulls = ODCS + (
+        "schema:\n  - name: units\n    properties:\n      - name: unit\n"
+        "        logicalType: string\n        quality:\n          - metric: invalidValues\n"
+        "            arguments:\n              validValues: [pounds, kg, null]\n"
+        "            mustBe: 0\n"
+    )
+    repo.write("contracts/units.odcs.yaml", nulls)
+    repo.write("contracts/docs.odcs.yaml", VECTOR)
+    repo.commit("official shapes")
+    proc = run_gate(repo.path, "--base", "main", "--head", "HEAD", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(c["dataset"] for c in json.loads(proc.stdout)["changes"]) == ["docs", "units"]
+    repo.write("contracts/bare.yaml", "dataset: lake/x/bare\n")
+    repo.commit("a contract with nothing in it")
+    proc = run_gate(repo.path, "--base", "main", "--head", "HEAD")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        "schema-gate: error: contracts/bare.yaml:1: a Soda contract needs 'columns:' or 'checks:'"
+    )
