@@ -50,7 +50,9 @@ def needs_spark() -> None:
 def test_failing_sample_fails_the_run_and_acks_do_not_silence_it(shop: GitRepo) -> None:
     needs_spark()
     shop.write(f"{C}/orders.sample.csv", BAD)
-    shop.write(f"{C}/items.yaml", "dataset: lake/shop/items\n")  # a breaking change
+    shop.write(
+        f"{C}/items.yaml", "dataset: lake/shop/items\ncolumns:\n  - name: n\n"
+    )  # sku removed: breaking
     proc = run_gate(
         shop.path,
         "--base",

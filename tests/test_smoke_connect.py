@@ -74,7 +74,9 @@ def test_an_unreachable_server_is_a_usage_error_at_once(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    write_files(tmp_path, {"c/o.yaml": "dataset: o\n", "c/o.sample.csv": "id\n1\n"})
+    write_files(
+        tmp_path, {"c/o.yaml": "dataset: o\ncolumns:\n  - name: id\n", "c/o.sample.csv": "id\n1\n"}
+    )
     settings = SmokeSettings(spark_remote=f"sc://127.0.0.1:{port}/;token=secret")
     with pytest.raises(UsageError, match=f"cannot reach Spark Connect at sc://127.0.0.1:{port}:"):
         run_smoke(datasets_in(tmp_path, "c/o.yaml"), tmp_path, settings)

@@ -453,9 +453,9 @@ def test_samples_in_a_folder_with_qualified_ids(spark: Any, tmp_path: Path) -> N
 
 def test_an_unreadable_sample_errors_its_dataset_only(spark: Any, tmp_path: Path) -> None:  # noqa: F811
     files = {
-        "c/broken.yaml": "dataset: broken\n",
+        "c/broken.yaml": "dataset: broken\ncolumns:\n  - name: id\n",
         "c/broken.sample.parquet": b"not parquet at all",
-        "c/latin.yaml": "dataset: latin\n",
+        "c/latin.yaml": "dataset: latin\ncolumns:\n  - name: name\n",
         "c/latin.sample.csv": "name\ncaf\xe9\n".encode("latin-1"),
         "c/fine.yaml": "dataset: fine\ncolumns:\n  - name: id\n",
         "c/fine.sample.csv": "id\n1\n",

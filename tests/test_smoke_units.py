@@ -324,7 +324,7 @@ def test_an_ambiguous_sample_errors_only_its_dataset(tmp_path: Path) -> None:
     write_files(
         tmp_path,
         {
-            "c/orders.yaml": "dataset: orders\n",
+            "c/orders.yaml": "dataset: orders\ncolumns:\n  - name: id\n",
             "c/orders.sample.csv": "id\n",
             "c/orders.sample.jsonl": "",
         },
