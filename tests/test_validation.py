@@ -213,17 +213,17 @@ schema:
 
 def test_odcs_vector_parses_with_its_dimension_and_element_type() -> None:
     (dataset,) = parse_contract(VECTOR.encode(), "c.yaml").datasets
-    assert dataset.columns[1].data_type == "vector<float32,1536>"
+    assert dataset.columns[1].data_type == "vector(1536,float32)"
     # elementType defaults to float32, as the spec says
     bare = VECTOR.replace("          elementType: float32\n", "")
     assert parse_contract(bare.encode(), "c.yaml").datasets[0].columns[1].data_type == (
-        "vector<float32,1536>"
+        "vector(1536,float32)"
     )
 
 
 def test_a_vector_without_dimensions_is_refused() -> None:
     text = VECTOR.replace("          dimensions: 1536\n", "")
-    assert "a vector needs 'logicalTypeOptions.dimensions'" in refusal(text)
+    assert "'dimensions' is required" in refusal(text)
 
 
 @pytest.mark.parametrize(
