@@ -47,7 +47,9 @@ def contract(schema: list[dict[str, Any]] | None = None, **top: Any) -> dict[str
 
 
 def orders(**changes: Any) -> list[dict[str, Any]]:
-    return [{"name": "orders", "properties": [{"name": "id", "logicalType": "integer", **changes}]}]
+    # ``None`` means "absent" (datacontract-cli's models); YAML null would break the schema.
+    prop = {"name": "id", "logicalType": "integer", **changes}
+    return [{"name": "orders", "properties": [{k: v for k, v in prop.items() if v is not None}]}]
 
 
 def quality(**rule: Any) -> list[dict[str, Any]]:
