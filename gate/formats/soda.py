@@ -34,8 +34,10 @@ _ENUM_CHECKS = frozenset({"invalid", "invalid_count", "invalid_percent", "no_inv
 #: Checks that count missing values (their ``missing_values`` markers).
 _MISSING_CHECKS = frozenset({"missing", "missing_count", "missing_percent", "no_missing_values"})
 #: Column-level options (v4) that configure the column's missing and invalid checks.
-_MISSING_OPTIONS = ("missing_values", "missing_regex_sql")
-_VALIDITY_OPTIONS = (
+#: Column-level options of missing checks (also read by the key check in validate.py).
+MISSING_OPTIONS = _MISSING_OPTIONS = ("missing_values", "missing_regex_sql")
+#: Column-level options of validity checks (also read by the key check in validate.py).
+VALIDITY_OPTIONS = _VALIDITY_OPTIONS = (
     "invalid_values",
     "invalid_format",
     "invalid_regex_sql",

@@ -41,6 +41,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from gate.formats import constraints, soda
 from gate.formats.common import describe
 from gate.model import Contract, ContractError
 from gate.yaml_load import YList, YMap
@@ -100,7 +101,22 @@ SODA_TOP_KEYS = frozenset(
     }
 )
 SODA_COLUMN_KEYS = frozenset(
-    {"name", "description", "data_type", "character_maximum_length", "optional", "checks"}
+    {
+        "name",
+        "description",
+        "data_type",
+        "character_maximum_length",
+        "numeric_precision",
+        "numeric_scale",
+        "datetime_precision",
+        "optional",
+        "checks",
+        # v4 column-level missing and validity options (configure the column's checks)
+        *soda.MISSING_OPTIONS,
+        *soda.VALIDITY_OPTIONS,
+        "valid_length",
+        *constraints.SODA_KEYS,
+    }
 )
 
 _UNKNOWN = ("additionalProperties", "unevaluatedProperties")
