@@ -107,7 +107,10 @@ def test_the_users_exclusions_apply_to_discovered_projects(tmp_path: Path) -> No
     repo = start(tmp_path, {"legacy/dbt_project.yml": PROJECT, "legacy/models/o.yml": body})
     repo.write("legacy/models/o.yml", props(model("orders", "id", config=ENFORCED)))
     assert gate(repo)[0] == 1
-    repo.write(".schema-gate.yml", 'contracts: ["soda/**/*.yaml", "!legacy/**"]\n')
+    # Nothing is left to gate, so the config must say that is fine (issue #9).
+    repo.write(
+        ".schema-gate.yml", 'contracts: ["soda/**/*.yaml", "!legacy/**"]\nallow-empty: true\n'
+    )
     code, report = gate(repo)
     assert (code, report["changes"]) == (0, [])
 

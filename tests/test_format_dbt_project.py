@@ -101,11 +101,13 @@ def test_properties_file_config_beats_the_project_and_version_beats_model() -> N
         """\
         models:
           - name: a                  # folder marts: enforced by the project
+            columns: [{name: id, data_type: int}]
           - name: b
             config: {contract: {enforced: false}}
           - name: orders
             config: {enabled: false}
             deprecation_date: 2020-01-01
+            columns: [{name: id, data_type: int}]
             versions:
               - v: 1
               - v: 2

@@ -161,12 +161,12 @@ def require_columns(contract: Contract) -> None:
 
     dbt fails such a model at build time (``assert_columns_equivalent`` raises a
     contract error when the YAML lists no columns); the gate must not compare it
-    as "every column removed" or pass it.
+    as "every column removed" or pass it. A disabled model is never built.
     """
     if contract.format != "dbt":
         return
     for dataset in contract.datasets:
-        if dataset.enforced and not dataset.columns:
+        if dataset.enforced and dataset.enabled and not dataset.columns:
             raise ContractError(
                 contract.path,
                 f"model '{dataset.id}' enforces a contract but declares no columns "
