@@ -152,6 +152,10 @@ def test_markdown_notices_quote_config_globs_as_text(tmp_path: Path) -> None:
     repo.branch("feature")
     glob = "<img src=x onerror=alert(1)>\n# Owned\n</details>"
     repo.write(".schema-gate.yml", f"contracts: [{_quoted(glob)}]\n")
+    # Globs matching nothing are exit 2 (issue #9); the error stays one line.
+    failed = run_gate(repo.path, "--base", "main", "--format", "markdown")
+    assert failed.returncode == 2 and len(failed.stderr.strip().splitlines()) == 1, failed.stderr
+    repo.write(".schema-gate.yml", f"contracts: [{_quoted(glob)}]\nallow-empty: true\n")
     proc = run_gate(repo.path, "--base", "main", "--format", "markdown")
     assert proc.returncode == 0, proc.stderr
     rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(proc.stdout)
