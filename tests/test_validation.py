@@ -317,6 +317,31 @@ def test_the_compiled_validator_is_cached_and_a_damaged_cache_is_rebuilt(
         validate._fast.cache_clear()
 
 
+def test_without_an_explicit_cache_no_validator_code_is_written_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compiled validators are code: no implicit home cache a CI step could plant."""
+    import importlib
+
+    validate = importlib.import_module("gate.formats.validate")
+    monkeypatch.delenv("SCHEMA_GATE_CACHE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tmp_path / "xdg" / "schema-contract-gate").mkdir(parents=True)
+    planted = tmp_path / "xdg" / "schema-contract-gate" / "odcs-v3.1.0-0000000000000000.marshal"
+    planted.write_bytes(b"planted")
+    validate._fast.cache_clear()
+    try:
+        fast = validate._fast("odcs-v3.1.0")
+        doc = {"apiVersion": "v3.1.0", "kind": "DataContract", "id": "x", "version": "1"}
+        fast({**doc, "status": "active"})
+    finally:
+        validate._fast.cache_clear()
+    assert not (tmp_path / "home").exists()
+    written = sorted(p.name for p in (tmp_path / "xdg").rglob("*") if p.is_file())
+    assert written == [planted.name]
+
+
 def test_the_format_docs_list_the_real_default_globs() -> None:
     from gate.formats import DEFAULT_GLOBS
 

@@ -342,17 +342,17 @@ def _closed(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cache_dir() -> Path | None:
-    """``$SCHEMA_GATE_CACHE``, else ``$XDG_CACHE_HOME/schema-contract-gate`` (or ~/.cache)."""
+    """``$SCHEMA_GATE_CACHE`` when set, else no disk cache at all.
+
+    The cache holds code the gate executes. An implicit home-directory cache
+    would be a place where an earlier step of the same CI job (which may run
+    the pull request's own scripts) or a restored ``actions/cache`` entry could
+    plant code; so only a directory someone chose on purpose is used (the
+    Action's image sets one and fills it at build time). Without it the
+    validators are compiled in memory, once per schema version and run.
+    """
     explicit = os.environ.get("SCHEMA_GATE_CACHE")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = Path(base) / "schema-contract-gate"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return path
+    return Path(explicit) if explicit else None
 
 
 def warm() -> list[str]:
