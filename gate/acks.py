@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from gate.diff import Change
-from gate.rules import Severity
+from gate.rules import UNACKNOWLEDGEABLE, Severity
 
 KEY = "accept-breaking-change"
 
@@ -153,7 +153,9 @@ def apply(changes: Sequence[Change], tokens: Iterable[Token]) -> AckResult:
         seen.add(token.value)
     out = [
         replace(change, acknowledged=True)
-        if change.dataset in acked and change.severity in (Severity.ERROR, Severity.WARNING)
+        if change.dataset in acked
+        and change.severity in (Severity.ERROR, Severity.WARNING)
+        and change.rule not in UNACKNOWLEDGEABLE
         else change
         for change in changes
     ]

@@ -55,7 +55,34 @@ _KEYS = {
     "perspective",
     "limits",
     "allow_empty",
+    "consumers",
 }
+
+#: Where consumers live by default; build output and vendored packages are not consumers.
+DEFAULT_CONSUMER_SQL = (
+    "**/*.sql",
+    "!**/target/**",
+    "!**/dbt_packages/**",
+    "!**/dbt_modules/**",
+    "!**/macros/**",
+)
+DEFAULT_CONSUMER_PYTHON = ("**/*.py", "!**/.venv/**", "!**/venv/**", "!**/site-packages/**")
+_CONSUMER_KEYS = {"enabled", "sql", "python", "tables", "max_file_bytes"}
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    """Where to look for in-repo readers, and extra table names per dataset id."""
+
+    enabled: bool = True
+    sql: tuple[str, ...] = DEFAULT_CONSUMER_SQL
+    python: tuple[str, ...] = DEFAULT_CONSUMER_PYTHON
+    tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    max_file_bytes: int = 256 * 1024
+
+    @property
+    def globs(self) -> tuple[str, ...]:
+        return self.sql + self.python
 
 
 @dataclass(frozen=True)
@@ -81,6 +108,7 @@ class Config:
     allow_empty: bool = False
     source: str | None = None  # the file it came from, for the report
     perspective: str = "both"  # whose breakage is an error: see rules.PERSPECTIVES
+    consumers: ConsumerConfig = field(default_factory=ConsumerConfig)
 
     def severity_fn(self) -> SeverityFn:
         """(rule, dataset, side) -> severity: catalogue default seen from the
@@ -174,6 +202,57 @@ def _limits(value: Any, path: str, line: int | None) -> Limits:
     return Limits(**chosen)
 
 
+def _consumers(value: Any, path: str, line: int | None) -> ConsumerConfig:
+    """``consumers:``: ``false`` to switch off, or a mapping (docs/impact.md)."""
+    if value is None or value is True:
+        return ConsumerConfig()
+    if value is False:
+        return ConsumerConfig(enabled=False)
+    if not isinstance(value, dict):
+        raise ContractError(
+            path, f"'consumers' must be a mapping or false, found {describe(value)}", line
+        )
+    key_line = value.key_line if isinstance(value, YMap) else (lambda _key: line)
+    unknown = sorted(map(str, set(value) - _CONSUMER_KEYS))
+    if unknown:
+        raise ContractError(
+            path,
+            f"unknown consumers key '{unknown[0]}'; known keys: {', '.join(sorted(_CONSUMER_KEYS))}",
+            key_line(unknown[0]),
+        )
+    enabled = value.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ContractError(path, "'consumers.enabled' must be true or false", key_line("enabled"))
+    globs = {}
+    for key, default in (("sql", DEFAULT_CONSUMER_SQL), ("python", DEFAULT_CONSUMER_PYTHON)):
+        raw = value.get(key)
+        what = f"'consumers.{key}'"
+        globs[key] = default if raw is None else _str_list(raw, path, what, key_line(key))
+    tables_raw = value.get("tables") or {}
+    if not isinstance(tables_raw, dict):
+        raise ContractError(
+            path, "'consumers.tables' must map dataset ids to table names", key_line("tables")
+        )
+    tables = {
+        str(dataset): _str_list(names, path, f"'consumers.tables.{dataset}'", key_line("tables"))
+        for dataset, names in tables_raw.items()
+    }
+    max_bytes = value.get("max_file_bytes", 256 * 1024)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ContractError(
+            path,
+            "'consumers.max_file_bytes' must be a positive integer",
+            key_line("max_file_bytes"),
+        )
+    return ConsumerConfig(
+        enabled=enabled,
+        sql=globs["sql"],
+        python=globs["python"],
+        tables=tables,
+        max_file_bytes=max_bytes,
+    )
+
+
 def parse_config(data: dict[str, Any], path: str) -> Config:
     """Validate a config mapping; every mistake is a one-line error naming the key."""
     line_of = data.key_line if isinstance(data, YMap) else (lambda _key: None)
@@ -251,6 +330,7 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
         limits=limits,
         source=path,
         perspective=perspective,
+        consumers=_consumers(data.get("consumers"), path, line_of("consumers")),
     )
 
 

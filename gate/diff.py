@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from gate import diff_checks, diff_constraints, diff_relationships, rules, types
-from gate.model import Check, Column, Dataset
+from gate.model import Check, Column, Consumer, Dataset
 from gate.rules import Severity
 from gate.versioning import compare_versions, is_major_bump
 
@@ -56,6 +56,8 @@ class Change:
     acknowledged: bool = False
     #: tightened (breaks producers), loosened (breaks consumers), both or undetermined.
     direction: str | None = None
+    #: In-repo readers of the changed element at HEAD (filled by gate.consumers).
+    consumers: tuple[Consumer, ...] = ()
 
     @property
     def breaking(self) -> bool:

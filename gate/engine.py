@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from gate import acks, dbt_changes, dbt_model_files, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
+from gate.consumers import explain as explain_consumers
+from gate.consumers.scan import scan as scan_consumers
 from gate.dbt_changes import Entry
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
@@ -386,6 +388,11 @@ def _run(repo: Repo, settings: Settings) -> Report:
         renamed_paths=renamed,
         now=datetime.now(timezone.utc),
     )
+    consumer_scan = scan_consumers(
+        repo, settings.head, changes, base, head, config.consumers, dialect, settings.jobs
+    )
+    if consumer_scan.files_read:
+        changes = explain_consumers(changes, consumer_scan.found, head, config.severity_fn())
     acked = acks.apply(changes, _tokens(settings))
     smoke = _smoke(repo, settings, head, globs, dialect, limits) if settings.smoke else None
     notices = list(settings.notices) + warnings
@@ -428,4 +435,5 @@ def _run(repo: Repo, settings: Settings) -> Report:
         files_compared=len(file_changes),
         smoke=smoke,
         notices=tuple(notices),
+        not_analysed=consumer_scan.not_analysed,
     )

@@ -250,17 +250,18 @@ class Repo:
         needles: Iterable[str],
         ignore_case: bool = False,
     ) -> list[str]:
-        """Contract files at one side whose text contains any of ``needles``.
+        """Files at one side matching ``globs`` whose text contains any of ``needles``.
 
         One ``git grep -F`` finds the few files worth parsing when the gate must
         look beyond the changed ones (is a new dataset id declared elsewhere
-        already?), at the cost of a text search instead of a parse of every file.
+        already? which SQL models mention a changed table?), at the cost of a text
+        search instead of a parse of every file.
         """
         # Patterns go through stdin (-f -), never argv: thousands of long ids would
         # exceed the argument limit, and an id is data, not an option. A pattern
         # holds no newline, so an id with one is searched as its lines: that finds
         # a superset of the files, which the caller parses and compares exactly.
-        lines = {line for needle in needles for line in needle.splitlines() if line}
+        lines = {line for needle in needles for line in needle.splitlines() if line.strip()}
         if not lines:
             return []
         where = ["--untracked"] if head is None else [self.resolve(head)]

@@ -140,6 +140,8 @@ class Dataset:
     enabled: bool = True
     deprecation_date: datetime | None = field(default=None, compare=False)
     unpinned_name: str | None = field(default=None, compare=False)
+    #: Other names consumers use for the table (dbt ``alias``, ODCS logical ``name``).
+    aliases: tuple[str, ...] = field(default=(), compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""
@@ -147,6 +149,29 @@ class Dataset:
             if col.name == name:
                 return col
         return None
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """An in-repo reader of a changed element: where, which object, and how it reads it.
+
+    ``usage`` is one of selected, filtered, joined, aggregated, grouped, ordered,
+    star (``SELECT *``) or read (the table itself); see docs/impact.md.
+    """
+
+    path: str
+    line: int | None
+    object: str
+    usage: str
+
+
+@dataclass(frozen=True)
+class NotAnalysed:
+    """A candidate consumer file the gate could not read, and why (never dropped silently)."""
+
+    path: str
+    reason: str
+    line: int | None = None
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ class Rule:
     id: str
     severity: Severity
     purpose: str
-    level: str  # "model", "column" or "check": where the finding anchors
+    level: str  # "model", "column", "check" or "consumer": where the finding anchors
     breaks: str = "both"  # one of SIDES: who the finding can break
 
     def severity_for(self, perspective: str, breaks: str | None = None) -> Severity:
@@ -144,6 +144,14 @@ _CATALOGUE: tuple[Rule, ...] = (
         "model",
     ),
     Rule("version_decreased", Severity.ERROR, "The contract version went down.", "model"),
+    Rule(
+        "consumer_broken",
+        Severity.ERROR,
+        "An in-repo consumer (dbt/SQLMesh model, .sql, PySpark job) reads a column or dataset "
+        "the HEAD contract no longer has; anchored at the consumer's line.",
+        "consumer",
+        breaks="consumers",
+    ),
     Rule(
         "contract_enforcement_removed",
         Severity.ERROR,
@@ -286,6 +294,10 @@ _CATALOGUE: tuple[Rule, ...] = (
         "model",
     ),
 )
+
+#: Rules an acknowledgement token does not clear: the fix belongs in the same PR
+#: (set the rule to ``warning`` in the config to downgrade it instead).
+UNACKNOWLEDGEABLE = frozenset({"consumer_broken"})
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _CATALOGUE}
 

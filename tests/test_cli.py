@@ -88,6 +88,7 @@ def test_breaking_change_in_working_tree_fails_with_exit_1(shop: GitRepo) -> Non
         "before": "BIGINT",
         "after": "INT",
         "direction": "tightened",
+        "consumers": [],
     }
     assert report["summary"]["unacknowledged"] == 1
     assert report["exit_code"] == 1

@@ -163,6 +163,13 @@ def _unquote(name: str) -> tuple[str, bool]:
     return name, False
 
 
+def _alias(model: YMap) -> tuple[str, ...]:
+    """``config.alias``: the relation name SQL consumers use instead of the model name."""
+    config = model.get("config")
+    alias = config.get("alias") if isinstance(config, dict) else None
+    return (alias,) if isinstance(alias, str) and alias else ()
+
+
 def _version_label(value: Any, path: str, line: int, owner: str) -> str:
     """``v`` may be an integer, a float or a string (dbt accepts all three)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
@@ -568,6 +575,7 @@ class _Parser:
                     dataset,
                     enabled=_first(enabled, p_enabled, True),
                     deprecation_date=deprecation,
+                    aliases=_alias(model),
                 )
             ]
         datasets: list[Dataset] = []

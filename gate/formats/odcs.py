@@ -344,6 +344,7 @@ class _Parser:
             version=version,
             stable_id=optional_str(obj, "id", self.path, f"{owner}: 'id'"),
             relationships=tuple(self.relationships),
+            aliases=(name,) if physical_name and name != physical_name else (),
         )
 
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from gate.acks import Token
 from gate.diff import Change
-from gate.rules import Severity
+from gate.model import NotAnalysed
+from gate.rules import UNACKNOWLEDGEABLE, Severity
 
 if TYPE_CHECKING:  # the smoke package imports pyspark lazily; its results are plain data
     from gate.smoke.result import SmokeReport
@@ -77,6 +78,8 @@ class Report:
     files_compared: int = 0
     smoke: SmokeReport | None = None
     notices: tuple[str, ...] = field(default=())
+    #: Candidate consumer files the gate could not read (docs/impact.md).
+    not_analysed: tuple[NotAnalysed, ...] = field(default=())
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.changes, key=lambda c: _order(c, self.fail_on)))
@@ -119,7 +122,12 @@ class Report:
     @property
     def datasets_to_acknowledge(self) -> tuple[str, ...]:
         """Dataset ids whose blocking changes an acknowledgement would clear."""
-        return tuple(sorted({c.dataset for c in self.blocking}))
+        return tuple(sorted({c.dataset for c in self.blocking if c.rule not in UNACKNOWLEDGEABLE}))
+
+    @property
+    def consumers_to_fix(self) -> tuple[Change, ...]:
+        """Blocking ``consumer_broken`` findings: fixed in the PR, not acknowledged."""
+        return tuple(c for c in self.blocking if c.rule in UNACKNOWLEDGEABLE)
 
     @property
     def head_label(self) -> str:
@@ -164,8 +172,14 @@ class Report:
             reasons.append("the smoke test failed")
         if self.unmatched_block:
             reasons.append(f"{len(self.unmatched_acknowledgements)} unmatched acknowledgement(s)")
+        fix = ""
+        if self.consumers_to_fix:
+            fix = " Fix the in-repo consumer(s) that still read what is gone: " + ", ".join(
+                name(f"{c.path}:{c.line} ({c.target})") for c in self.consumers_to_fix
+            )
+            fix += "."
         hint = ""
-        if self.blocking and advice:
+        if self.datasets_to_acknowledge and advice:
             lines = [name(line) for line in self.acknowledgement_lines]
             if len(lines) == 1:
                 hint = f" If the break is intended, add to the PR body: {lines[0]}"
@@ -174,9 +188,9 @@ class Report:
                     " If the breaks are intended, add one line per dataset to the PR body: "
                     + " | ".join(lines)
                 )
-        elif self.blocking:
+        elif self.datasets_to_acknowledge:
             hint = " If the break is intended, add the line(s) below to the PR body:"
-        return f"FAIL: {' and '.join(reasons)}.{hint}"
+        return f"FAIL: {' and '.join(reasons)}.{fix}{hint}"
 
 
 def change_dict(change: Change) -> dict[str, Any]:
@@ -195,6 +209,10 @@ def change_dict(change: Change) -> dict[str, Any]:
         "before": change.before,
         "after": change.after,
         "direction": change.direction,
+        "consumers": [
+            {"path": c.path, "line": c.line, "object": c.object, "usage": c.usage}
+            for c in change.consumers
+        ],
     }
 
 

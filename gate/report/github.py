@@ -49,6 +49,27 @@ def annotations(report: Report, limit: int | None = None) -> list[str]:
             continue
         title = change.rule + (" (ACKED)" if change.acknowledged else "")
         out.append(annotation(level, change.path, change.line, title, change.message))
+    broken = {(c.path, c.line) for c in report.changes if c.rule == "consumer_broken"}
+    for change in report.changes:
+        for consumer in change.consumers:
+            if (consumer.path, consumer.line) in broken:
+                continue  # already an error annotation on that line
+            counts["notice"] = counts.get("notice", 0) + 1
+            if limit is not None and counts["notice"] > limit:
+                break
+            message = (
+                f"{consumer.object} reads {change.target} ({consumer.usage}): {change.message}"
+            )
+            out.append(
+                annotation(
+                    "notice", consumer.path, consumer.line, f"consumer of {change.rule}", message
+                )
+            )
+    for item in report.not_analysed:
+        counts["notice"] = counts.get("notice", 0) + 1
+        if limit is not None and counts["notice"] > limit:
+            break
+        out.append(annotation("notice", item.path, item.line, "consumer not analysed", item.reason))
     for token in report.unmatched_acknowledgements:
         out.append(
             f"::warning title=unmatched acknowledgement::"

@@ -26,6 +26,9 @@ def to_dict(report: Report) -> dict[str, Any]:
         "summary": report.summary(),
         "smoke": report.smoke.to_dict() if report.smoke is not None else None,
         "notices": list(report.notices),
+        "consumers_not_analysed": [
+            {"path": n.path, "line": n.line, "reason": n.reason} for n in report.not_analysed
+        ],
         "verdict": "pass" if report.passed else "fail",
         "message": report.verdict(),
         "exit_code": report.exit_code,

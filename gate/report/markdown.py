@@ -91,6 +91,44 @@ def _table(changes: Sequence[Change], report: Report) -> list[str]:
     return rows
 
 
+#: Consumers listed per change in a PR comment (GitHub caps comments at 65,536 chars).
+_MAX_CONSUMERS = 25
+
+
+def _who_reads(report: Report) -> list[str]:
+    """A collapsible "Who reads this" list: each explained change and its in-repo readers."""
+    explained = [c for c in report.changes if c.consumers]
+    lines: list[str] = []
+    if explained:
+        total = sum(len(c.consumers) for c in explained)
+        lines += [
+            "",
+            f"<details><summary>Who reads this ({total} consumer line(s) of "
+            f"{len(explained)} change(s))</summary>",
+            "",
+        ]
+        for change in explained:
+            lines.append(f"- `{change.rule}` {code(change.target)}")
+            for consumer in change.consumers[:_MAX_CONSUMERS]:
+                where = f"{consumer.path}:{consumer.line}" if consumer.line else consumer.path
+                lines.append(f"  - {code(where)} {code(consumer.object)} ({code(consumer.usage)})")
+            extra = len(change.consumers) - _MAX_CONSUMERS
+            if extra > 0:
+                lines.append(f"  - … and {extra} more (see the JSON report)")
+        lines += ["", "</details>"]
+    if report.not_analysed:
+        lines += [
+            "",
+            f"<details><summary>Consumers not analysed ({len(report.not_analysed)})</summary>",
+            "",
+        ]
+        for item in report.not_analysed:
+            where = f"{item.path}:{item.line}" if item.line else item.path
+            lines.append(f"- {code(where)}: {code(item.reason)}")
+        lines += ["", "</details>"]
+    return lines
+
+
 def _smoke(smoke: SmokeReport) -> list[str]:
     """The smoke test: a row per dataset, then a row per failed result."""
     icons = {"passed": "✅", "failed": "❌", "no_sample": "⚪ no sample", "error": "❌ error"}
@@ -183,6 +221,7 @@ def render(report: Report) -> str:
             "",
             "</details>",
         ]
+    lines += _who_reads(report)
     if report.unmatched_acknowledgements:
         lines += ["", "### Acknowledgements that match nothing", ""]
         lines += [
@@ -202,7 +241,7 @@ def render(report: Report) -> str:
     if report.notices:
         lines += ["", "### Notes", ""]
         lines += [f"- {_prose(n)}" for n in report.notices]
-    if report.blocking:
+    if report.datasets_to_acknowledge:
         lines += [
             "",
             "### How to acknowledge",
@@ -211,5 +250,17 @@ def render(report: Report) -> str:
             "to the PR description (one per dataset), then re-run the check:",
             "",
             *_fenced([f"accept-breaking-change: {d}" for d in report.datasets_to_acknowledge]),
+        ]
+    if report.consumers_to_fix:
+        lines += [
+            "",
+            "### Consumers to fix in this pull request",
+            "",
+            "An acknowledgement does not clear these: they read what the HEAD contract "
+            "no longer has.",
+            "",
+        ]
+        lines += [
+            f"- {code(f'{c.path}:{c.line}')}: {code(c.message)}" for c in report.consumers_to_fix
         ]
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gate.diff import Change
 from gate.report.base import Report, arrow, visible
 from gate.rules import Severity
 
@@ -38,6 +39,29 @@ def escape_line(line: str) -> str:
 
 def _location(path: str, line: int | None) -> str:
     return f"{path}:{line}" if line else path
+
+
+#: Consumers listed per change in the terminal; the JSON report has them all.
+_MAX_CONSUMERS = 20
+
+
+def _consumers(change: Change) -> list[str]:
+    """``read by path:line (object, usage)`` lines under a change."""
+    lines = [
+        f"      read by {_location(c.path, c.line)} ({c.object}, {c.usage})"
+        for c in change.consumers[:_MAX_CONSUMERS]
+    ]
+    extra = len(change.consumers) - _MAX_CONSUMERS
+    if extra > 0:
+        lines.append(f"      ... and {extra} more consumer(s) (see --format json)")
+    return lines
+
+
+def _not_analysed(report: Report) -> list[str]:
+    lines = [f"CONSUMERS NOT ANALYSED ({len(report.not_analysed)})"]
+    for item in report.not_analysed:
+        lines.append(f"  {_location(item.path, item.line)}: {item.reason}")
+    return lines
 
 
 def _smoke(smoke: SmokeReport) -> list[str]:
@@ -94,12 +118,15 @@ def render(report: Report) -> str:
         for change in changes:
             lines.append(f"  {change.rule} {change.target}: {arrow(change)}{mark}")
             lines.append(f"      {change.message}  ({_location(change.path, change.line)})")
+            lines += _consumers(change)
     if report.unmatched_acknowledgements:
         lines += ["", f"UNMATCHED ACKNOWLEDGEMENTS ({len(report.unmatched_acknowledgements)})"]
         for token in report.unmatched_acknowledgements:
             lines.append(
                 f"  '{token.value}' (from {token.source}) names no changed dataset; check the spelling"
             )
+    if report.not_analysed:
+        lines += ["", *_not_analysed(report)]
     if report.smoke is not None:
         lines += ["", *_smoke(report.smoke)]
     for notice in report.notices:

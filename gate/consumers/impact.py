@@ -1,0 +1,144 @@
+"""Join consumer reads with contract changes: who reads what changed, who now breaks.
+
+Pure: changes and findings in, changes out. Only breaking changes at column,
+type and model level are explained (``column_*``, ``type_*``, ``model_*``). A
+consumer at HEAD that still reads a column or dataset the HEAD contract no
+longer has becomes a ``consumer_broken`` finding anchored at its own line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from gate.consumers.reader import Found
+from gate.diff import Change, SeverityFn
+from gate.model import Consumer, Dataset
+from gate.rules import Severity
+
+EXPLAINED_PREFIXES = ("column_", "type_", "model_")
+RULE = "consumer_broken"
+
+
+def wants_consumers(change: Change) -> bool:
+    """A breaking change at column, type or model level: worth naming its readers."""
+    return change.severity is Severity.ERROR and change.rule.startswith(EXPLAINED_PREFIXES)
+
+
+def read_column(change: Change) -> str | None:
+    """The column name consumers of ``change`` read (the old name for a rename)."""
+    if change.column is None:
+        return None
+    name = change.before if change.rule in ("column_renamed", "column_case_changed") else None
+    return (name or change.column).lower()
+
+
+def _top(column: str) -> str:
+    """A nested field ``a.b`` is read through its top-level column ``a``."""
+    return column.split(".", 1)[0]
+
+
+def _matches(change: Change, found: Found) -> bool:
+    if found.dataset not in (change.dataset, change.old_dataset):
+        return False
+    column = read_column(change)
+    if column is None:
+        return found.column is None
+    if found.column == "*":
+        return True
+    return found.column is not None and found.column in (column, _top(column))
+
+
+def _consumers(matches: Iterable[Found]) -> tuple[Consumer, ...]:
+    seen: dict[tuple[str, int, str], Consumer] = {}
+    for found in sorted(matches, key=lambda f: (f.path, f.line, f.usage)):
+        key = (found.path, found.line, found.usage)
+        seen.setdefault(key, Consumer(found.path, found.line, found.object, found.usage))
+    return tuple(seen.values())
+
+
+def _gone(change: Change, head: dict[str, Dataset]) -> str | None:
+    """What the HEAD contract no longer has that consumers of ``change`` read.
+
+    ``"<dataset>"`` for a removed or renamed dataset, else the column name, or
+    ``None`` when HEAD still has it (a type change, a case-only rename, which
+    SQL reads case-insensitively).
+    """
+    if change.rule in ("model_removed", "model_renamed"):
+        return "<dataset>"
+    if change.rule not in ("column_removed", "column_renamed"):
+        return None
+    column = read_column(change)
+    dataset = head.get(change.dataset)
+    if column is None or dataset is None:
+        return None
+    if "." in column and dataset.column(_top(column)) is not None:
+        return column  # a removed nested field, read as a.b
+    if any(c.name.lower() == column for c in dataset.columns):
+        return None
+    return column
+
+
+def _broken(
+    change: Change, matches: Sequence[Found], head: dict[str, Dataset], severity_of: SeverityFn
+) -> list[Change]:
+    gone = _gone(change, head)
+    if gone is None:
+        return []
+    severity = severity_of(RULE, change.dataset)
+    if severity is Severity.OFF:
+        return []
+    out: dict[tuple[str, int], Change] = {}
+    for found in matches:
+        if gone == "<dataset>":
+            if found.column is not None:
+                continue
+            still = [d for d in head.values() if found.dataset == d.id]
+            if still:
+                continue
+            what = f"dataset '{change.old_dataset or change.dataset}'"
+        else:
+            if found.column in (None, "*") or found.column not in (gone, _top(gone)):
+                continue
+            if found.column == _top(gone) and gone != found.column:
+                continue  # reads the parent struct; only a.b itself is gone
+            what = f"column '{change.dataset}.{change.column if change.rule == 'column_removed' else change.before}'"
+        key = (found.path, found.line)
+        if key in out:
+            continue
+        out[key] = Change(
+            rule=RULE,
+            severity=severity,
+            dataset=change.dataset,
+            column=change.column if gone != "<dataset>" else None,
+            path=found.path,
+            line=found.line,
+            message=(
+                f"{found.object} reads {what} ({found.usage}), which the HEAD contract no longer "
+                f"has ({change.rule}); update this consumer in the same pull request"
+            ),
+            before=gone if gone != "<dataset>" else change.before or change.dataset,
+            after=change.after,
+            old_dataset=change.old_dataset,
+        )
+    return list(out.values())
+
+
+def explain(
+    changes: Sequence[Change],
+    found: Sequence[Found],
+    head: Iterable[Dataset],
+    severity_of: SeverityFn,
+) -> list[Change]:
+    """Changes with their consumers attached, plus one ``consumer_broken`` per broken read."""
+    head_by_id = {d.id: d for d in head}
+    out: list[Change] = []
+    broken: list[Change] = []
+    for change in changes:
+        if not wants_consumers(change):
+            out.append(change)
+            continue
+        matches = [f for f in found if _matches(change, f)]
+        out.append(replace(change, consumers=_consumers(matches)))
+        broken += _broken(change, matches, head_by_id, severity_of)
+    return out + broken

@@ -1,0 +1,115 @@
+"""A small, documented Jinja pre-pass that turns a dbt model into plain SQL.
+
+The gate never runs dbt or Jinja (a model is untrusted text). It replaces:
+
+- ``{{ ref('m') }}``, ``{{ ref('pkg', 'm') }}`` -> ``m``; ``ref('m', v=2)`` -> ``m_v2``
+  (dbt's default relation name for a version);
+- ``{{ source('s', 't') }}`` -> ``s.t``;
+- ``{{ config(...) }}`` -> nothing;
+- ``{{ this }}`` and any other ``{{ expression }}`` -> the placeholder ``__jinja__``
+  (a valid identifier, so it parses as a column or a table and matches no contract);
+- ``{% ... %}`` tags and ``{# ... #}`` comments -> nothing; the text between
+  ``{% if %}``/``{% else %}`` branches is kept as is (both branches),
+  and ``{% raw %}`` bodies are kept verbatim.
+
+Every replacement keeps the newlines it removes, so line numbers still point
+into the model file. A model this cannot turn into SQL sqlglot parses is
+reported as "not analysed", never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+PLACEHOLDER = "__jinja__"
+
+_STR = r"""\s*(?P<q{n}>['"])(?P<s{n}>[^'"]+)(?P=q{n})\s*"""
+_REF = re.compile(
+    r"^\s*ref\s*\("
+    + _STR.format(n=1)
+    + r"(?:,"
+    + _STR.format(n=2)
+    + r")?(?:,\s*(?:v|version)\s*=\s*['\"]?(?P<v>[\w.]+)['\"]?\s*)?\)\s*$",
+    re.S,
+)
+_SOURCE = re.compile(
+    r"^\s*source\s*\(" + _STR.format(n=1) + "," + _STR.format(n=2) + r"\)\s*$", re.S
+)
+_CONFIG = re.compile(r"^\s*config\s*\(", re.S)
+_RAW_END = re.compile(r"{%-?\s*endraw\s*-?%}")
+
+
+class JinjaError(Exception):
+    """The template is not balanced; the message names the line."""
+
+
+def looks_templated(text: str) -> bool:
+    return "{{" in text or "{%" in text or "{#" in text
+
+
+def _close(text: str, start: int, closer: str) -> int:
+    """Index just past ``closer``, skipping quoted strings inside the tag."""
+    i = start
+    quote: str | None = None
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif text.startswith(closer, i):
+            return i + len(closer)
+        i += 1
+    return -1
+
+
+def _expression(inner: str) -> str:
+    body = inner.strip("-").strip()
+    ref = _REF.match(body)
+    if ref:
+        name = ref["s2"] or ref["s1"]
+        return f"{name}_v{ref['v']}" if ref["v"] else name
+    source = _SOURCE.match(body)
+    if source:
+        return f"{source['s1']}.{source['s2']}"
+    if _CONFIG.match(body):
+        return ""
+    return PLACEHOLDER
+
+
+def render(text: str) -> str:
+    """The model as SQL with the same line breaks; raises ``JinjaError``."""
+    out: list[str] = []
+    i = 0
+    while True:
+        j = min(
+            (k for k in (text.find("{{", i), text.find("{%", i), text.find("{#", i)) if k >= 0),
+            default=-1,
+        )
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j])
+        opener = text[j : j + 2]
+        closer = {"{{": "}}", "{%": "%}", "{#": "#}"}[opener]
+        end = text.find(closer, j + 2) + 2 if opener == "{#" else _close(text, j + 2, closer)
+        if end < 2 or end == -1:
+            line = text.count("\n", 0, j) + 1
+            raise JinjaError(f"unterminated {opener} at line {line}")
+        span = text[j:end]
+        newlines = "\n" * span.count("\n")
+        if opener == "{{":
+            out.append(" " + _expression(span[2:-2]) + " " + newlines)
+        elif opener == "{%" and re.match(r"{%-?\s*raw\s*-?%}", span):
+            raw_end = _RAW_END.search(text, end)
+            if raw_end is None:
+                raise JinjaError(f"unterminated raw block at line {text.count(chr(10), 0, j) + 1}")
+            out.append(newlines + text[end : raw_end.start()] + "\n" * raw_end.group(0).count("\n"))
+            end = raw_end.end()
+        else:
+            out.append(" " + newlines)
+        i = end

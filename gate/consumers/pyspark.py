@@ -1,0 +1,265 @@
+"""PySpark jobs, read with Python's ``ast``: the code is parsed, never executed.
+
+Understood:
+
+- ``spark.sql("...")`` with a string literal (or a name bound once to a string
+  literal in the same file): the SQL is analysed like a ``.sql`` file, its lines
+  mapped back into the ``.py`` file;
+- ``spark.table("t")`` and ``spark.read.table("t")``: a read of table ``t``,
+  followed through method chains and through plain names assigned from them
+  (``orders = spark.table("shop.orders")``);
+- on such a DataFrame: ``select``/``groupBy``/``orderBy``/``drop`` string
+  arguments, ``col("x")``/``F.col("x")``/``df["x"]`` anywhere in a method's
+  arguments, ``filter``/``where``/``selectExpr`` SQL strings, ``join(on=...)``.
+
+An f-string or a computed string passed to ``spark.sql`` cannot be read
+without running the code: it is reported as not analysed, with its line.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from gate.consumers.sql import SqlError, TableName, Use
+
+#: DataFrame method -> how it uses the columns named in its arguments.
+_METHODS = {
+    "select": "selected",
+    "selectExpr": "selected",
+    "withColumn": "selected",
+    "withColumnRenamed": "selected",
+    "drop": "selected",
+    "filter": "filtered",
+    "where": "filtered",
+    "groupBy": "grouped",
+    "groupby": "grouped",
+    "agg": "aggregated",
+    "orderBy": "ordered",
+    "sort": "ordered",
+    "join": "joined",
+    "dropDuplicates": "grouped",
+}
+_SQL_STRING_METHODS = {"filter", "where", "selectExpr"}
+_COLUMN_FUNCTIONS = {"col", "column"}
+_AGG_FUNCTIONS = {
+    "sum",
+    "avg",
+    "mean",
+    "min",
+    "max",
+    "count",
+    "count_distinct",
+    "countDistinct",
+    "first",
+    "last",
+    "collect_list",
+    "collect_set",
+    "stddev",
+    "variance",
+}
+
+
+@dataclass(frozen=True)
+class PyUse:
+    """A use found in a Python file, with the enclosing function as its object."""
+
+    use: Use
+    object: str
+
+
+SqlAnalyser = Callable[[str], list[Use]]
+
+
+def _str(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, analyse_sql: SqlAnalyser, module: str) -> None:
+        self.analyse_sql = analyse_sql
+        self.module = module
+        self.function: list[str] = []
+        self.tables: dict[str, tuple[TableName, int]] = {}
+        self.strings: dict[str, ast.Constant | None] = {}
+        self.uses: list[PyUse] = []
+        self.problems: list[tuple[int, str]] = []
+
+    @property
+    def object(self) -> str:
+        return ".".join([self.module, *self.function])
+
+    # scopes
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.function.append(node.name)
+        self.generic_visit(node)
+        self.function.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.function.append(node.name)
+        self.generic_visit(node)
+        self.function.pop()
+
+    # bindings
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if not isinstance(target, ast.Name):
+                continue
+            table = self.root_table(node.value)
+            if table is not None:
+                self.tables[target.id] = table
+            elif target.id in self.strings or _str(node.value) is None:
+                self.strings[target.id] = None  # bound twice, or not a literal: unknown
+            else:
+                self.strings[target.id] = node.value  # type: ignore[assignment]
+        self.generic_visit(node)
+
+    def root_table(self, node: ast.AST) -> tuple[TableName, int] | None:
+        """The table a DataFrame expression starts from, if it starts from one."""
+        while True:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "table" and node.args and _str(node.args[0]) is not None:
+                    name = _str(node.args[0]) or ""
+                    parts = tuple(p.strip("`").lower() for p in name.split(".") if p)
+                    return parts, node.args[0].lineno
+                node = node.func.value
+            elif isinstance(node, ast.Subscript):
+                node = node.value
+            elif isinstance(node, ast.Name):
+                return self.tables.get(node.id)
+            else:
+                return None
+
+    # calls
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            if func.attr == "sql" and node.args:
+                self.spark_sql(node)
+            elif func.attr == "table" and node.args and _str(node.args[0]) is not None:
+                table = self.root_table(node)
+                if table is not None:
+                    self.add(table[0], None, table[1], "read")
+            elif func.attr in _METHODS:
+                table = self.root_table(func.value)
+                if table is not None:
+                    self.method(table[0], func.attr, node)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        name = _str(node.slice)
+        if name is not None and isinstance(node.value, ast.Name):
+            table = self.tables.get(node.value.id)
+            if table is not None:
+                self.add(table[0], name.lower(), node.lineno, "selected")
+        self.generic_visit(node)
+
+    def spark_sql(self, node: ast.Call) -> None:
+        arg = node.args[0]
+        if isinstance(arg, ast.Name) and self.strings.get(arg.id) is not None:
+            arg = self.strings[arg.id]  # type: ignore[assignment]
+        text = _str(arg)
+        if text is None:
+            if isinstance(arg, (ast.JoinedStr, ast.BinOp, ast.Call, ast.Name)):
+                what = "an f-string" if isinstance(arg, ast.JoinedStr) else "a computed string"
+                self.problems.append((node.lineno, f"spark.sql() with {what} is not analysed"))
+            return
+        try:
+            found = self.analyse_sql(text)
+        except SqlError as exc:
+            self.problems.append((arg.lineno, f"spark.sql() string: {exc}"))
+            return
+        for use in found:
+            self.uses.append(
+                PyUse(Use(use.table, use.column, arg.lineno + use.line - 1, use.usage), self.object)
+            )
+
+    def method(self, table: TableName, method: str, node: ast.Call) -> None:
+        usage = _METHODS[method]
+        args = list(node.args) + [k.value for k in node.keywords if k.arg in (None, "on", "cols")]
+        if method == "join":
+            args = node.args[1:2] + [k.value for k in node.keywords if k.arg == "on"]
+        elif method in ("withColumn", "withColumnRenamed"):
+            args = node.args[1:2] if method == "withColumn" else node.args[:1]
+        for arg in args:
+            items = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
+            for item in items:
+                text = _str(item)
+                if text is not None:
+                    if method in _SQL_STRING_METHODS:
+                        self.sql_expression(table, text, item.lineno, usage)
+                    elif text == "*":
+                        self.add(table, "*", item.lineno, "star")
+                    elif method != "agg":
+                        self.add(table, text.lower(), item.lineno, usage)
+                    continue
+                self.column_calls(table, item, usage)
+
+    def column_calls(self, table: TableName, node: ast.AST, usage: str) -> None:
+        """``col("x")``, ``F.sum("x")``, ``df["x"]`` inside a method's argument."""
+        for sub in ast.walk(node):
+            if not isinstance(sub, ast.Call) or not sub.args:
+                continue
+            name = (
+                sub.func.attr
+                if isinstance(sub.func, ast.Attribute)
+                else getattr(sub.func, "id", "")
+            )
+            text = _str(sub.args[0])
+            if text is None:
+                continue
+            if name in _COLUMN_FUNCTIONS:
+                self.add(table, text.lower(), sub.args[0].lineno, usage)
+            elif name in _AGG_FUNCTIONS:
+                self.add(table, text.lower(), sub.args[0].lineno, "aggregated")
+            elif name == "expr":
+                self.sql_expression(table, text, sub.args[0].lineno, usage)
+
+    def sql_expression(self, table: TableName, text: str, line: int, usage: str) -> None:
+        try:
+            parsed = sqlglot.parse_one(text)
+        except (ParseError, TokenError, RecursionError):
+            self.problems.append((line, f"expression {text[:40]!r} could not be parsed"))
+            return
+        for column in parsed.find_all(exp.Column):
+            if isinstance(column.this, exp.Star):
+                self.add(table, "*", line, "star")
+            else:
+                inner = usage
+                if column.find_ancestor(exp.AggFunc) is not None:
+                    inner = "aggregated"
+                self.add(table, column.name.lower(), line, inner)
+
+    def add(self, table: TableName, column: str | None, line: int, usage: str) -> None:
+        self.uses.append(PyUse(Use(table, column, line, usage), self.object))
+
+
+def analyse(
+    text: str, module: str, analyse_sql: SqlAnalyser
+) -> tuple[list[PyUse], list[tuple[int, str]]]:
+    """(uses, problems) of one Python file; ``SyntaxError`` propagates."""
+    tree = ast.parse(text)
+    visitor = _Visitor(analyse_sql, module)
+    # Bindings first, so a DataFrame used in a function defined above its assignment resolves.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    table = visitor.root_table(node.value)
+                    if table is not None:
+                        visitor.tables[target.id] = table
+    visitor.visit(tree)
+    unique = sorted(set(visitor.uses), key=lambda u: (u.use.line, u.use.table, u.use.column or ""))
+    return unique, visitor.problems

@@ -1,0 +1,125 @@
+"""One candidate consumer file -> the contracted tables and columns it reads.
+
+Pure: bytes in, findings out. The kind of file decides the pre-pass:
+``.py`` is a PySpark job (``ast``); a ``.sql`` file that starts with a
+``MODEL (...)`` header is a SQLMesh model; one with Jinja (``{{``, ``{%``) is a
+dbt model; anything else is plain SQL in the configured dialect. A file the
+gate cannot read comes back as ``NotAnalysed`` with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gate.consumers import jinja, pyspark, sqlmesh
+from gate.consumers.names import NameIndex
+from gate.consumers.sql import SqlError, TableName, Use, analyse
+from gate.model import NotAnalysed
+
+#: Bigger files are not parsed: sqlglot is pure Python, and a generated
+#: multi-megabyte file must not hold up a CI gate. Configurable.
+DEFAULT_MAX_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Found:
+    """A use of a contracted dataset in one consumer file."""
+
+    dataset: str
+    table: TableName
+    column: str | None
+    path: str
+    line: int
+    object: str
+    usage: str
+
+
+@dataclass(frozen=True)
+class FileResult:
+    found: tuple[Found, ...] = ()
+    not_analysed: tuple[NotAnalysed, ...] = ()
+    kind: str = ""
+
+
+def kind_of(path: str, text: str) -> str:
+    """pyspark, sqlmesh, dbt or sql."""
+    if path.endswith(".py"):
+        return "pyspark"
+    if sqlmesh.is_model(text):
+        return "sqlmesh"
+    if jinja.looks_templated(text):
+        return "dbt"
+    return "sql"
+
+
+class _Columns:
+    """``columns_of`` for the SQL analyser: contract columns by written table name."""
+
+    def __init__(self, index: NameIndex, columns: Mapping[str, frozenset[str]]) -> None:
+        self.index = index
+        self.columns = columns
+
+    def __call__(self, table: TableName) -> frozenset[str] | None:
+        ids = self.index.lookup(table)
+        if not ids:
+            return None
+        return frozenset().union(*(self.columns.get(i, frozenset()) for i in ids))
+
+
+def read_consumer(
+    path: str,
+    data: bytes,
+    dialect: str,
+    index: NameIndex,
+    columns: Mapping[str, frozenset[str]],
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> FileResult:
+    """Analyse one file; never raises for bad content."""
+    if len(data) > max_bytes:
+        return FileResult(
+            not_analysed=(
+                NotAnalysed(path, f"{len(data)} bytes is over the {max_bytes}-byte limit"),
+            )
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return FileResult(not_analysed=(NotAnalysed(path, f"not UTF-8 (byte {exc.start})"),))
+    kind = kind_of(path, text)
+    columns_of = _Columns(index, columns)
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    problems: list[NotAnalysed] = []
+    uses: list[tuple[Use, str]] = []
+    try:
+        if kind == "pyspark":
+            py_uses, py_problems = pyspark.analyse(
+                text, stem, lambda sql: analyse(sql, dialect, columns_of)
+            )
+            uses = [(u.use, u.object) for u in py_uses]
+            problems = [NotAnalysed(path, reason, line) for line, reason in py_problems]
+        else:
+            name: str | None = stem
+            if kind == "sqlmesh":
+                name, text = sqlmesh.split(text)
+                name = name or stem
+            elif kind == "dbt":
+                text = jinja.render(text)
+            uses = [(u, name or stem) for u in analyse(text, dialect, columns_of)]
+    except SyntaxError as exc:
+        return FileResult(
+            not_analysed=(NotAnalysed(path, f"Python syntax error: {exc.msg}", exc.lineno),),
+            kind=kind,
+        )
+    except (SqlError, jinja.JinjaError, ValueError) as exc:
+        label = {"dbt": "dbt model", "sqlmesh": "SQLMesh model"}.get(kind, "SQL")
+        return FileResult(not_analysed=(NotAnalysed(path, f"{label}: {exc}"),), kind=kind)
+    except RecursionError:
+        return FileResult(not_analysed=(NotAnalysed(path, "nested too deeply"),), kind=kind)
+    found = [
+        Found(dataset_id, use.table, use.column, path, use.line, obj, use.usage)
+        for use, obj in uses
+        for dataset_id in sorted(index.lookup(use.table))
+    ]
+    return FileResult(found=tuple(dict.fromkeys(found)), not_analysed=tuple(problems), kind=kind)

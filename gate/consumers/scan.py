@@ -1,0 +1,88 @@
+"""Find the consumer files worth reading and read them: the package's only I/O.
+
+Cost stays with the change: nothing happens unless a breaking change needs
+explaining, one ``git grep -F -i -f -`` picks the files that mention a changed
+dataset's table name at all, and only those are read (one batched blob read)
+and parsed (in worker processes when there are many).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+from gate.config import ConsumerConfig
+from gate.consumers.impact import wants_consumers
+from gate.consumers.names import NameIndex, dataset_names
+from gate.consumers.reader import FileResult, Found, read_consumer
+from gate.diff import Change
+from gate.git_tree import Repo
+from gate.model import Dataset, NotAnalysed
+
+#: Below this many files, worker processes cost more than they save.
+_PARALLEL_THRESHOLD = 48
+
+
+@dataclass(frozen=True)
+class Scan:
+    found: tuple[Found, ...] = ()
+    not_analysed: tuple[NotAnalysed, ...] = ()
+    files_read: int = 0
+
+
+def _read_one(
+    args: tuple[str, bytes, str, NameIndex, dict[str, frozenset[str]], int],
+) -> FileResult:
+    return read_consumer(*args)
+
+
+def scan(
+    repo: Repo,
+    head: str | None,
+    changes: Sequence[Change],
+    base: Sequence[Dataset],
+    head_datasets: Sequence[Dataset],
+    config: ConsumerConfig,
+    dialect: str,
+    jobs: int | None = None,
+) -> Scan:
+    """Every read of a changed dataset in the consumer files at ``head``."""
+    wanted = [c for c in changes if wants_consumers(c)]
+    if not config.enabled or not wanted or not config.globs:
+        return Scan()
+    ids = {c.dataset for c in wanted} | {c.old_dataset for c in wanted if c.old_dataset}
+    datasets = [*base, *head_datasets]
+    index = NameIndex(datasets, config.tables)
+    needles = {
+        name[-1]
+        for d in datasets
+        if d.id in ids
+        for name in dataset_names(d, config.tables.get(d.id, ()))
+    }
+    paths = repo.files_containing(head, config.globs, needles, ignore_case=True)
+    if not paths:
+        return Scan()
+    columns: dict[str, set[str]] = {}
+    for dataset in datasets:
+        columns.setdefault(dataset.id, set()).update(c.name.lower() for c in dataset.columns)
+    frozen = {k: frozenset(v) for k, v in columns.items()}
+    if head is None:
+        texts = [(path, repo.read_worktree(path)) for path in paths]
+    else:
+        shas = repo.list_files(head, config.globs)
+        blobs = repo.read_blobs(sorted({shas[p] for p in paths if shas.get(p)}))
+        texts = [(path, blobs[shas[path]]) for path in paths if shas.get(path) in blobs]
+    items = [(path, data, dialect, index, frozen, config.max_file_bytes) for path, data in texts]
+    workers = jobs if jobs is not None else min(os.cpu_count() or 1, 8)
+    if workers <= 1 or len(items) < _PARALLEL_THRESHOLD:
+        results = [_read_one(item) for item in items]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = list(
+                pool.map(_read_one, items, chunksize=max(4, len(items) // (workers * 4)))
+            )
+    found = tuple(f for r in results for f in r.found)
+    not_analysed = tuple(n for r in results for n in r.not_analysed)
+    return Scan(found=found, not_analysed=not_analysed, files_read=len(items))
