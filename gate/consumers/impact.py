@@ -80,7 +80,11 @@ def _gone(change: Change, head: dict[str, Dataset]) -> str | None:
 
 
 def _broken(
-    change: Change, matches: Sequence[Found], head: dict[str, Dataset], severity_of: SeverityFn
+    change: Change,
+    matches: Sequence[Found],
+    head: dict[str, Dataset],
+    severity_of: SeverityFn,
+    resolved_at_head: set[tuple[str, int]],
 ) -> list[Change]:
     gone = _gone(change, head)
     if gone is None:
@@ -93,8 +97,7 @@ def _broken(
         if gone == "<dataset>":
             if found.column is not None:
                 continue
-            still = [d for d in head.values() if found.dataset == d.id]
-            if still:
+            if found.dataset in head or (found.path, found.line) in resolved_at_head:
                 continue
             what = f"dataset '{change.old_dataset or change.dataset}'"
         else:
@@ -132,6 +135,11 @@ def explain(
 ) -> list[Change]:
     """Changes with their consumers attached, plus one ``consumer_broken`` per broken read."""
     head_by_id = {d.id: d for d in head}
+    # A table reference that also names a HEAD dataset (an alias, a configured
+    # name) still resolves, so it is not broken by a rename.
+    resolved_at_head = {
+        (f.path, f.line) for f in found if f.column is None and f.dataset in head_by_id
+    }
     out: list[Change] = []
     broken: list[Change] = []
     for change in changes:
@@ -140,5 +148,5 @@ def explain(
             continue
         matches = [f for f in found if _matches(change, f)]
         out.append(replace(change, consumers=_consumers(matches)))
-        broken += _broken(change, matches, head_by_id, severity_of)
+        broken += _broken(change, matches, head_by_id, severity_of, resolved_at_head)
     return out + broken

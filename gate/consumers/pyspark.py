@@ -179,7 +179,8 @@ class _Visitor(ast.NodeVisitor):
         try:
             found = self.analyse_sql(text)
         except SqlError as exc:
-            self.problems.append((arg.lineno, f"spark.sql() string: {exc}"))
+            line = arg.lineno + (exc.line - 1 if exc.line else 0)
+            self.problems.append((line, f"spark.sql() string: {exc}"))
             return
         for use in found:
             self.uses.append(

@@ -114,7 +114,8 @@ def read_consumer(
         )
     except (SqlError, jinja.JinjaError, ValueError) as exc:
         label = {"dbt": "dbt model", "sqlmesh": "SQLMesh model"}.get(kind, "SQL")
-        return FileResult(not_analysed=(NotAnalysed(path, f"{label}: {exc}"),), kind=kind)
+        line = exc.line if isinstance(exc, SqlError) else None
+        return FileResult(not_analysed=(NotAnalysed(path, f"{label}: {exc}", line),), kind=kind)
     except RecursionError:
         return FileResult(not_analysed=(NotAnalysed(path, "nested too deeply"),), kind=kind)
     found = [
