@@ -249,6 +249,7 @@ class Repo:
         globs: Sequence[str],
         needles: Iterable[str],
         ignore_case: bool = False,
+        words: bool = False,
     ) -> list[str]:
         """Files at one side matching ``globs`` whose text contains any of ``needles``.
 
@@ -265,10 +266,11 @@ class Repo:
         if not lines:
             return []
         where = ["--untracked"] if head is None else [self.resolve(head)]
+        flags = (["-i"] if ignore_case else []) + (["-w"] if words else [])
         proc = self._run(
             "grep",
             "-F",
-            *(["-i"] if ignore_case else []),
+            *flags,
             "-l",
             "-z",
             "--full-name",
@@ -313,6 +315,16 @@ class Repo:
             return target.read_bytes()
         except OSError as err:
             raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
+
+    def read_files(self, head: str, paths: Sequence[str]) -> dict[str, bytes]:
+        """Several regular files at ``head`` (one ``--batch-check``, one batched read).
+
+        Paths that are missing, not blobs, or symlinks leading outside are left out.
+        """
+        found = self._lookup(self.resolve(head), list(paths))
+        shas = {path: sha for path, (kind, sha) in found.items() if kind == "blob" and sha}
+        blobs = self.read_blobs(sorted(set(shas.values())))
+        return {path: blobs[sha] for path, sha in shas.items() if sha in blobs}
 
     def read_file(self, head: str | None, path: str) -> bytes | None:
         """One file (a config file) at ``head`` or in the working tree; ``None`` if absent."""

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from gate.consumers.reader import Found
 from gate.diff import Change, SeverityFn
 from gate.model import Consumer, Dataset
 from gate.rules import Severity
+
+if TYPE_CHECKING:
+    from gate.consumers.reader import Found
 
 EXPLAINED_PREFIXES = ("column_", "type_", "model_")
 RULE = "consumer_broken"
