@@ -101,9 +101,10 @@ def main() -> int:
             git(repo, "checkout", "-q", "--detach", start)
             (repo / args.file).write_text(drop(original, args.model, column))
             git(repo, "commit", "-q", "-am", f"drop {column}")
+            cmd = [sys.executable, "-m", "gate", "--repo", str(repo), "--base", start]
+            cmd += ["--head", "HEAD", "--format", "json"]
             proc = subprocess.run(
-                [sys.executable, "-m", "gate", "--repo", str(repo), "--base", start]
-                + ["--head", "HEAD", "--format", "json"],
+                cmd,
                 capture_output=True,
                 text=True,
                 env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
