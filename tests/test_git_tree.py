@@ -664,3 +664,23 @@ def test_thousands_of_changed_files_are_listed_and_read(g: GitRepo, repo: Repo) 
     assert len(worktree) == n
     assert worktree[f"{C}/d0/c0.yaml"].new_blob is None
     assert repo.read_worktree(f"{C}/d0/c0.yaml") == b"edited\n"
+
+
+def test_files_containing_reads_needles_from_stdin(tmp_path: Path) -> None:
+    """Needles go through ``-f -``: an option-like needle is text, thousands fit."""
+    g = GitRepo(tmp_path / "grep")
+    g.write("models/a.sql", "select * from --orders\n")
+    g.write("models/b.sql", "select * from Table_100\n")
+    g.write("models/c.sql", "select * from table_1000\n")
+    g.commit("models")
+    with open_repo(g.path) as repo:
+        assert repo.files_containing("HEAD", ["models/*.sql"], ["--orders"]) == ["models/a.sql"]
+        many = [f"table_{i}" for i in range(5000, 20000)] + ["table_100"]
+        assert repo.files_containing("HEAD", ["models/*.sql"], many) == ["models/c.sql"]
+        assert repo.files_containing(
+            "HEAD", ["models/*.sql"], many, ignore_case=True, words=True
+        ) == ["models/b.sql"]
+        assert repo.files_containing(None, ["models/*.sql"], ["", "\n"]) == []
+        assert repo.read_files("HEAD", ["models/b.sql", "missing.sql"]) == {
+            "models/b.sql": b"select * from Table_100\n"
+        }
