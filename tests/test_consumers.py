@@ -285,3 +285,35 @@ def test_dataset_columns_unused_by_names() -> None:
     # the columns tuple is not part of a name; only ids and aliases are
     d = Dataset(id="t", path="p", format="dcs", columns=(Column("a"),))
     assert dataset_names(d) == {("t",)}
+
+
+def test_consumer_notices_come_before_additive_notices_within_the_cap() -> None:
+    from gate.diff import Change
+    from gate.model import Consumer, NotAnalysed
+    from gate.report.base import Report
+    from gate.report.github import annotations
+    from gate.rules import Severity
+
+    narrowed = Change(
+        "type_narrowed",
+        Severity.ERROR,
+        "orders",
+        "amount",
+        "c.yml",
+        3,
+        "narrowed",
+        consumers=(Consumer("m/a.sql", 7, "a", "aggregated"), Consumer("m/b.sql", 2, "b", "star")),
+    )
+    added = [
+        Change("column_added", Severity.INFO, "orders", f"c{i}", "c.yml", 9, "added")
+        for i in range(3)
+    ]
+    report = Report(changes=(*added, narrowed), not_analysed=(NotAnalysed("m/x.sql", "bad"),))
+    lines = annotations(report, limit=3)
+    assert lines[0].startswith("::error file=c.yml,line=3,title=type_narrowed::")
+    assert [line.split("::")[1] for line in lines[1:4]] == [
+        "notice file=m/a.sql,line=7,title=consumer of type_narrowed",
+        "notice file=m/b.sql,line=2,title=consumer of type_narrowed",
+        "notice file=m/x.sql,title=consumer not analysed",
+    ]
+    assert len(lines) == 4  # the additive notices are over the cap

@@ -38,38 +38,53 @@ def annotation(level: str, path: str, line: int | None, title: str, message: str
     return f"::{level} {','.join(props)}::{escape_data(message)}"
 
 
+def _consumer_annotations(report: Report) -> list[tuple[str, str]]:
+    """A notice on each consumer line of an explained change, then the unreadable files.
+
+    A line that already carries a ``consumer_broken`` error gets no second annotation.
+    """
+    broken = {(c.path, c.line) for c in report.changes if c.rule == "consumer_broken"}
+    found: list[tuple[str, str]] = []
+    for change in report.changes:
+        for consumer in change.consumers:
+            if (consumer.path, consumer.line) in broken:
+                continue
+            message = (
+                f"{consumer.object} reads {change.target} ({consumer.usage}): {change.message}"
+            )
+            title = f"consumer of {change.rule}"
+            found.append(
+                ("notice", annotation("notice", consumer.path, consumer.line, title, message))
+            )
+    for item in report.not_analysed:
+        found.append(
+            (
+                "notice",
+                annotation("notice", item.path, item.line, "consumer not analysed", item.reason),
+            )
+        )
+    return found
+
+
 def annotations(report: Report, limit: int | None = None) -> list[str]:
     """One workflow command per change; ``limit`` caps each level (GitHub keeps 10)."""
     out: list[str] = []
     counts: dict[str, int] = {}
+    found: list[tuple[str, str]] = []
     for change in report.changes:
         level = _level(change, report)
-        counts[level] = counts.get(level, 0) + 1
-        if limit is not None and counts[level] > limit:
-            continue
         title = change.rule + (" (ACKED)" if change.acknowledged else "")
-        out.append(annotation(level, change.path, change.line, title, change.message))
-    broken = {(c.path, c.line) for c in report.changes if c.rule == "consumer_broken"}
-    for change in report.changes:
-        for consumer in change.consumers:
-            if (consumer.path, consumer.line) in broken:
-                continue  # already an error annotation on that line
-            counts["notice"] = counts.get("notice", 0) + 1
-            if limit is not None and counts["notice"] > limit:
-                break
-            message = (
-                f"{consumer.object} reads {change.target} ({consumer.usage}): {change.message}"
-            )
-            out.append(
-                annotation(
-                    "notice", consumer.path, consumer.line, f"consumer of {change.rule}", message
-                )
-            )
-    for item in report.not_analysed:
-        counts["notice"] = counts.get("notice", 0) + 1
-        if limit is not None and counts["notice"] > limit:
-            break
-        out.append(annotation("notice", item.path, item.line, "consumer not analysed", item.reason))
+        found.append((level, annotation(level, change.path, change.line, title, change.message)))
+    # Readers of a breaking change matter more than additive notices: they go first.
+    found = (
+        [f for f in found if f[0] != "notice"]
+        + _consumer_annotations(report)
+        + [f for f in found if f[0] == "notice"]
+    )
+    for level, line in found:
+        counts[level] = counts.get(level, 0) + 1
+        if limit is None or counts[level] <= limit:
+            out.append(line)
     for token in report.unmatched_acknowledgements:
         out.append(
             f"::warning title=unmatched acknowledgement::"
