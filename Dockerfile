@@ -27,7 +27,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 COPY pyproject.toml README.md /opt/schema-contract-gate/
 COPY gate /opt/schema-contract-gate/gate
-RUN pip install --no-cache-dir "/opt/schema-contract-gate[spark,fast]" \
+RUN pip install --no-cache-dir "/opt/schema-contract-gate[spark]" \
     && rm -rf /opt/schema-contract-gate \
     && python -P -c "import gate.action, pyspark" \
     && python -P -c "from gate.formats.validate import warm; warm()"

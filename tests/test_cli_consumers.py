@@ -115,7 +115,7 @@ def test_acknowledging_the_contract_does_not_clear_a_broken_consumer(dbt: GitRep
     assert "read by models/marts/orders.sql:7 (orders, filtered)" in proc.stdout
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith("FAIL: 1 unacknowledged breaking change(s).")
-    assert "fix the in-repo consumer(s) that still read what is gone: " in last
+    assert " Fix the in-repo consumer(s) that still read what is gone: " in last
     assert "models/marts/orders.sql:7 (stg_orders.discount_code)" in last
     assert "accept-breaking-change" not in last  # nothing left that a token would clear
     # fixing the consumer in the same PR passes with the acknowledgement
