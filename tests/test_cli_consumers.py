@@ -278,3 +278,20 @@ def test_table_names_from_config(tmp_path: Path) -> None:
         ("models/customer_revenue.sql", 11),
     ]
     assert not [c for c in report["changes"] if c["rule"] == "consumer_broken"]
+
+
+def test_a_consumer_symlink_out_of_the_repository_is_not_read(dbt: GitRepo, tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "stg_orders.sql"
+    outside.parent.mkdir()
+    outside.write_text("select discount_code from stg_orders\n")
+    dbt.symlink("models/marts/linked.sql", str(outside))
+    dbt.commit("a symlinked model")
+    dbt.write(STG, drop_column(DBT_PROJECT[STG], "discount_code"))  # working tree
+    code, report = gate(dbt)
+    assert code == 1
+    # git grep skips symlinks: the link is not even a candidate
+    assert "linked.sql" not in json.dumps(report)
+    dbt.commit("drop")
+    code, report = gate(dbt, "--head", "feature")
+    assert code == 1
+    assert "linked.sql" not in json.dumps(report)  # nor in a commit's tree

@@ -19,7 +19,7 @@ from gate.consumers.impact import wants_consumers
 from gate.consumers.names import NameIndex, dataset_names
 from gate.diff import Change
 from gate.git_tree import Repo
-from gate.model import Dataset, NotAnalysed
+from gate.model import Dataset, NotAnalysed, UsageError
 
 if TYPE_CHECKING:  # the readers import sqlglot's optimizer: only when there is work
     from gate.consumers.reader import FileResult, Found
@@ -75,11 +75,22 @@ def scan(
     for dataset in datasets:
         columns.setdefault(dataset.id, set()).update(c.name.lower() for c in dataset.columns)
     frozen = {k: frozenset(v) for k, v in columns.items()}
+    unreadable: list[NotAnalysed] = []
+    texts: list[tuple[str, bytes]] = []
     if head is None:
-        texts = [(path, repo.read_worktree(path)) for path in paths]
+        for path in paths:
+            try:
+                texts.append((path, repo.read_worktree(path)))
+            except UsageError as exc:  # a symlink out of the repository, a FIFO...
+                unreadable.append(NotAnalysed(path, str(exc)))
     else:
         blobs = repo.read_files(head, paths)
         texts = [(path, blobs[path]) for path in paths if path in blobs]
+        unreadable = [
+            NotAnalysed(path, "not a regular file inside the repository")
+            for path in paths
+            if path not in blobs
+        ]
     items = [(path, data, dialect, index, frozen, config.max_file_bytes) for path, data in texts]
     workers = jobs if jobs is not None else min(os.cpu_count() or 1, 8)
     if workers <= 1 or len(items) < _PARALLEL_THRESHOLD:
@@ -90,5 +101,5 @@ def scan(
                 pool.map(_read_one, items, chunksize=max(4, len(items) // (workers * 4)))
             )
     found = tuple(f for r in results for f in r.found)
-    not_analysed = tuple(n for r in results for n in r.not_analysed)
+    not_analysed = (*unreadable, *(n for r in results for n in r.not_analysed))
     return Scan(found=found, not_analysed=not_analysed, files_read=len(items))
