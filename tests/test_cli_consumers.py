@@ -295,3 +295,20 @@ def test_a_consumer_symlink_out_of_the_repository_is_not_read(dbt: GitRepo, tmp_
     code, report = gate(dbt, "--head", "feature")
     assert code == 1
     assert "linked.sql" not in json.dumps(report)  # nor in a commit's tree
+
+
+def test_many_consumers_parse_in_worker_processes_with_the_same_result(dbt: GitRepo) -> None:
+    for i in range(70):
+        dbt.write(
+            f"models/reports/r{i}.sql",
+            f"select order_id, discount_code as code_{i}\nfrom {{{{ ref('stg_orders') }}}}\n",
+        )
+    dbt.commit("70 reports")
+    dbt.write(STG, drop_column(DBT_PROJECT[STG], "discount_code"))
+    dbt.commit("drop")
+    _, pooled = gate(dbt, "--head", "feature", "--jobs", "2")
+    _, serial = gate(dbt, "--head", "feature", "--jobs", "1")
+    assert pooled["changes"] == serial["changes"]
+    broken = [c for c in pooled["changes"] if c["rule"] == "consumer_broken"]
+    assert len(broken) == 71  # 70 reports and orders.sql
+    assert {c["line"] for c in broken if c["path"].startswith("models/reports/")} == {1}
