@@ -317,3 +317,30 @@ def test_consumer_notices_come_before_additive_notices_within_the_cap() -> None:
         "notice file=m/x.sql,title=consumer not analysed",
     ]
     assert len(lines) == 4  # the additive notices are over the cap
+
+
+def test_a_ref_inside_a_macro_call_is_a_read_of_the_table() -> None:
+    model = "select\n  {{ dbt_utils.star(from=ref('stg_orders'), except=['x']) }}\nfrom t\n"
+    sql, nested = jinja.render_with_refs(model)
+    assert nested == [(2, "stg_orders")] and "__jinja__" in sql
+    index = NameIndex([Dataset(id="stg_orders", path="m.yml", format="dbt")])
+    result = read_consumer("models/m.sql", model.encode(), "spark", index, {})
+    assert [(f.dataset, f.column, f.line, f.usage) for f in result.found] == [
+        ("stg_orders", None, 2, "read")
+    ]
+
+
+def test_a_sqlmesh_model_is_read_in_its_own_dialect() -> None:
+    # ``//`` (integer division) parses in duckdb, not in T-SQL; the header says duckdb
+    model = (
+        "MODEL (name s.m, dialect 'duckdb');\nSELECT o.amount // 2 AS a FROM sushi.orders AS o\n"
+    )
+    assert sqlmesh.dialect_of(model) == "duckdb"
+    index = NameIndex([Dataset(id="lake/sushi/orders", path="o.yml", format="soda")])
+    result = read_consumer(
+        "models/m.sql", model.encode(), "tsql", index, {"lake/sushi/orders": ORDERS}
+    )
+    assert not result.not_analysed
+    assert ("lake/sushi/orders", "amount", 2, "selected") in {
+        (f.dataset, f.column, f.line, f.usage) for f in result.found
+    }

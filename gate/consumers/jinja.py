@@ -8,6 +8,8 @@ The gate never runs dbt or Jinja (a model is untrusted text). It replaces:
 - ``{{ config(...) }}`` -> nothing;
 - ``{{ this }}`` and any other ``{{ expression }}`` -> the placeholder ``__jinja__``
   (a valid identifier, so it parses as a column or a table and matches no contract);
+  a ``ref()``/``source()`` inside such an expression (``dbt_utils.star(ref('x'))``)
+  still counts as a read of that table, at the expression's line;
 - ``{% ... %}`` tags and ``{# ... #}`` comments -> nothing; the text between
   ``{% if %}``/``{% else %}`` branches is kept as is (both branches),
   and ``{% raw %}`` bodies are kept verbatim.
@@ -36,6 +38,9 @@ _SOURCE = re.compile(
     r"^\s*source\s*\(" + _STR.format(n=1) + "," + _STR.format(n=2) + r"\)\s*$", re.S
 )
 _CONFIG = re.compile(r"^\s*config\s*\(", re.S)
+_NESTED = re.compile(
+    r"\b(?P<fn>ref|source)\s*\(\s*(['\"])(?P<a>[^'\"]+)\2\s*(?:,\s*(['\"])(?P<b>[^'\"]+)\4)?"
+)
 _RAW_END = re.compile(r"{%-?\s*endraw\s*-?%}")
 
 
@@ -83,6 +88,23 @@ def _expression(inner: str) -> str:
 
 def render(text: str) -> str:
     """The model as SQL with the same line breaks; raises ``JinjaError``."""
+    return render_with_refs(text)[0]
+
+
+def _nested(inner: str) -> list[str]:
+    """Tables named by ``ref``/``source`` calls inside a larger expression."""
+    names = []
+    for match in _NESTED.finditer(inner):
+        if match["fn"] == "ref":
+            names.append(match["b"] or match["a"])
+        elif match["b"]:
+            names.append(f"{match['a']}.{match['b']}")
+    return names
+
+
+def render_with_refs(text: str) -> tuple[str, list[tuple[int, str]]]:
+    """(SQL, [(line, table)] for refs inside other expressions); raises ``JinjaError``."""
+    nested: list[tuple[int, str]] = []
     out: list[str] = []
     i = 0
     while True:
@@ -92,7 +114,7 @@ def render(text: str) -> str:
         )
         if j < 0:
             out.append(text[i:])
-            return "".join(out)
+            return "".join(out), nested
         out.append(text[i:j])
         opener = text[j : j + 2]
         closer = {"{{": "}}", "{%": "%}", "{#": "#}"}[opener]
@@ -103,7 +125,11 @@ def render(text: str) -> str:
         span = text[j:end]
         newlines = "\n" * span.count("\n")
         if opener == "{{":
-            out.append(" " + _expression(span[2:-2]) + " " + newlines)
+            replacement = _expression(span[2:-2])
+            if replacement == PLACEHOLDER:
+                line = text.count("\n", 0, j) + 1
+                nested += [(line, name) for name in _nested(span[2:-2])]
+            out.append(" " + replacement + " " + newlines)
         elif opener == "{%" and re.match(r"{%-?\s*raw\s*-?%}", span):
             raw_end = _RAW_END.search(text, end)
             if raw_end is None:

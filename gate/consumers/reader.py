@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gate.consumers import jinja, pyspark, sqlmesh
-from gate.consumers.names import NameIndex
+from gate.consumers.names import NameIndex, split_name
 from gate.consumers.sql import SqlError, TableName, Use, analyse
 from gate.model import NotAnalysed
 
@@ -68,6 +68,16 @@ class _Columns:
         return frozenset().union(*(self.columns.get(i, frozenset()) for i in ids))
 
 
+def _known_dialect(name: str) -> bool:
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        return False
+    return True
+
+
 def read_consumer(
     path: str,
     data: bytes,
@@ -102,11 +112,16 @@ def read_consumer(
         else:
             name: str | None = stem
             if kind == "sqlmesh":
+                model_dialect = sqlmesh.dialect_of(text)
+                if model_dialect and _known_dialect(model_dialect):
+                    dialect = model_dialect  # the model's own dialect wins
                 name, text = sqlmesh.split(text)
                 name = name or stem
-            elif kind == "dbt":
-                text = jinja.render(text)
+            nested: list[tuple[int, str]] = []
+            if kind == "dbt":
+                text, nested = jinja.render_with_refs(text)
             uses = [(u, name or stem) for u in analyse(text, dialect, columns_of)]
+            uses += [(Use(split_name(t), None, line, "read"), name or stem) for line, t in nested]
     except SyntaxError as exc:
         return FileResult(
             not_analysed=(NotAnalysed(path, f"Python syntax error: {exc.msg}", exc.lineno),),

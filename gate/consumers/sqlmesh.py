@@ -12,6 +12,7 @@ import re
 
 _HEADER = re.compile(r"\A(?:\s|--[^\n]*\n|/\*.*?\*/)*(?P<kw>MODEL|AUDIT)\s*\(", re.I | re.S)
 _NAME = re.compile(r"\bname\s+(?P<name>[\w.\"`]+)", re.I)
+_DIALECT = re.compile(r"\bdialect\s+['\"]?(?P<dialect>\w+)", re.I)
 _MACRO = re.compile(r"@\{?\w+\}?")
 
 
@@ -43,6 +44,16 @@ def _balanced(text: str, start: int) -> int:
 
 def _blank(text: str) -> str:
     return "\n" * text.count("\n")
+
+
+def dialect_of(text: str) -> str | None:
+    """The ``dialect`` property of the header, if the model names one."""
+    match = _HEADER.match(text)
+    if match is None:
+        return None
+    end = _balanced(text, match.end())
+    found = _DIALECT.search(text[match.end() : end if end > 0 else len(text)])
+    return found["dialect"].lower() if found else None
 
 
 def split(text: str) -> tuple[str | None, str]:
