@@ -102,11 +102,18 @@ class _Resolver:
         self.columns_of = columns_of
         self.fallback_line = fallback_line
         self.uses: list[Use] = []
+        self._outputs: dict[int, frozenset[str] | None] = {}
 
     # what a source offers
 
     def outputs(self, source: exp.Table | Scope, depth: int = 0) -> frozenset[str] | None:
-        """Column names a source provides, ``None`` when they cannot be known."""
+        """Column names a source provides, ``None`` when they cannot be known (memoised)."""
+        key = id(source)
+        if key not in self._outputs:
+            self._outputs[key] = self._compute_outputs(source, depth)
+        return self._outputs[key]
+
+    def _compute_outputs(self, source: exp.Table | Scope, depth: int) -> frozenset[str] | None:
         if isinstance(source, exp.Table):
             return self.columns_of(table_name(source))
         if depth > _MAX_TRACE:
