@@ -69,6 +69,9 @@ def table_name(table: exp.Table) -> TableName:
 
 
 def _line(node: exp.Expr, fallback: int) -> int:
+    this = node.args.get("this")
+    if isinstance(this, exp.Identifier) and isinstance(this.meta.get("line"), int):
+        return this.meta["line"]  # the common case: a column's or a table's own name
     for candidate in (node, *node.find_all(exp.Identifier, exp.Star)):
         line = candidate.meta.get("line") if candidate.meta else None
         if isinstance(line, int):
@@ -103,6 +106,13 @@ class _Resolver:
         self.fallback_line = fallback_line
         self.uses: list[Use] = []
         self._outputs: dict[int, frozenset[str] | None] = {}
+        self._names: dict[int, TableName] = {}
+
+    def name(self, table: exp.Table) -> TableName:
+        key = id(table)
+        if key not in self._names:
+            self._names[key] = table_name(table)
+        return self._names[key]
 
     # what a source offers
 
@@ -115,7 +125,7 @@ class _Resolver:
 
     def _compute_outputs(self, source: exp.Table | Scope, depth: int) -> frozenset[str] | None:
         if isinstance(source, exp.Table):
-            return self.columns_of(table_name(source))
+            return self.columns_of(self.name(source))
         if depth > _MAX_TRACE:
             return None
         if source.set_operation_scopes:
@@ -151,8 +161,8 @@ class _Resolver:
         ``SELECT *`` are followed to the table underneath.
         """
         if isinstance(source, exp.Table):
-            known = self.columns_of(table_name(source))
-            return [table_name(source)] if known is None or name in known else []
+            known = self.columns_of(self.name(source))
+            return [self.name(source)] if known is None or name in known else []
         if depth > _MAX_TRACE:
             return []
         if source.set_operation_scopes:
@@ -198,7 +208,7 @@ class _Resolver:
         for _alias, (node, source) in scope.selected_sources.items():
             if isinstance(source, exp.Table):
                 line = _line(node, self.fallback_line)
-                self.uses.append(Use(table_name(source), None, line, "read"))
+                self.uses.append(Use(self.name(source), None, line, "read"))
         select = scope.expression
         if isinstance(select, exp.Select):
             for projection in select.selects:
@@ -234,7 +244,7 @@ class _Resolver:
     def _star_tables(self, source: exp.Table | Scope, depth: int = 0) -> list[TableName]:
         """Tables whose every column a ``*`` over ``source`` selects."""
         if isinstance(source, exp.Table):
-            return [table_name(source)]
+            return [self.name(source)]
         return []  # a derived table's own ``*`` is recorded when its scope is walked
 
 
@@ -246,8 +256,10 @@ def _scope_columns(scope: Scope) -> list[exp.Column]:
     is a real column read (``HAVING max(discount_code) > 'a'``).
     """
     columns = list(scope.columns)
-    seen = {id(c) for c in columns}
     expression = scope.expression
+    if not any(expression.args.get(k) for k in ("having", "qualify", "order")):
+        return columns  # nothing sqlglot left out: skip the second walk
+    seen = {id(c) for c in columns}
     named = set(expression.named_selects) if isinstance(expression, exp.Query) else set()
     for node in scope.walk():
         if (
