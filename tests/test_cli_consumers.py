@@ -298,17 +298,17 @@ def test_a_consumer_symlink_out_of_the_repository_is_not_read(dbt: GitRepo, tmp_
 
 
 def test_many_consumers_parse_in_worker_processes_with_the_same_result(dbt: GitRepo) -> None:
-    for i in range(70):
+    for i in range(205):  # over the 200-file threshold for worker processes
         dbt.write(
             f"models/reports/r{i}.sql",
             f"select order_id, discount_code as code_{i}\nfrom {{{{ ref('stg_orders') }}}}\n",
         )
-    dbt.commit("70 reports")
+    dbt.commit("205 reports")
     dbt.write(STG, drop_column(DBT_PROJECT[STG], "discount_code"))
     dbt.commit("drop")
     _, pooled = gate(dbt, "--head", "feature", "--jobs", "2")
     _, serial = gate(dbt, "--head", "feature", "--jobs", "1")
     assert pooled["changes"] == serial["changes"]
     broken = [c for c in pooled["changes"] if c["rule"] == "consumer_broken"]
-    assert len(broken) == 71  # 70 reports and orders.sql
+    assert len(broken) == 206  # 205 reports and orders.sql
     assert {c["line"] for c in broken if c["path"].startswith("models/reports/")} == {1}

@@ -24,9 +24,10 @@ from gate.model import Dataset, NotAnalysed, UsageError
 if TYPE_CHECKING:  # the readers import sqlglot's optimizer: only when there is work
     from gate.consumers.reader import FileResult, Found
 
-#: Below this many files, worker processes cost more than they save (a dbt model
-#: takes 2-5 ms to parse; a pool costs ~50 ms to start).
-_PARALLEL_THRESHOLD = 64
+#: Below this many files, worker processes cost more than they save: a dbt model
+#: takes ~2 ms of CPU to analyse (1 ms with sqlglotc), and starting the pool and
+#: shipping the work costs about as much as 100 models (measured, docs/performance.md).
+_PARALLEL_THRESHOLD = 200
 
 
 @dataclass(frozen=True)
