@@ -280,19 +280,23 @@ def test_table_names_from_config(tmp_path: Path) -> None:
     assert not [c for c in report["changes"] if c["rule"] == "consumer_broken"]
 
 
-def test_a_consumer_symlink_out_of_the_repository_is_not_read(dbt: GitRepo, tmp_path: Path) -> None:
+def test_a_consumer_symlink_out_of_the_repository_is_not_read(tmp_path: Path) -> None:
     outside = tmp_path / "outside" / "stg_orders.sql"
     outside.parent.mkdir()
     outside.write_text("select discount_code from stg_orders\n")
-    dbt.symlink("models/marts/linked.sql", str(outside))
-    dbt.commit("a symlinked model")
-    dbt.write(STG, drop_column(DBT_PROJECT[STG], "discount_code"))  # working tree
-    code, report = gate(dbt)
+    repo = GitRepo(tmp_path / "repo")
+    for path, text in DBT_PROJECT.items():
+        repo.write(path, text)
+    repo.symlink("analyses/linked.sql", str(outside))  # on main already, outside model paths
+    repo.commit("project with a symlinked analysis")
+    repo.branch("feature")
+    repo.write(STG, drop_column(DBT_PROJECT[STG], "discount_code"))  # working tree
+    code, report = gate(repo)
     assert code == 1
     # git grep skips symlinks: the link is not even a candidate
     assert "linked.sql" not in json.dumps(report)
-    dbt.commit("drop")
-    code, report = gate(dbt, "--head", "feature")
+    repo.commit("drop")
+    code, report = gate(repo, "--head", "feature")
     assert code == 1
     assert "linked.sql" not in json.dumps(report)  # nor in a commit's tree
 
