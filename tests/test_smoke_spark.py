@@ -410,7 +410,7 @@ def test_malformed_records_are_findings(spark: Any, tmp_path: Path) -> None:  # 
     outcome = by_id(smoke(write_files(tmp_path, files), ["c/a.yaml", "c/b.yaml"], spark))
     csv_bad = find(outcome["a"], "malformed_record")
     assert (csv_bad.status, csv_bad.failed_rows) == ("failed", 3)
-    assert "not valid CSV (wrong number of fields)" in csv_bad.message
+    assert "not valid CSV (wrong number of fields, or a quote not closed)" in csv_bad.message
     assert '5,"two\\nlines",x' in csv_bad.samples  # one-line messages: newlines escaped
     assert "\n" not in csv_bad.message
     json_bad = find(outcome["b"], "malformed_record")

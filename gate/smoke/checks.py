@@ -7,15 +7,16 @@ parsed as SQL: values travel as literals, regexes as ``rlike`` patterns, types
 through ``Column.try_cast``.
 
 A dataset's count-style metrics (rows, malformed records, coercion failures,
-``missing`` and ``invalid`` counts with their sample values) are collected by
-``Metrics`` into one aggregation: one Spark job. Each ``duplicate`` check is
-one more job (``duplicate_metrics``): a group-by, never several exact
-``countDistinct`` in one aggregation.
+``missing`` and ``invalid`` counts with their sample values, and each
+``duplicate`` check as kept rows minus an exact ``count(DISTINCT key)``) are
+collected by ``Metrics`` into one aggregation: one Spark job per dataset. Only
+a ``duplicate`` check that finds duplicates runs one more job, a group-by, for
+examples of the repeated values (``duplicate_samples``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
@@ -61,6 +62,19 @@ class Bound:
     source: DataType  # its Spark type as read
     target: TargetType | None  # what it must fit; None without a data_type
     castable: bool = True  # Spark can try_cast source -> target
+    #: Built expressions, reused by every check on the column: each new
+    #: ``Column`` is a round trip to the JVM (or a bigger plan over Connect).
+    _built: dict[str, Column] = field(default_factory=dict, repr=False, compare=False)
+
+    def mark_uncastable(self) -> None:
+        """Spark refuses the cast: check the column as it is in the file."""
+        self.castable = False
+        self._built.clear()
+
+    def _once(self, name: str, build: Any) -> Column:
+        if name not in self._built:
+            self._built[name] = build()
+        return self._built[name]
 
     @property
     def casts(self) -> bool:
@@ -71,7 +85,8 @@ class Bound:
         """The value in the contract's type (NULL where it does not fit)."""
         if self.casts:
             assert self.target is not None and self.target.spark_ddl is not None
-            return self.raw.try_cast(self.target.spark_ddl)
+            ddl = self.target.spark_ddl
+            return self._once("typed", lambda: self.raw.try_cast(ddl))
         return self.raw
 
     @property
@@ -83,11 +98,13 @@ class Bound:
 
     @property
     def raw_text(self) -> Column:
-        return as_text(self.raw, self.source)
+        return self._once("raw_text", lambda: as_text(self.raw, self.source))
 
     @property
     def typed_text(self) -> Column:
-        return self.typed.cast("string") if self.casts else self.raw_text
+        if self.casts:
+            return self._once("typed_text", lambda: self.typed.cast("string"))
+        return self.raw_text
 
 
 def is_complex(data_type: DataType) -> bool:
@@ -246,10 +263,10 @@ def key_text(columns: list[Column]) -> Column:
     return F.concat(F.lit("("), F.concat_ws(", ", *shown), F.lit(")"))
 
 
-def duplicate_metrics(
+def duplicate_samples(
     df: DataFrame, keys: list[Column], texts: list[Column], keep: Column | None
-) -> tuple[int, int, list[str]]:
-    """One job: (rows considered, duplicate rows beyond the first of each key, samples)."""
+) -> list[str]:
+    """One job: up to MAX_SAMPLES repeated keys, sorted (run only when there are duplicates)."""
     base = df.where(keep) if keep is not None else df
     names = [f"k{index}" for index in range(len(keys))]
     grouped = (
@@ -261,13 +278,11 @@ def duplicate_metrics(
         .agg(F.count(F.lit(1)).alias("n"), F.first("shown").alias("shown"))
     )
     row = grouped.agg(
-        F.sum("n").alias("rows"),
-        F.sum(F.when(F.col("n") > 1, F.col("n") - 1)).alias("dups"),
         F.slice(
             F.array_sort(F.collect_list(F.when(F.col("n") > 1, F.col("shown")))), 1, MAX_SAMPLES
         ).alias("samples"),
     ).collect()[0]
-    return int(row["rows"] or 0), int(row["dups"] or 0), list(row["samples"] or [])
+    return list(row["samples"] or [])
 
 
 def is_complex_ddl(ddl: str | None) -> bool:

@@ -18,18 +18,21 @@ sample at all. A check the gate cannot evaluate is ``skipped`` with the reason.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import functions as F
 
 from gate.git_tree import Repo
+from gate.limits import Limits
 from gate.model import Check, Dataset, GateError
 from gate.smoke import checks as rules
-from gate.smoke import checkspec, quarantine, readers, schema, session
+from gate.smoke import checkspec, files, quarantine, readers, schema, session
 from gate.smoke.checkspec import CheckPlan
 from gate.smoke.result import (
     ERROR,
@@ -55,9 +58,12 @@ def run(
     spark_remote: str | None,
     quarantine_dir: str | None,
     dialect: str,
+    limits: Limits | None = None,
     spark: Any = None,
+    workers: int | None = None,
 ) -> SmokeReport:
     """The smoke test of ``datasets``; see ``gate.smoke.run_smoke``."""
+    limits = limits or Limits()
     started = time.perf_counter()
     repo = Repo(Path(repo_root))
     remote = bool(spark_remote)
@@ -74,6 +80,9 @@ def run(
             found.append(finder.find(dataset))
         except SampleError as err:
             found.append(err)
+    for item in found:  # over the byte limit: exit 2 at once, before Spark starts
+        if isinstance(item, Sample):
+            files.check_size(files.sample_size(item.path), item.relpath, limits.sample_bytes)
     handle: session.SparkHandle | None = None
     if any(isinstance(item, Sample) for item in found):
         handle = (
@@ -82,15 +91,24 @@ def run(
             else session.start(spark_master, spark_remote)
         )
     outcomes: list[DatasetSmoke] = []
+
+    def one(pair: tuple[Dataset, Sample | SampleError | None]) -> DatasetSmoke:
+        dataset, item = pair
+        if item is None:
+            return _no_sample(dataset)
+        if isinstance(item, SampleError):
+            return _error(dataset, None, str(item), 0.0)
+        assert handle is not None
+        return _run_dataset(handle, dataset, item, dialect, quarantine_folder, limits)
+
+    pairs = list(zip(datasets, found, strict=True))
+    count = workers if workers is not None else parallelism()
     try:
-        for dataset, item in zip(datasets, found, strict=True):
-            if item is None:
-                outcomes.append(_no_sample(dataset))
-            elif isinstance(item, SampleError):
-                outcomes.append(_error(dataset, None, str(item), 0.0))
-            else:
-                assert handle is not None
-                outcomes.append(_run_dataset(handle, dataset, item, dialect, quarantine_folder))
+        if count <= 1 or sum(isinstance(item, Sample) for item in found) <= 1:
+            outcomes = [one(pair) for pair in pairs]
+        else:
+            with ThreadPoolExecutor(max_workers=count, thread_name_prefix="gate-smoke") as pool:
+                outcomes = list(pool.map(one, pairs))
     finally:
         if handle is not None:
             handle.stop()
@@ -101,6 +119,23 @@ def run(
         seconds=time.perf_counter() - started,
         session_seconds=handle.seconds if handle else 0.0,
     )
+
+
+#: Datasets evaluated at the same time (one Spark session, one thread each).
+PARALLEL_ENV = "GATE_SPARK_PARALLEL"
+DEFAULT_PARALLEL = 2
+
+
+def parallelism() -> int:
+    """How many datasets run at once: ``GATE_SPARK_PARALLEL``, else the default.
+
+    Datasets are independent, so while one waits for its job another one's
+    expressions are built and sent; see docs/smoke-test.md for the measurement.
+    """
+    value = os.environ.get(PARALLEL_ENV, "").strip()
+    if value.isdigit() and int(value) > 0:
+        return min(int(value), 16)
+    return DEFAULT_PARALLEL
 
 
 def _no_sample(dataset: Dataset) -> DatasetSmoke:
@@ -136,17 +171,27 @@ def _run_dataset(
     sample: Sample,
     dialect: str,
     quarantine_folder: Path | None,
+    limits: Limits,
 ) -> DatasetSmoke:
     started = time.perf_counter()
+    watch = session.Deadline(handle, limits.smoke_seconds_per_dataset)
     try:
-        run = _DatasetRun(handle, dataset, sample, dataset.dialect or dialect)
-        results, rows = run.evaluate(quarantine_folder)
+        with watch:
+            run = _DatasetRun(handle, dataset, sample, dataset.dialect or dialect, limits)
+            results, rows = run.evaluate(quarantine_folder)
     except GateError:
         raise
     except SampleError as err:
         return _error(dataset, sample.relpath, str(err), time.perf_counter() - started)
     except Exception as err:  # Spark's own errors: one line, this dataset only
-        message = f"{sample.relpath}: {session.first_line(err)}"
+        if watch.expired:
+            message = (
+                f"{sample.relpath}: not evaluated: Spark took longer than "
+                f"{limits.smoke_seconds_per_dataset:g} s on this dataset and was stopped "
+                "(limits.smoke_seconds_per_dataset; a slow regex?)"
+            )
+        else:
+            message = f"{sample.relpath}: {session.first_line(err)}"
         return _error(dataset, sample.relpath, message, time.perf_counter() - started)
     status = FAILED if any(result.status == FAILED for result in results) else PASSED
     return DatasetSmoke(
@@ -202,13 +247,18 @@ class _DatasetRun:
     """The smoke test of one dataset: built once, evaluated with as few jobs as possible."""
 
     def __init__(
-        self, handle: session.SparkHandle, dataset: Dataset, sample: Sample, dialect: str
+        self,
+        handle: session.SparkHandle,
+        dataset: Dataset,
+        sample: Sample,
+        dialect: str,
+        limits: Limits,
     ) -> None:
         self.handle = handle
         self.dataset = dataset
         self.sample = sample
         self.dialect = dialect
-        self.loaded = readers.load(handle.spark, sample)
+        self.loaded = readers.load(handle.spark, sample, limits)
         self.df = self.loaded.df
         self.source_types = {field.name: field.dataType for field in self.df.schema.fields}
         self.position: dict[str, int] = {}
@@ -252,7 +302,7 @@ class _DatasetRun:
             try:
                 _ = self.df.select(bound.typed).schema
             except Exception as err:
-                bound.castable = False
+                bound.mark_uncastable()
                 column = self.dataset.column(bound.name)
                 assert bound.target is not None
                 source = bound.source.simpleString().upper()
@@ -397,7 +447,7 @@ class _DatasetRun:
             if plan.family == checkspec.ROW_COUNT:
                 out.append(lambda values, rows, plan=plan: self._row_count(plan, rows))
             elif plan.family == checkspec.DUPLICATE:
-                out.append(self._plan_duplicate(plan, bounds))
+                out.append(self._plan_duplicate(plan, bounds, metrics))
             else:
                 bound = bounds[0]
                 missing = rules.missing_condition(bound, plan.missing)
@@ -415,21 +465,34 @@ class _DatasetRun:
                 )
         return out
 
-    def _plan_duplicate(self, plan: CheckPlan, bounds: list[rules.Bound]) -> _Render:
-        """A duplicate check: its own job (a group-by), run when its result is rendered."""
+    def _plan_duplicate(
+        self, plan: CheckPlan, bounds: list[rules.Bound], metrics: rules.Metrics
+    ) -> _Render:
+        """A duplicate check in the one aggregation: kept rows minus distinct keys.
+
+        Only when there are duplicates does one more job (a group-by) fetch
+        examples of the repeated values.
+        """
         keep = ~rules.missing_condition(bounds[0], plan.missing) if len(bounds) == 1 else None
         typed = [bound.typed for bound in bounds]
+        key = typed[0] if len(typed) == 1 else F.struct(*typed)
+        distinct = F.count_distinct(F.when(keep, key) if keep is not None else key)
+        try:  # e.g. a MAP column cannot be grouped; the analyzer says so, no job runs
+            _ = self.df.select(distinct).schema
+        except Exception as err:
+            reason = f"skipped: Spark cannot group: {session.first_line(err)}"
+            return _ready(self._skipped(plan.check, reason))
         self.quarantine_rules.append((plan.label, _duplicated(typed, keep)))
+        kept_key = metrics.count_if(keep) if keep is not None else None
+        distinct_key = metrics.add(distinct)
 
         def render(values: dict[str, Any], rows: int) -> SmokeResult:
-            texts = [bound.typed_text for bound in bounds]
-            try:
-                considered, duplicates, samples = rules.duplicate_metrics(
-                    self.df, typed, texts, keep
-                )
-            except Exception as err:  # e.g. a MAP column cannot be grouped
-                reason = f"skipped: Spark cannot group: {session.first_line(err)}"
-                return self._skipped(plan.check, reason)
+            considered = int(values[kept_key] or 0) if kept_key is not None else rows
+            duplicates = considered - int(values[distinct_key] or 0)
+            samples: list[str] = []
+            if duplicates > 0:  # the examples: one more job, only now
+                texts = [bound.typed_text for bound in bounds]
+                samples = rules.duplicate_samples(self.df, typed, texts, keep)
             return self._duplicate(plan, rows, considered, duplicates, samples)
 
         return render
@@ -466,7 +529,7 @@ class _DatasetRun:
                 f"all {_count(rows)} {what} records parse",
             )
         shown = _shown(samples or [])
-        reason = " (wrong number of fields)" if what == "CSV" else ""
+        reason = " (wrong number of fields, or a quote not closed)" if what == "CSV" else ""
         return SmokeResult(
             "schema",
             "malformed_record",

@@ -27,7 +27,9 @@ import os
 import shutil
 import socket
 import tempfile
+import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -333,3 +335,64 @@ def first_line(err: BaseException) -> str:
         if line and not line.startswith("JVM stacktrace"):
             return line[:500]
     return type(err).__name__
+
+
+class Deadline:
+    """Stop a dataset's Spark jobs after ``seconds``: ``with Deadline(handle, 120): ...``.
+
+    Every job started in the block (in this thread) carries a fresh job tag;
+    when time is up, ``interruptTag`` cancels them, the waiting call raises and
+    ``expired`` says why, so the dataset is reported "not evaluated" instead of
+    holding the run (a regex that backtracks for hours). Works the same on a
+    local session, a cluster and Spark Connect. A cancelled task whose regex
+    never looks up keeps one core busy until the run ends; the run goes on.
+    """
+
+    def __init__(self, handle: SparkHandle, seconds: float) -> None:
+        self.spark = handle.spark
+        self.remote = handle.remote
+        self.seconds = seconds
+        self.tag = f"schema-gate-{uuid.uuid4().hex}"
+        self.expired = False
+        self._done = threading.Event()
+        self._watch: threading.Thread | None = None
+        self._tagged = False
+
+    def __enter__(self) -> Deadline:
+        with contextlib.suppress(Exception):  # a server without tags: no deadline
+            if self.remote:  # Spark Connect: operations carry the session's tags
+                self.spark.addTag(self.tag)
+            else:  # classic: job tags of this thread (session tags do not cancel jobs)
+                self.spark.sparkContext.addJobTag(self.tag)
+            self._tagged = True
+        if self._tagged:
+            self._watch = threading.Thread(target=self._expire, daemon=True)
+            self._watch.start()
+        return self
+
+    def _expire(self) -> None:
+        """After the deadline, cancel the tag's jobs, and again each second until the block ends.
+
+        Again, because a job may start after the first cancel (its plan was
+        still being built) and would then run unbounded.
+        """
+        if self._done.wait(self.seconds):
+            return
+        self.expired = True
+        while True:
+            with contextlib.suppress(Exception):
+                if self.remote:
+                    self.spark.interruptTag(self.tag)
+                else:
+                    self.spark.sparkContext.cancelJobsWithTag(self.tag)
+            if self._done.wait(1.0):
+                return
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._tagged:
+            with contextlib.suppress(Exception):
+                if self.remote:
+                    self.spark.removeTag(self.tag)
+                else:
+                    self.spark.sparkContext.removeJobTag(self.tag)
