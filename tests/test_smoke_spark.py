@@ -468,7 +468,7 @@ def test_an_unreadable_sample_errors_its_dataset_only(spark: Any, tmp_path: Path
     assert report["fine"].status == "passed"
 
 
-def test_one_aggregation_pass_plus_one_job_per_duplicate_check(
+def test_one_aggregation_pass_plus_one_job_per_failed_duplicate_check(
     spark: Any,  # noqa: F811
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -483,9 +483,14 @@ def test_one_aggregation_pass_plus_one_job_per_duplicate_check(
 
     monkeypatch.setattr(frame_class, "collect", counting_collect)
     root, datasets = check_repo(tmp_path)
-    v4 = [dataset for dataset in datasets if dataset.id == "v4_fail"]
-    run_smoke(v4, root, SmokeSettings(), spark=spark)
-    # 1 aggregation (rows, coercion, 8 missing/invalid checks) + 2 duplicate checks.
+    v4_pass = [dataset for dataset in datasets if dataset.id == "v4_pass"]
+    run_smoke(v4_pass, root, SmokeSettings(), spark=spark)
+    # Every check, the two duplicate checks included, in one aggregation: one job.
+    assert len(calls) == 1
+    calls.clear()
+    v4_fail = [dataset for dataset in datasets if dataset.id == "v4_fail"]
+    run_smoke(v4_fail, root, SmokeSettings(), spark=spark)
+    # The aggregation, then examples for each of the two duplicate checks that found some.
     assert len(calls) == 3
 
 
@@ -605,3 +610,28 @@ def test_a_parquet_folder_written_by_spark(spark: Any, tmp_path: Path) -> None: 
     outcome = smoke(tmp_path, ["c/p.yaml"], spark).datasets[0]
     assert (outcome.rows, outcome.sample) == (2, "c/p.sample.parquet")
     assert find(outcome, "cast_to_int", "id").samples == ("x",)
+
+
+def test_a_million_rows_with_one_bad_value_finds_exactly_that_value(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Issue #13: a realistic sample size, read by pyarrow and checked in one pass."""
+    lines = [f"{row},{row % 7}" for row in range(1_000_000)]
+    lines[765_432] = "765432,12a"
+    write_files(
+        tmp_path,
+        {
+            "c/big.yaml": "dataset: big\ncolumns:\n  - name: id\n    data_type: int\n"
+            "    checks:\n      - duplicate:\n  - name: qty\n    data_type: int\n",
+            "c/big.sample.csv": "id,qty\n" + "\n".join(lines) + "\n",
+        },
+    )
+    outcome = smoke(tmp_path, ["c/big.yaml"], spark).datasets[0]
+    assert (outcome.status, outcome.rows) == ("failed", 1_000_000)
+    failed = [result for result in outcome.results if result.status == "failed"]
+    assert [(r.kind, r.column, r.failed_rows, r.samples) for r in failed] == [
+        ("coercion", "qty", 1, ("12a",))
+    ]
+    duplicate = next(result for result in outcome.results if result.name == "duplicate")
+    assert duplicate.status == "passed" and duplicate.failed_rows == 0
