@@ -177,7 +177,7 @@ def _run_dataset(
     watch = session.Deadline(handle, limits.smoke_seconds_per_dataset)
     try:
         with watch:
-            run = _DatasetRun(handle, dataset, sample, dataset.dialect or dialect, limits)
+            run = _DatasetRun(handle, dataset, sample, dataset.dialect or dialect, limits, watch)
             results, rows = run.evaluate(quarantine_folder)
     except GateError:
         raise
@@ -253,8 +253,10 @@ class _DatasetRun:
         sample: Sample,
         dialect: str,
         limits: Limits,
+        deadline: session.Deadline | None = None,
     ) -> None:
         self.handle = handle
+        self.deadline = deadline
         self.dataset = dataset
         self.sample = sample
         self.dialect = dialect
@@ -268,6 +270,10 @@ class _DatasetRun:
         self.cast_results: list[SmokeResult] = []
         self.malformed_count = 0
         self.quarantine_rules: list[tuple[str, Any]] = []
+
+    def deadline_expired(self) -> bool:
+        """The dataset's time is up: a failing job was cancelled, not refused."""
+        return bool(self.deadline and self.deadline.expired)
 
     # building ---------------------------------------------------------------
 
@@ -447,7 +453,7 @@ class _DatasetRun:
             if plan.family == checkspec.ROW_COUNT:
                 out.append(lambda values, rows, plan=plan: self._row_count(plan, rows))
             elif plan.family == checkspec.DUPLICATE:
-                out.append(self._plan_duplicate(plan, bounds, metrics))
+                out.append(self._plan_duplicate(plan, bounds))
             else:
                 bound = bounds[0]
                 missing = rules.missing_condition(bound, plan.missing)
@@ -465,34 +471,23 @@ class _DatasetRun:
                 )
         return out
 
-    def _plan_duplicate(
-        self, plan: CheckPlan, bounds: list[rules.Bound], metrics: rules.Metrics
-    ) -> _Render:
-        """A duplicate check in the one aggregation: kept rows minus distinct keys.
-
-        Only when there are duplicates does one more job (a group-by) fetch
-        examples of the repeated values.
-        """
+    def _plan_duplicate(self, plan: CheckPlan, bounds: list[rules.Bound]) -> _Render:
+        """A duplicate check: its own job (a group-by), run when its result is rendered."""
         keep = ~rules.missing_condition(bounds[0], plan.missing) if len(bounds) == 1 else None
         typed = [bound.typed for bound in bounds]
-        key = typed[0] if len(typed) == 1 else F.struct(*typed)
-        distinct = F.count_distinct(F.when(keep, key) if keep is not None else key)
-        try:  # e.g. a MAP column cannot be grouped; the analyzer says so, no job runs
-            _ = self.df.select(distinct).schema
-        except Exception as err:
-            reason = f"skipped: Spark cannot group: {session.first_line(err)}"
-            return _ready(self._skipped(plan.check, reason))
         self.quarantine_rules.append((plan.label, _duplicated(typed, keep)))
-        kept_key = metrics.count_if(keep) if keep is not None else None
-        distinct_key = metrics.add(distinct)
 
         def render(values: dict[str, Any], rows: int) -> SmokeResult:
-            considered = int(values[kept_key] or 0) if kept_key is not None else rows
-            duplicates = considered - int(values[distinct_key] or 0)
-            samples: list[str] = []
-            if duplicates > 0:  # the examples: one more job, only now
-                texts = [bound.typed_text for bound in bounds]
-                samples = rules.duplicate_samples(self.df, typed, texts, keep)
+            texts = [bound.typed_text for bound in bounds]
+            try:
+                considered, duplicates, samples = rules.duplicate_metrics(
+                    self.df, typed, texts, keep
+                )
+            except Exception as err:  # e.g. a MAP column cannot be grouped
+                if self.deadline_expired():
+                    raise
+                reason = f"skipped: Spark cannot group: {session.first_line(err)}"
+                return self._skipped(plan.check, reason)
             return self._duplicate(plan, rows, considered, duplicates, samples)
 
         return render

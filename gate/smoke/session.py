@@ -24,6 +24,7 @@ import atexit
 import contextlib
 import importlib.util
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -66,6 +67,10 @@ JVM_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 
 #: More JVM options for a local session (e.g. a class-data-sharing archive).
 JAVA_OPTIONS_ENV = "GATE_SPARK_JAVA_OPTIONS"
+
+#: The local driver's heap (``spark.driver.memory``, default 1g): raise it for
+#: samples beyond a few million values, e.g. ``GATE_SPARK_DRIVER_MEMORY=4g``.
+DRIVER_MEMORY_ENV = "GATE_SPARK_DRIVER_MEMORY"
 
 #: Quiet log4j 2 configuration: errors only. Spark prints "Setting default log
 #: level" unless the logger of the Python gateway has its own level.
@@ -221,6 +226,11 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
     local = master.startswith("local")
     builder = SparkSession.builder.master(master).appName(APP_NAME)
     conf = dict(LOCAL_CONF)
+    memory = os.environ.get(DRIVER_MEMORY_ENV, "").strip()
+    if memory:
+        if not re.fullmatch(r"[1-9][0-9]{0,6}[kmgtKMGT]?", memory):
+            raise UsageError(f"{DRIVER_MEMORY_ENV}={memory!r}: use a size such as 2g or 1536m")
+        conf["spark.driver.memory"] = memory
     extra = os.environ.get(JAVA_OPTIONS_ENV, "").strip()
     conf["spark.driver.extraJavaOptions"] = (
         f"-Dlog4j2.configurationFile={_log4j_file().as_uri()} {JVM_OPTIONS} {extra}".strip()
