@@ -123,14 +123,15 @@ def run(
 
 #: Datasets evaluated at the same time (one Spark session, one thread each).
 PARALLEL_ENV = "GATE_SPARK_PARALLEL"
-DEFAULT_PARALLEL = 2
+DEFAULT_PARALLEL = 1
 
 
 def parallelism() -> int:
     """How many datasets run at once: ``GATE_SPARK_PARALLEL``, else the default.
 
-    Datasets are independent, so while one waits for its job another one's
-    expressions are built and sent; see docs/smoke-test.md for the measurement.
+    Datasets are independent, so several can be evaluated at once; on two
+    cores that was not faster (Spark already uses both for each job), hence 1.
+    See docs/smoke-test.md for the measurement.
     """
     value = os.environ.get(PARALLEL_ENV, "").strip()
     if value.isdigit() and int(value) > 0:
