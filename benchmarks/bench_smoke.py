@@ -1,25 +1,27 @@
-"""Benchmark the smoke test: 20 datasets x 10,000 rows against a bare Spark start.
+"""Benchmark the smoke test against a bare Spark session, side by side in one run.
 
-    python benchmarks/bench_smoke.py [--datasets 20] [--rows 10000] [--repeat 3]
+    python benchmarks/bench_smoke.py [--only 20x10000,100x10000,5x1000000] [--repeat 1]
+                                     [--parallel N]
 
-Generates Soda contracts (a few checks each: missing, duplicate, invalid
-values / range / format, row_count, typed columns) and their samples (CSV,
-JSON Lines and Parquet) in a temporary repository, then times, each in a fresh
-Python process so every run pays for its own JVM:
+For each row of issue #13's table (20 datasets x 10k rows, 100 x 10k, 5 x 1M)
+it generates Soda contracts (missing, duplicate, invalid values / range /
+format, row_count, typed bigint/decimal/date/varchar columns) and their samples
+(CSV, JSON Lines and Parquet; a few bad values in each) in a temporary folder,
+then times, alternating, each in a fresh Python process so each pays for its
+own JVM:
 
-- a bare local SparkSession start (``gate.smoke.session.start``, the settings
-  the smoke test uses) and PySpark's plain ``SparkSession.builder.getOrCreate()``;
-- the whole smoke test (``run_smoke``), session start included.
+- bare: a local SparkSession with the gate's settings plus one trivial query;
+- smoke: the whole smoke test (``run_smoke``), session start included;
 
-The target is "session start + 1 s per dataset". Needs Java and the ``spark``
-extra (pyarrow for the Parquet samples).
+and prints bare, smoke and the smoke test's own cost per dataset
+((smoke - bare) / datasets). Needs Java and the ``spark`` extra.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
+import os
 import statistics
 import subprocess
 import sys
@@ -69,56 +71,68 @@ checks:
 STATUSES = ["new", "paid", "shipped", "returned"]
 
 
+def records(rows: int, seed: int) -> object:
+    """A pyarrow table of ``rows`` string records; bad values every 997th/1499th row."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rng = np.random.default_rng(seed)
+    index = np.arange(rows)
+    amount = np.char.mod("%.2f", rng.uniform(0, 5000, rows)).astype(object)
+    amount[index % 997 == 0] = "12a"  # the classic silent coercion
+    status = np.array(STATUSES, dtype=object)[rng.integers(0, 4, rows)]
+    status[index % 1499 == 0] = "lost"
+    month = rng.integers(1, 13, rows)
+    day = rng.integers(1, 29, rows)
+    ids = pa.array(index + 1).cast(pa.string())
+    return pa.table(
+        {
+            "id": ids,
+            "email": pc.binary_join_element_wise("user", ids, "@example.com", ""),
+            "status": pa.array(status, pa.string()),
+            "amount": pa.array(amount, pa.string()),
+            "created": pa.array(
+                [f"2024-{m:02d}-{d:02d}" for m, d in zip(month, day, strict=True)], pa.string()
+            ),
+            "note": pa.array(["x" * (i % 31) for i in range(rows)], pa.string()),
+        }
+    )
+
+
 def generate(root: Path, datasets: int, rows: int) -> None:
-    """Contracts under contracts/, samples beside them; a few bad values in each."""
-    rng = random.Random(42)
+    """Contracts under contracts/, samples beside them (CSV, some JSON Lines and Parquet)."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
     folder = root / "contracts"
     folder.mkdir(parents=True)
     for index in range(datasets):
-        name = f"table_{index:02d}"
+        name = f"table_{index:03d}"
         (folder / f"{name}.yaml").write_text(CONTRACT.format(name=name))
-        records = []
-        for row in range(rows):
-            amount = f"{rng.uniform(0, 5000):.2f}"
-            status = rng.choice(STATUSES)
-            if row % 997 == 0:
-                amount = "12a"  # the classic silent coercion
-            if row % 1499 == 0:
-                status = "lost"
-            records.append(
-                {
-                    "id": str(row + 1),
-                    "email": f"user{row}@example.com",
-                    "status": status,
-                    "amount": amount,
-                    "created": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-                    "note": "x" * rng.randint(0, 30),
-                }
-            )
+        table = records(rows, index)
         kind = "parquet" if index % 10 == 9 else "jsonl" if index % 5 == 4 else "csv"
         path = folder / f"{name}.sample.{kind}"
         if kind == "csv":
-            header = list(records[0])
-            lines = [",".join(header)] + [",".join(r[k] for k in header) for r in records]
-            path.write_text("\n".join(lines) + "\n")
+            options = pacsv.WriteOptions(quoting_style="needed")
+            pacsv.write_csv(table, path, write_options=options)
         elif kind == "jsonl":
-            path.write_text("".join(json.dumps(r) + "\n" for r in records))
+            with path.open("w") as out:
+                for batch in table.to_batches(100_000):
+                    out.writelines(json.dumps(row) + "\n" for row in batch.to_pylist())
         else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            pq.write_table(pa.Table.from_pylist(records), path)
+            pq.write_table(table, path)
 
 
-def _fresh(code: str) -> dict:
+def _fresh(code: str, env: dict[str, str]) -> dict:
     """Run ``code`` in a fresh interpreter; it prints one JSON object last."""
     proc = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
-        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        timeout=1800,
         check=False,
     )
     if proc.returncode != 0:
@@ -126,19 +140,12 @@ def _fresh(code: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-GATE_START = """
+BARE = """
 import json, time
 t = time.perf_counter()
 from gate.smoke import session
 handle = session.start()
-print(json.dumps({"seconds": time.perf_counter() - t}))
-"""
-
-PLAIN_START = """
-import json, time
-t = time.perf_counter()
-from pyspark.sql import SparkSession
-spark = SparkSession.builder.master("local[*]").getOrCreate()
+handle.spark.range(1).count()
 print(json.dumps({"seconds": time.perf_counter() - t}))
 """
 
@@ -155,10 +162,10 @@ for path in sorted((root / "contracts").glob("*.yaml")):
     datasets.extend(parse_contract(path.read_bytes(), rel).datasets)
 report = run_smoke(datasets, root, SmokeSettings())
 print(json.dumps({{
-    "wall": time.perf_counter() - t,
-    "seconds": report.seconds,
+    "seconds": time.perf_counter() - t,
     "session": report.session_seconds,
-    "datasets": [[d.dataset, d.status, d.rows, d.seconds] for d in report.datasets],
+    "statuses": sorted({{d.status for d in report.datasets}}),
+    "rows": sorted({{d.rows for d in report.datasets}}),
     "version": report.spark_version,
 }}))
 """
@@ -166,46 +173,33 @@ print(json.dumps({{
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", type=int, default=20)
-    parser.add_argument("--rows", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default="20x10000,100x10000,5x1000000")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--parallel", help="GATE_SPARK_PARALLEL for the smoke runs")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-smoke-") as folder:
-        root = Path(folder)
-        generate(root, args.datasets, args.rows)
-        gate_starts, plain_starts, runs = [], [], []
-        for _ in range(args.repeat):
-            gate_starts.append(_fresh(GATE_START)["seconds"])
-            plain_starts.append(_fresh(PLAIN_START)["seconds"])
-            runs.append(_fresh(SMOKE.format(root=str(root))))
-    best = min(runs, key=lambda run: run["seconds"])
-    per_dataset = [row[3] for row in best["datasets"]]
-    statuses = sorted({row[1] for row in best["datasets"]})
-    start = statistics.median(gate_starts)
-    totals = [run["seconds"] for run in runs]
-    total = statistics.median(totals)
-    budget = start + args.datasets
-    print(
-        f"Spark {best['version']}, {args.datasets} datasets x {args.rows:,} rows, "
-        f"median of {args.repeat} fresh processes"
-    )
-    print(
-        f"  bare SparkSession start (gate settings): {start:6.2f} s "
-        f"(runs: {', '.join(f'{s:.2f}' for s in gate_starts)})"
-    )
-    print(f"  bare SparkSession start (pyspark defaults): {statistics.median(plain_starts):6.2f} s")
-    print(
-        f"  whole smoke test (session included):       {total:6.2f} s "
-        f"(runs: {', '.join(f'{seconds:.2f}' for seconds in totals)})"
-    )
-    print(f"    session start in that run:               {best['session']:6.2f} s")
-    print(
-        f"    per dataset: first {per_dataset[0]:.2f} s (JVM warm-up), then median "
-        f"{statistics.median(per_dataset[1:]):.2f} s, max {max(per_dataset[1:]):.2f} s"
-    )
-    print(f"    dataset statuses: {', '.join(statuses)}")
-    verdict = "within" if total <= budget else "OVER"
-    print(f"  target: session start + 1 s per dataset = {budget:.2f} s -> {verdict}")
+    env = {"GATE_SPARK_PARALLEL": args.parallel} if args.parallel else {}
+    print(f"{os.cpu_count()} cores; fresh process per run; median of {args.repeat}")
+    print("| samples | bare session | smoke test | own cost |")
+    print("|---|---|---|---|")
+    for spec in args.only.split(","):
+        datasets, rows = (int(part) for part in spec.lower().split("x"))
+        with tempfile.TemporaryDirectory(prefix="bench-smoke-") as folder:
+            root = Path(folder)
+            generate(root, datasets, rows)
+            bare, smoke, runs = [], [], []
+            for _ in range(args.repeat):
+                bare.append(_fresh(BARE, env)["seconds"])
+                run = _fresh(SMOKE.format(root=str(root)), env)
+                runs.append(run)
+                smoke.append(run["seconds"])
+        b, s = statistics.median(bare), statistics.median(smoke)
+        own = (s - b) / datasets
+        print(
+            f"| {datasets} datasets x {rows:,} rows | {b:.1f} s | {s:.1f} s | "
+            f"{own:.2f} s per dataset |  (statuses {', '.join(runs[0]['statuses'])}; "
+            f"Spark {runs[0]['version']})",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -328,6 +328,7 @@ def _smoke(
         spark_remote=settings.spark_remote,
         quarantine=settings.quarantine,
         dialect=dialect,
+        limits=limits,
     )
     return run_smoke([d for d in datasets if d.enforced and d.enabled], repo.root, smoke_settings)
 

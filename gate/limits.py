@@ -32,6 +32,14 @@ class Limits:
     #: are parsed once per distinct text, at about a millisecond per 20
     #: characters; repeated spellings (most columns) cost nothing more.
     type_chars_per_file: int = 20_000
+    #: Bytes of one smoke-test sample file (or Parquet folder), checked before
+    #: Spark starts.
+    sample_bytes: int = 256 * 1024 * 1024
+    #: Rows of one smoke-test sample, checked once parsed.
+    sample_rows: int = 2_000_000
+    #: Seconds of Spark work per dataset; then its jobs are cancelled and the
+    #: dataset is "not evaluated" (a regex that backtracks for hours).
+    smoke_seconds_per_dataset: int = 300
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -116,3 +116,113 @@ def test_a_symlinked_sample_is_not_read_even_inside_the_repository(tmp_path: Pat
     assert SECRET not in proc.stdout + proc.stderr
     assert proc.returncode == 1
     assert "contracts/orders.sample.csv: a symlink; commit the sample file itself" in proc.stdout
+
+
+# -- regexes that backtrack (issue #8, medium) --------------------------------------------------
+
+REGEX_CONTRACT = """\
+dataset: {name}
+columns:
+  - name: w
+    checks:
+      - invalid:
+          valid_regex_sql: '{regex}'
+"""
+
+
+@pytest.mark.spark
+def test_backtracking_regexes_are_refused_or_stopped(tmp_path: Path) -> None:
+    """``^(a+)+\\1$`` ran > 150 s in Java; one that slips past the refusal meets the time limit."""
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/nested.yaml", REGEX_CONTRACT.format(name="nested", regex=r"^(a+)+\1$"))
+    repo.write("contracts/nested.sample.csv", "w\n" + "a" * 36 + "!\n")
+    repo.commit("a regex with a backreference and nested quantifiers")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    nested = json.loads(proc.stdout)["smoke"]["datasets"][0]
+    check = next(r for r in nested["results"] if r["kind"] == "check")
+    assert check["status"] == "skipped"  # said in the report, never run, never passed
+    assert "'valid_regex_sql' nests quantifiers" in check["message"]
+
+    # Consecutive quantifiers are not refused; on 3,000 'a' Java backtracks for hours.
+    repo.remove("contracts/nested.yaml")
+    repo.write("contracts/chain.yaml", REGEX_CONTRACT.format(name="chain", regex="^a*a*a*a*a*a*b$"))
+    repo.write("contracts/chain.sample.csv", "w\n" + "a" * 3000 + "\nab\n")
+    repo.write(".schema-gate.yml", "limits:\n  smoke_seconds_per_dataset: 3\n")
+    repo.commit("a regex the static check lets through")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    chain = json.loads(proc.stdout)["smoke"]["datasets"][0]
+    assert chain["status"] == "error" and chain["results"] == []
+    assert chain["error"] == (
+        "contracts/chain.sample.csv: not evaluated: Spark took longer than 3 s on this "
+        "dataset and was stopped (limits.smoke_seconds_per_dataset; a slow regex?)"
+    )
+
+
+# -- broken samples: one clear line, never a silent pass (issue #8, low) ------------------------
+
+
+@pytest.mark.spark
+def test_unclosed_quote_and_corrupt_parquet_are_reported_in_one_line(tmp_path: Path) -> None:
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    repo.write(
+        "contracts/notes.yaml",
+        "dataset: notes\ncolumns:\n  - name: id\n    data_type: int\n  - name: note\n",
+    )
+    # The quote opened on line 3 is never closed: lines 4-5 must not vanish into one value.
+    repo.write("contracts/notes.sample.csv", 'id,note\n1,fine\n2,"never closed\n3a,x\n4,y\n')
+    repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
+    repo.write("contracts/orders.sample.parquet", "PAR1 this is not parquet PAR1")
+    repo.commit("broken samples")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    for noise in ("Py4J", "An error occurred while calling", "at org.apache", "Traceback"):
+        assert noise not in proc.stderr and noise not in proc.stdout
+    datasets = {d["dataset"]: d for d in json.loads(proc.stdout)["smoke"]["datasets"]}
+    notes = datasets["notes"]
+    assert notes["status"] == "failed" and notes["rows"] == 2
+    malformed = next(r for r in notes["results"] if r["name"] == "malformed_record")
+    assert malformed["status"] == "failed" and malformed["failed_rows"] == 1
+    assert malformed["samples"] == ['2,"never closed\\n3a,x\\n4,y']
+    orders = datasets["orders"]
+    assert orders["status"] == "error"
+    assert orders["error"].startswith("contracts/orders.sample.parquet: unreadable Parquet: ")
+    assert "\n" not in orders["error"]
+
+
+# -- size limits (issue #8, medium) ---------------------------------------------------------------
+
+
+def test_a_sample_over_the_byte_limit_stops_the_run_before_spark(tmp_path: Path) -> None:
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
+    repo.write("contracts/orders.sample.csv", "id\n" + "1\n" * 5000)
+    repo.write(".schema-gate.yml", "limits:\n  sample_bytes: 4096\n")
+    repo.commit("a big sample")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "schema-gate: error: contracts/orders.sample.csv: 9.8 KiB is more than the sample "
+        "limit of 4 KiB (raise limits.sample_bytes in the base side's config)\n"
+    )
+    assert "SMOKE TEST" not in proc.stdout
+
+
+@pytest.mark.spark
+def test_a_sample_over_the_row_limit_exits_2(tmp_path: Path) -> None:
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
+    repo.write("contracts/orders.sample.jsonl", '{"id": 1}\n' * 11)
+    repo.write(".schema-gate.yml", "limits:\n  sample_rows: 10\n")
+    repo.commit("too many rows")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "schema-gate: error: contracts/orders.sample.jsonl: 11 rows is more than the sample "
+        "limit of 10 rows (raise limits.sample_rows in the base side's config)"
+    )

@@ -410,7 +410,7 @@ def test_malformed_records_are_findings(spark: Any, tmp_path: Path) -> None:  # 
     outcome = by_id(smoke(write_files(tmp_path, files), ["c/a.yaml", "c/b.yaml"], spark))
     csv_bad = find(outcome["a"], "malformed_record")
     assert (csv_bad.status, csv_bad.failed_rows) == ("failed", 3)
-    assert "not valid CSV (wrong number of fields)" in csv_bad.message
+    assert "not valid CSV (wrong number of fields, or a quote not closed)" in csv_bad.message
     assert '5,"two\\nlines",x' in csv_bad.samples  # one-line messages: newlines escaped
     assert "\n" not in csv_bad.message
     json_bad = find(outcome["b"], "malformed_record")
@@ -605,3 +605,28 @@ def test_a_parquet_folder_written_by_spark(spark: Any, tmp_path: Path) -> None: 
     outcome = smoke(tmp_path, ["c/p.yaml"], spark).datasets[0]
     assert (outcome.rows, outcome.sample) == (2, "c/p.sample.parquet")
     assert find(outcome, "cast_to_int", "id").samples == ("x",)
+
+
+def test_a_million_rows_with_one_bad_value_finds_exactly_that_value(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Issue #13: a realistic sample size, read by pyarrow and checked in one pass."""
+    lines = [f"{row},{row % 7}" for row in range(1_000_000)]
+    lines[765_432] = "765432,12a"
+    write_files(
+        tmp_path,
+        {
+            "c/big.yaml": "dataset: big\ncolumns:\n  - name: id\n    data_type: int\n"
+            "    checks:\n      - duplicate:\n  - name: qty\n    data_type: int\n",
+            "c/big.sample.csv": "id,qty\n" + "\n".join(lines) + "\n",
+        },
+    )
+    outcome = smoke(tmp_path, ["c/big.yaml"], spark).datasets[0]
+    assert (outcome.status, outcome.rows) == ("failed", 1_000_000)
+    failed = [result for result in outcome.results if result.status == "failed"]
+    assert [(r.kind, r.column, r.failed_rows, r.samples) for r in failed] == [
+        ("coercion", "qty", 1, ("12a",))
+    ]
+    duplicate = next(result for result in outcome.results if result.name == "duplicate")
+    assert duplicate.status == "passed" and duplicate.failed_rows == 0

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gate.git_tree import Repo
-from gate.model import Check, Column, Dataset, UsageError
+from gate.model import Check, Column, ContractError, Dataset, UsageError
 from gate.smoke import SmokeSettings, run_smoke
 from gate.smoke import thresholds as th
 from gate.smoke.checkspec import (
@@ -355,26 +355,139 @@ def test_reports_never_show_connect_tokens() -> None:
     assert display_master(None, None) == "local[*]"
 
 
-# -- the CSV record splitter ---------------------------------------------------------------
+# -- CSV parsing with pyarrow (no Spark) ----------------------------------------------------
 
 _cell = st.text(alphabet=st.sampled_from(list('ab ,"\n\r;xé')), max_size=8)
 
 
 @given(st.lists(st.lists(_cell, min_size=2, max_size=2), min_size=1, max_size=8))
-def test_csv_records_split_like_rfc4180(rows: list[list[str]]) -> None:
-    from gate.smoke.readers import split_csv_records
+def test_csv_parses_like_rfc4180(rows: list[list[str]]) -> None:
+    from gate.smoke.parse import csv_table
 
     buffer = io.StringIO()
-    csv.writer(buffer, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n").writerows(rows)
-    records = split_csv_records(buffer.getvalue())
-    assert [next(csv.reader([record])) for record in records] == rows
+    writer = csv.writer(buffer, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
+    writer.writerows([["a", "b"], *rows])
+    parsed = csv_table(buffer.getvalue().encode(), "s.csv", 100)
+    assert parsed.names == ["a", "b"] and parsed.malformed == 0
+    got = [[row["c0"], row["c1"]] for row in parsed.table.to_pylist()]
+    # csv.writer leaves an empty string unquoted: that is NULL, as in Spark.
+    assert got == [[value if value != "" else None for value in row] for row in rows]
 
 
-def test_csv_blank_lines_are_skipped_and_crlf_is_one_newline() -> None:
-    from gate.smoke.readers import split_csv_records
+def test_csv_blank_lines_crlf_bom_and_quoted_empty() -> None:
+    from gate.smoke.parse import csv_table
 
-    text = 'id,note\r\n\r\n1,"two\r\nlines"\r\n  \n2,x\n'
-    assert split_csv_records(text) == ["id,note", '1,"two\r\nlines"', "2,x"]
+    data = '\ufeffid,note\r\n\r\n1,"two\r\nlines"\r\n  \n2,x\n3,""\n4,\n'.encode()
+    parsed = csv_table(data, "s.csv", 100)
+    assert parsed.names == ["id", "note"]
+    assert parsed.table.to_pylist() == [
+        {"c0": "1", "c1": "two\r\nlines"},
+        {"c0": "2", "c1": "x"},
+        {"c0": "3", "c1": ""},
+        {"c0": "4", "c1": None},
+    ]
+
+
+def test_csv_records_with_a_wrong_field_count_are_kept_as_malformed() -> None:
+    from gate.smoke.parse import CORRUPT, csv_table
+
+    parsed = csv_table(b"id,qty\n1,2\n3\n4,5,6\n7,8\n", "s.csv", 100)
+    rows = parsed.table.to_pylist()
+    assert parsed.malformed == 2 and len(rows) == 4
+    bad = sorted((row for row in rows if row[CORRUPT]), key=lambda row: row[CORRUPT])
+    assert bad == [
+        {"c0": "3", "c1": None, CORRUPT: "3"},
+        {"c0": "4", "c1": "5", CORRUPT: "4,5,6"},
+    ]
+
+
+def test_an_unterminated_quote_is_a_malformed_record_not_the_rest_of_the_file() -> None:
+    """Issue #8: the open quote swallowed every later line and the sample passed."""
+    from gate.smoke.parse import CORRUPT, csv_table
+
+    data = b'id,note\n1,ok\n2,"never closed\n3,hidden\n4,"also hidden"\n'
+    parsed = csv_table(data, "s.csv", 100)
+    rows = parsed.table.to_pylist()
+    assert parsed.malformed == 1
+    assert rows[0] == {"c0": "1", "c1": "ok", CORRUPT: None}
+    assert rows[1][CORRUPT].startswith('2,"never closed')
+    # Closed quotes at the end of a file stay good records.
+    for fine in (b'id,note\n1,"a"\n', b'id,note\n1,""\n', b'id,note\n1,""""', b'id\n"x\n"'):
+        assert csv_table(fine, "s.csv", 100).malformed == 0, fine
+    assert csv_table(b'id,note\n1,"', "s.csv", 100).malformed == 1
+
+
+def test_csv_header_problems_are_one_line() -> None:
+    from gate.smoke.parse import csv_table
+
+    with pytest.raises(SampleError, match="empty CSV"):
+        csv_table(b"\n\n", "s.csv", 100)
+    with pytest.raises(SampleError, match="unreadable CSV header"):
+        csv_table(b'id,"note\n1,2\n', "s.csv", 100)
+    with pytest.raises(SampleError, match="not UTF-8"):
+        csv_table(b"id\n\xff\n", "s.csv", 100)
+
+
+def test_sample_limits_stop_the_run_with_exit_2(tmp_path: Path) -> None:
+    from gate.smoke import files, parse
+    from gate.smoke.limits import LimitExceeded
+
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"id\n" + b"1\n" * 600)
+    with pytest.raises(LimitExceeded, match=r"big\.csv: 1.2 KiB is more than the sample limit"):
+        files.read_bytes(big, "big.csv", 1000)
+    with pytest.raises(LimitExceeded, match=r"600 rows is more than the sample limit of 500"):
+        parse.csv_table(big.read_bytes(), "big.csv", 500)
+    with pytest.raises(LimitExceeded, match=r"limits\.sample_rows"):
+        parse.json_lines(b'{"a": 1}\n' * 3, "s.jsonl", 2)
+    assert issubclass(LimitExceeded, UsageError)
+
+
+def test_json_lines_are_split_in_arrow() -> None:
+    from gate.smoke.parse import json_lines
+
+    lines = json_lines(b'\xef\xbb\xbf{"a": 1}\r\n\n  \n{"a": "x\\ny"}\nnot json', "s.jsonl", 10)
+    assert lines.to_pylist() == ['{"a": 1}', '{"a": "x\\ny"}', "not json"]
+
+
+def test_smoke_limits_are_fields_of_the_config_limits() -> None:
+    from gate.config import config_from_files
+    from gate.limits import Limits
+
+    assert config_from_files(None, None).limits == Limits()
+    assert Limits().sample_bytes == 256 * 1024 * 1024 and Limits().sample_rows == 2_000_000
+    config = config_from_files(
+        b"limits:\n  sample_bytes: 1000\n  sample_rows: 10\n  smoke_seconds_per_dataset: 5\n",
+        None,
+    )
+    assert (config.limits.sample_bytes, config.limits.sample_rows) == (1000, 10)
+    assert config.limits.smoke_seconds_per_dataset == 5
+    with pytest.raises(ContractError, match=r"\.schema-gate\.yml:3: limit 'sample_rows' must be"):
+        config_from_files(b"limits:\n  sample_bytes: 1000\n  sample_rows: lots\n", None)
+
+
+# -- regexes that backtrack --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("regex", "why"),
+    [
+        (r"^(a+)+\1$", "backreference|nests quantifiers"),  # issue #8: minutes in Java
+        (r"^(a|b)\1$", "backreference"),
+        (r"(\w*)*x", "nests quantifiers"),
+        ("x" * 1001, "longer than 1000"),
+    ],
+)
+def test_regexes_that_can_backtrack_for_ages_are_skipped(regex: str, why: str) -> None:
+    check = Check.make("invalid", {"valid_regex_sql": regex}, columns=("name",))
+    with pytest.raises(th.Unsupported, match=why):
+        plan(check)
+
+
+def test_ordinary_regexes_are_kept() -> None:
+    for regex in (r"^[a-z]+@[a-z]+\.com$", r"^(ab){2,3}$", r"^(\d{3})-(\d{4})$"):
+        planned = plan(Check.make("invalid", {"valid_regex_sql": regex}, columns=("name",)))
+        assert planned.validity.valid_regexes == (regex,)
 
 
 # -- results -------------------------------------------------------------------------------

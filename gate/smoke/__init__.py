@@ -29,14 +29,21 @@ Modules, one job each:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate.limits import Limits
 from gate.model import Dataset
 from gate.smoke.result import DatasetSmoke, SmokeReport, SmokeResult
 
-__all__ = ["DatasetSmoke", "SmokeReport", "SmokeResult", "SmokeSettings", "run_smoke"]
+__all__ = [
+    "DatasetSmoke",
+    "SmokeReport",
+    "SmokeResult",
+    "SmokeSettings",
+    "run_smoke",
+]
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,10 @@ class SmokeSettings:
     - ``quarantine``: ``--quarantine DIR``: write violating rows as Parquet
       (relative paths stay inside the repository; absolute ones may point
       anywhere the caller chose);
-    - ``dialect``: the SQL dialect of contract types when a dataset has none.
+    - ``dialect``: the SQL dialect of contract types when a dataset has none;
+    - ``limits``: sample size and time limits (``sample_bytes``,
+      ``sample_rows``, ``smoke_seconds_per_dataset`` of the base side's
+      ``limits:``; the CLI passes them).
     """
 
     sample_data: str | None = None
@@ -59,6 +69,7 @@ class SmokeSettings:
     spark_remote: str | None = None
     quarantine: str | None = None
     dialect: str = "spark"
+    limits: Limits = field(default_factory=Limits)
 
 
 def run_smoke(
@@ -105,5 +116,6 @@ def run_smoke(
         spark_remote=settings.spark_remote,
         quarantine_dir=settings.quarantine,
         dialect=dialect,
+        limits=settings.limits,
         spark=spark,
     )

@@ -336,13 +336,76 @@ def _regex(value: Any, key: str) -> str:
     raise Unsupported(f"'{key}' must be a regex string or a mapping with 'regex'")
 
 
+#: Longest regex a check may carry; longer ones are skipped as unsupported.
+MAX_REGEX_LENGTH = 1000
+
+
 def _compiles(regex: str, key: str) -> str:
-    # Spark evaluates Java regexes; Python's compile catches most typos early.
+    """A regex Spark may run on every row: it compiles and cannot backtrack for ages.
+
+    Spark evaluates Java regexes, which backtrack: ``^(a+)+\\1$`` against 36
+    ``a`` and a ``!`` runs for minutes on one value. Backreferences and
+    nested quantifiers (a repeated group that holds a repetition) are the
+    classic causes, so such patterns are reported as unsupported (the check
+    is ``skipped`` with the reason). What slips through is bounded by the
+    per-dataset time limit (``limits.smoke_seconds_per_dataset``).
+    """
+    if len(regex) > MAX_REGEX_LENGTH:
+        raise Unsupported(f"'{key}' is longer than {MAX_REGEX_LENGTH} characters")
     try:
-        re.compile(regex)
-    except re.error as err:
+        parsed = _sre_parse(regex)
+    except (re.error, RecursionError, OverflowError) as err:
         raise Unsupported(f"'{key}' is not a valid regex: {err}") from None
+    risky = _backtracking_risk(parsed)
+    if risky:
+        raise Unsupported(f"'{key}' {risky}, which can make the regex run for hours")
     return regex
+
+
+def _sre_parse(regex: str) -> Any:
+    try:
+        from re import _parser as sre_parse  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse  # type: ignore[no-redef]
+    return sre_parse.parse(regex)
+
+
+_REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+
+
+def _backtracking_risk(parsed: Any, inside_repeat: bool = False) -> str | None:
+    """Why ``parsed`` (a ``re`` parse tree) may backtrack catastrophically, or None."""
+    for op, arg in parsed:
+        name = str(op)
+        if name in ("GROUPREF", "GROUPREF_EXISTS"):
+            return "uses a backreference"
+        if name in _REPEATS:
+            _low, high, body = arg
+            repeats = high > 1  # MAXREPEAT (no upper bound) is a large int
+            if repeats and inside_repeat:
+                return "nests quantifiers"
+            found = _backtracking_risk(body, inside_repeat or repeats)
+            if found:
+                return found
+            continue
+        for child in _children(name, arg):
+            found = _backtracking_risk(child, inside_repeat)
+            if found:
+                return found
+    return None
+
+
+def _children(name: str, arg: Any) -> list[Any]:
+    """The sub-patterns of one parse-tree node."""
+    if name == "SUBPATTERN":
+        return [arg[-1]]
+    if name == "BRANCH":
+        return list(arg[1])
+    if name in ("ASSERT", "ASSERT_NOT"):
+        return [arg[1]]
+    if name == "ATOMIC_GROUP":
+        return [arg]
+    return []
 
 
 def _missing(spec: Mapping[str, Any]) -> MissingSpec:

@@ -17,6 +17,7 @@ import os
 import stat
 from pathlib import Path
 
+from gate.smoke import limits
 from gate.smoke.samples import SampleError
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -41,11 +42,19 @@ def read_bytes(path: Path, shown: str, max_bytes: int) -> bytes:
 
 
 def check_size(size: int, shown: str, max_bytes: int) -> None:
-    """Refuse a sample above the byte limit, with the limit and how to raise it."""
+    """Refuse a sample above the byte limit (exit 2), before reading it."""
     if size > max_bytes:
-        raise SampleError(
-            f"{shown}: {_size(size)} is more than the sample limit of {_size(max_bytes)}"
-        )
+        raise limits.too_many_bytes(shown, size, max_bytes)
+
+
+def sample_size(path: Path) -> int:
+    """Bytes of a sample file, or of every file in a Parquet folder (links not followed)."""
+    if not path.is_dir():
+        return path.lstat().st_size
+    total = 0
+    for current, _dirs, names in os.walk(path, followlinks=False):
+        total += sum((Path(current) / name).lstat().st_size for name in names)
+    return total
 
 
 def parquet_parts(folder: Path, shown: str) -> list[tuple[Path, str]]:
@@ -71,11 +80,3 @@ def parquet_parts(folder: Path, shown: str) -> list[tuple[Path, str]]:
     if not parts:
         raise SampleError(f"{shown}: a folder without .parquet files")
     return parts
-
-
-def _size(number: int) -> str:
-    if number >= 1024 * 1024:
-        return f"{number / (1024 * 1024):.1f} MiB".replace(".0 MiB", " MiB")
-    if number >= 1024:
-        return f"{number / 1024:.1f} KiB".replace(".0 KiB", " KiB")
-    return f"{number} bytes"

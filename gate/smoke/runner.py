@@ -18,18 +18,21 @@ sample at all. A check the gate cannot evaluate is ``skipped`` with the reason.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import functions as F
 
 from gate.git_tree import Repo
+from gate.limits import Limits
 from gate.model import Check, Dataset, GateError
 from gate.smoke import checks as rules
-from gate.smoke import checkspec, quarantine, readers, schema, session
+from gate.smoke import checkspec, files, quarantine, readers, schema, session
 from gate.smoke.checkspec import CheckPlan
 from gate.smoke.result import (
     ERROR,
@@ -55,9 +58,12 @@ def run(
     spark_remote: str | None,
     quarantine_dir: str | None,
     dialect: str,
+    limits: Limits | None = None,
     spark: Any = None,
+    workers: int | None = None,
 ) -> SmokeReport:
     """The smoke test of ``datasets``; see ``gate.smoke.run_smoke``."""
+    limits = limits or Limits()
     started = time.perf_counter()
     repo = Repo(Path(repo_root))
     remote = bool(spark_remote)
@@ -74,6 +80,9 @@ def run(
             found.append(finder.find(dataset))
         except SampleError as err:
             found.append(err)
+    for item in found:  # over the byte limit: exit 2 at once, before Spark starts
+        if isinstance(item, Sample):
+            files.check_size(files.sample_size(item.path), item.relpath, limits.sample_bytes)
     handle: session.SparkHandle | None = None
     if any(isinstance(item, Sample) for item in found):
         handle = (
@@ -82,15 +91,24 @@ def run(
             else session.start(spark_master, spark_remote)
         )
     outcomes: list[DatasetSmoke] = []
+
+    def one(pair: tuple[Dataset, Sample | SampleError | None]) -> DatasetSmoke:
+        dataset, item = pair
+        if item is None:
+            return _no_sample(dataset)
+        if isinstance(item, SampleError):
+            return _error(dataset, None, str(item), 0.0)
+        assert handle is not None
+        return _run_dataset(handle, dataset, item, dialect, quarantine_folder, limits)
+
+    pairs = list(zip(datasets, found, strict=True))
+    count = workers if workers is not None else parallelism()
     try:
-        for dataset, item in zip(datasets, found, strict=True):
-            if item is None:
-                outcomes.append(_no_sample(dataset))
-            elif isinstance(item, SampleError):
-                outcomes.append(_error(dataset, None, str(item), 0.0))
-            else:
-                assert handle is not None
-                outcomes.append(_run_dataset(handle, dataset, item, dialect, quarantine_folder))
+        if count <= 1 or sum(isinstance(item, Sample) for item in found) <= 1:
+            outcomes = [one(pair) for pair in pairs]
+        else:
+            with ThreadPoolExecutor(max_workers=count, thread_name_prefix="gate-smoke") as pool:
+                outcomes = list(pool.map(one, pairs))
     finally:
         if handle is not None:
             handle.stop()
@@ -101,6 +119,24 @@ def run(
         seconds=time.perf_counter() - started,
         session_seconds=handle.seconds if handle else 0.0,
     )
+
+
+#: Datasets evaluated at the same time (one Spark session, one thread each).
+PARALLEL_ENV = "GATE_SPARK_PARALLEL"
+DEFAULT_PARALLEL = 1
+
+
+def parallelism() -> int:
+    """How many datasets run at once: ``GATE_SPARK_PARALLEL``, else the default.
+
+    Datasets are independent, so several can be evaluated at once; on two
+    cores that was not faster (Spark already uses both for each job), hence 1.
+    See docs/smoke-test.md for the measurement.
+    """
+    value = os.environ.get(PARALLEL_ENV, "").strip()
+    if value.isdigit() and int(value) > 0:
+        return min(int(value), 16)
+    return DEFAULT_PARALLEL
 
 
 def _no_sample(dataset: Dataset) -> DatasetSmoke:
@@ -136,17 +172,27 @@ def _run_dataset(
     sample: Sample,
     dialect: str,
     quarantine_folder: Path | None,
+    limits: Limits,
 ) -> DatasetSmoke:
     started = time.perf_counter()
+    watch = session.Deadline(handle, limits.smoke_seconds_per_dataset)
     try:
-        run = _DatasetRun(handle, dataset, sample, dataset.dialect or dialect)
-        results, rows = run.evaluate(quarantine_folder)
+        with watch:
+            run = _DatasetRun(handle, dataset, sample, dataset.dialect or dialect, limits, watch)
+            results, rows = run.evaluate(quarantine_folder)
     except GateError:
         raise
     except SampleError as err:
         return _error(dataset, sample.relpath, str(err), time.perf_counter() - started)
     except Exception as err:  # Spark's own errors: one line, this dataset only
-        message = f"{sample.relpath}: {session.first_line(err)}"
+        if watch.expired:
+            message = (
+                f"{sample.relpath}: not evaluated: Spark took longer than "
+                f"{limits.smoke_seconds_per_dataset:g} s on this dataset and was stopped "
+                "(limits.smoke_seconds_per_dataset; a slow regex?)"
+            )
+        else:
+            message = f"{sample.relpath}: {session.first_line(err)}"
         return _error(dataset, sample.relpath, message, time.perf_counter() - started)
     status = FAILED if any(result.status == FAILED for result in results) else PASSED
     return DatasetSmoke(
@@ -202,13 +248,20 @@ class _DatasetRun:
     """The smoke test of one dataset: built once, evaluated with as few jobs as possible."""
 
     def __init__(
-        self, handle: session.SparkHandle, dataset: Dataset, sample: Sample, dialect: str
+        self,
+        handle: session.SparkHandle,
+        dataset: Dataset,
+        sample: Sample,
+        dialect: str,
+        limits: Limits,
+        deadline: session.Deadline | None = None,
     ) -> None:
         self.handle = handle
+        self.deadline = deadline
         self.dataset = dataset
         self.sample = sample
         self.dialect = dialect
-        self.loaded = readers.load(handle.spark, sample)
+        self.loaded = readers.load(handle.spark, sample, limits)
         self.df = self.loaded.df
         self.source_types = {field.name: field.dataType for field in self.df.schema.fields}
         self.position: dict[str, int] = {}
@@ -218,6 +271,10 @@ class _DatasetRun:
         self.cast_results: list[SmokeResult] = []
         self.malformed_count = 0
         self.quarantine_rules: list[tuple[str, Any]] = []
+
+    def deadline_expired(self) -> bool:
+        """The dataset's time is up: a failing job was cancelled, not refused."""
+        return bool(self.deadline and self.deadline.expired)
 
     # building ---------------------------------------------------------------
 
@@ -252,7 +309,7 @@ class _DatasetRun:
             try:
                 _ = self.df.select(bound.typed).schema
             except Exception as err:
-                bound.castable = False
+                bound.mark_uncastable()
                 column = self.dataset.column(bound.name)
                 assert bound.target is not None
                 source = bound.source.simpleString().upper()
@@ -428,6 +485,8 @@ class _DatasetRun:
                     self.df, typed, texts, keep
                 )
             except Exception as err:  # e.g. a MAP column cannot be grouped
+                if self.deadline_expired():
+                    raise
                 reason = f"skipped: Spark cannot group: {session.first_line(err)}"
                 return self._skipped(plan.check, reason)
             return self._duplicate(plan, rows, considered, duplicates, samples)
@@ -466,7 +525,7 @@ class _DatasetRun:
                 f"all {_count(rows)} {what} records parse",
             )
         shown = _shown(samples or [])
-        reason = " (wrong number of fields)" if what == "CSV" else ""
+        reason = " (wrong number of fields, or a quote not closed)" if what == "CSV" else ""
         return SmokeResult(
             "schema",
             "malformed_record",

@@ -24,10 +24,13 @@ import atexit
 import contextlib
 import importlib.util
 import os
+import re
 import shutil
 import socket
 import tempfile
+import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +67,10 @@ JVM_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 
 #: More JVM options for a local session (e.g. a class-data-sharing archive).
 JAVA_OPTIONS_ENV = "GATE_SPARK_JAVA_OPTIONS"
+
+#: The local driver's heap (``spark.driver.memory``, default 1g): raise it for
+#: samples beyond a few million values, e.g. ``GATE_SPARK_DRIVER_MEMORY=4g``.
+DRIVER_MEMORY_ENV = "GATE_SPARK_DRIVER_MEMORY"
 
 #: Quiet log4j 2 configuration: errors only. Spark prints "Setting default log
 #: level" unless the logger of the Python gateway has its own level.
@@ -219,6 +226,11 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
     local = master.startswith("local")
     builder = SparkSession.builder.master(master).appName(APP_NAME)
     conf = dict(LOCAL_CONF)
+    memory = os.environ.get(DRIVER_MEMORY_ENV, "").strip()
+    if memory:
+        if not re.fullmatch(r"[1-9][0-9]{0,6}[kmgtKMGT]?", memory):
+            raise UsageError(f"{DRIVER_MEMORY_ENV}={memory!r}: use a size such as 2g or 1536m")
+        conf["spark.driver.memory"] = memory
     extra = os.environ.get(JAVA_OPTIONS_ENV, "").strip()
     conf["spark.driver.extraJavaOptions"] = (
         f"-Dlog4j2.configurationFile={_log4j_file().as_uri()} {JVM_OPTIONS} {extra}".strip()
@@ -333,3 +345,64 @@ def first_line(err: BaseException) -> str:
         if line and not line.startswith("JVM stacktrace"):
             return line[:500]
     return type(err).__name__
+
+
+class Deadline:
+    """Stop a dataset's Spark jobs after ``seconds``: ``with Deadline(handle, 120): ...``.
+
+    Every job started in the block (in this thread) carries a fresh job tag;
+    when time is up, ``interruptTag`` cancels them, the waiting call raises and
+    ``expired`` says why, so the dataset is reported "not evaluated" instead of
+    holding the run (a regex that backtracks for hours). Works the same on a
+    local session, a cluster and Spark Connect. A cancelled task whose regex
+    never looks up keeps one core busy until the run ends; the run goes on.
+    """
+
+    def __init__(self, handle: SparkHandle, seconds: float) -> None:
+        self.spark = handle.spark
+        self.remote = handle.remote
+        self.seconds = seconds
+        self.tag = f"schema-gate-{uuid.uuid4().hex}"
+        self.expired = False
+        self._done = threading.Event()
+        self._watch: threading.Thread | None = None
+        self._tagged = False
+
+    def __enter__(self) -> Deadline:
+        with contextlib.suppress(Exception):  # a server without tags: no deadline
+            if self.remote:  # Spark Connect: operations carry the session's tags
+                self.spark.addTag(self.tag)
+            else:  # classic: job tags of this thread (session tags do not cancel jobs)
+                self.spark.sparkContext.addJobTag(self.tag)
+            self._tagged = True
+        if self._tagged:
+            self._watch = threading.Thread(target=self._expire, daemon=True)
+            self._watch.start()
+        return self
+
+    def _expire(self) -> None:
+        """After the deadline, cancel the tag's jobs, and again each second until the block ends.
+
+        Again, because a job may start after the first cancel (its plan was
+        still being built) and would then run unbounded.
+        """
+        if self._done.wait(self.seconds):
+            return
+        self.expired = True
+        while True:
+            with contextlib.suppress(Exception):
+                if self.remote:
+                    self.spark.interruptTag(self.tag)
+                else:
+                    self.spark.sparkContext.cancelJobsWithTag(self.tag)
+            if self._done.wait(1.0):
+                return
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._tagged:
+            with contextlib.suppress(Exception):
+                if self.remote:
+                    self.spark.removeTag(self.tag)
+                else:
+                    self.spark.sparkContext.removeJobTag(self.tag)
