@@ -61,7 +61,9 @@ from tests.test_action import (
     runner_commands,
 )
 
-pytestmark = pytest.mark.docker
+# The first test also builds both images (module fixtures), which under the
+# vfs storage driver on two cores takes several minutes.
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(2400)]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The checkout belongs to the runner's user (uid 1001 on GitHub's hosted
