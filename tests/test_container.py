@@ -386,7 +386,7 @@ def test_breaking_pr_in_a_shallow_checkout_fails_with_annotations_outputs_and_su
     assert TOKEN not in run.everything()
     # git as root in the container: fetched objects and the report belong to the runner
     assert root_owned(ws.path) == []
-    ws.git("cat-file", "-e", f"{pr.base_sha}^{{commit}}")
+    ws.git("-c", "safe.directory=*", "cat-file", "-e", f"{pr.base_sha}^{{commit}}")
 
 
 def test_acknowledged_pr_passes(daemon: Daemon, images: dict[str, Image], tmp_path: Path) -> None:
