@@ -239,7 +239,7 @@ def test_release_workflow_publishes_pypi_ghcr_and_moves_the_major_tag() -> None:
     assert images == {"Dockerfile", "smoke.Dockerfile"}
     assert jobs["images"]["permissions"]["packages"] == "write"
     assert set(jobs["major-tag"]["needs"]) == {"pypi", "images"}
-    assert "git push --force origin" in jobs["major-tag"]["steps"][-1]["run"]
+    assert "push --force origin" in jobs["major-tag"]["steps"][-1]["run"]
 
 
 @pytest.mark.parametrize("name", ["ci.yml", "release.yml"])
@@ -260,6 +260,27 @@ def test_workflows_validate_against_schemastore(name: str) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _lint_tool(name: str) -> str:
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if not found:
+        pytest.skip(f"{name} is not installed (pip install -e '.[test]')")
+    return found
+
+
+def test_workflows_pass_actionlint_and_zizmor() -> None:
+    files = [str(ROOT / ".github" / "workflows" / n) for n in ("ci.yml", "release.yml")]
+    proc = subprocess.run(
+        [_lint_tool("actionlint"), "-no-color", *files], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run(
+        [_lint_tool("zizmor"), "--offline", "--persona=auditor", "--no-progress", *files],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and "No findings" in proc.stdout + proc.stderr, proc.stdout
 
 
 # the type check
