@@ -43,6 +43,7 @@ import pytest
 import yaml
 
 from tests.dockerd import Daemon, PackageIndex, base_image, base_image_arg
+from tests.fake_github import FakeGitHub
 from tests.gitrepo import GitRepo
 from tests.test_action import (
     ACK,
@@ -54,7 +55,6 @@ from tests.test_action import (
     Run,
     assert_outputs,
     customers,
-    fake_github,
     make_pr,
     parse_outputs,
     pr_payload,
@@ -359,7 +359,7 @@ def test_breaking_pr_in_a_shallow_checkout_fails_with_annotations_outputs_and_su
     ws = pr.checkout(depth=1)  # actions/checkout's default
     assert is_shallow(ws)
     # the current description has no acknowledgement (the replayed payload had one)
-    with fake_github(lambda h: h.reply(200, {"number": 1, "body": "no ack"})) as api:
+    with FakeGitHub(pull_body="no ack") as api:
         run = docker_run(
             daemon,
             images["slim"],
@@ -381,9 +381,13 @@ def test_breaking_pr_in_a_shallow_checkout_fails_with_annotations_outputs_and_su
     assert run.summary.startswith("## Schema contract gate: ❌ failed")
     assert "accept-breaking-change: lake/shop/orders" in run.summary
     # the live description was read with the token, which went nowhere else
-    assert api.requests and api.requests[0][0] == "/repos/acme/shop/pulls/1"
-    assert api.requests[0][1]["Authorization"] == f"Bearer {TOKEN}"
+    assert api.requests[0].method == "GET" and api.requests[0].path == "/repos/acme/shop/pulls/1"
+    assert all(r.headers["Authorization"] == f"Bearer {TOKEN}" for r in api.requests)
     assert TOKEN not in run.everything()
+    # the sticky PR comment, through the container's network
+    [comment] = api.ours()
+    assert "## Schema contract gate: ❌ failed" in comment["body"]
+    assert run.outputs["comment-url"] == comment["html_url"]
     # git as root in the container: fetched objects and the report belong to the runner
     assert root_owned(ws.path) == []
     ws.git("-c", "safe.directory=*", "cat-file", "-e", f"{pr.base_sha}^{{commit}}")
@@ -392,8 +396,7 @@ def test_breaking_pr_in_a_shallow_checkout_fails_with_annotations_outputs_and_su
 def test_acknowledged_pr_passes(daemon: Daemon, images: dict[str, Image], tmp_path: Path) -> None:
     pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS})
     ws = pr.checkout()
-    current = {"number": 1, "body": f"Retiring the note column.\r\n\r\n{ACK}\r\n"}
-    with fake_github(lambda h: h.reply(200, current)) as api:
+    with FakeGitHub(pull_body=f"Retiring the note column.\r\n\r\n{ACK}\r\n") as api:
         run = docker_run(
             daemon,
             images["slim"],
