@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -105,6 +106,7 @@ def main() -> None:
         index.close()
     finally:
         daemon.stop()
+        shutil.rmtree(folder, ignore_errors=True)
     print(json.dumps(results, indent=2))
 
 
