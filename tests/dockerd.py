@@ -290,7 +290,7 @@ class PackageIndex:
         )
         abi = "cp" + python_version.replace(".", "")
         for lock in locks:
-            subprocess.run(
+            proc = subprocess.run(
                 [
                     sys.executable,
                     "-m",
@@ -312,18 +312,23 @@ class PackageIndex:
                     "abi3",
                     "--abi",
                     "none",
-                    "--platform",
-                    f"manylinux_2_28_{machine}",
-                    "--platform",
-                    "any",
+                    # pip matches --platform tags literally: name every
+                    # manylinux level trixie's glibc (2.41) runs
+                    *(
+                        f"--platform=manylinux_2_{minor}_{machine}"
+                        for minor in (17, 24, 26, 27, 28, 31, 34, 35, 36, 38, 39, 41)
+                    ),
+                    f"--platform=manylinux2014_{machine}",
+                    "--platform=any",
                     "-r",
                     str(lock),
                 ],
-                check=True,
                 capture_output=True,
                 text=True,
                 timeout=1800,
             )
+            if proc.returncode != 0:
+                raise AssertionError(f"pip download -r {lock.name} failed: {proc.stderr[-3000:]}")
         self._write_pages()
 
     def _write_pages(self) -> None:
