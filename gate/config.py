@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,7 +256,9 @@ def _consumers(value: Any, path: str, line: int | None) -> ConsumerConfig:
 
 def parse_config(data: dict[str, Any], path: str) -> Config:
     """Validate a config mapping; every mistake is a one-line error naming the key."""
-    line_of = data.key_line if isinstance(data, YMap) else (lambda _key: None)
+    line_of: Callable[[Any], int | None] = (
+        data.key_line if isinstance(data, YMap) else (lambda _key: None)
+    )
     if "allow-empty" in data:  # YAML users write it like the CLI flags
         if "allow_empty" in data:
             raise ContractError(path, "write 'allow-empty' or 'allow_empty', not both")

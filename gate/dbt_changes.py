@@ -132,9 +132,10 @@ def collect(
         before = base_of.get(change.old_path) if change.old_path else None
         after = head_of.get(change.new_path) if change.new_path else None
         if not by_glob:
-            change = _keep_dbt_sides(change, before is not None, after is not None)
-            if change is None:
+            kept = _keep_dbt_sides(change, before is not None, after is not None)
+            if kept is None:
                 continue
+            change = kept
         entries.append(Entry(change, before, after))
     return entries
 

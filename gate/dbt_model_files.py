@@ -77,16 +77,16 @@ def properties_of_changed_models(
             for p in repo.files_containing(commit, globs, sorted(wanted))
             if p not in known
         }
-        old = repo.existing(commits[0], sorted(paths))
-        new = repo.existing(commits[1], sorted(paths))
+        old_blobs = repo.existing(commits[0], sorted(paths))
+        new_blobs = repo.existing(commits[1], sorted(paths))
         for path in sorted(paths):
             known.add(path)
-            if path in old and path in new:
-                out.append(FileChange("M", path, path, old[path], new[path]))
-            elif path in old:
-                out.append(FileChange("D", path, None, old[path], None))
-            elif path in new:
-                out.append(FileChange("A", None, path, None, new[path]))
+            if path in old_blobs and path in new_blobs:
+                out.append(FileChange("M", path, path, old_blobs[path], new_blobs[path]))
+            elif path in old_blobs:
+                out.append(FileChange("D", path, None, old_blobs[path], None))
+            elif path in new_blobs:
+                out.append(FileChange("A", None, path, None, new_blobs[path]))
     return out
 
 

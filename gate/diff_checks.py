@@ -261,9 +261,9 @@ def direction(old: Semantics, new: Semantics, kind: str) -> str | None:
     if old.passing != new.passing:
         # No threshold means "the check fails on any bad row": the format's default of 0.
         default: list[Interval] = [(Decimal(0), False, Decimal(0), False)]
-        a = list(old.passing) if old.passing is not None else default
-        b = list(new.passing) if new.passing is not None else default
-        moved = order(a, b, whole)
+        old_passing = list(old.passing) if old.passing is not None else default
+        new_passing = list(new.passing) if new.passing is not None else default
+        moved = order(old_passing, new_passing, whole)
         if moved:
             moves.add(moved)
     if old.severity != new.severity:

@@ -134,7 +134,7 @@ def _compare_bounds(
             continue
         a = _bound(old, keyed, lower, type_text)
         b = _bound(new, keyed, lower, type_text)
-        if a == "?" or b == "?":
+        if isinstance(a, str) or isinstance(b, str):  # "?": a bound it cannot read
             findings.append(("constraint_changed", f"{group} changed", before, after))
         elif a is None or b is None:
             tightened = a is None

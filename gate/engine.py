@@ -160,7 +160,7 @@ def _load(
     entries: Sequence[tuple[str, str | None, str, Project | None]],
     jobs: int | None,
     limits: Limits = DEFAULT_LIMITS,
-) -> list[tuple[str, Contract]]:
+) -> list[tuple[str, Contract | ContractError]]:
     """Read and parse (path, blob or None for the working tree, side, dbt project) entries.
 
     Every blob comes through one batch read; worktree files are read from disk

@@ -85,14 +85,15 @@ def intervals(op: str, value: Any) -> list[Interval] | None:
     number = _number(value)
     if number is None:
         return None
-    return {
+    table: dict[str, list[Interval]] = {
         "==": [(number, False, number, False)],
         "!=": [(None, False, number, True), (number, True, None, False)],
         ">": [(number, True, None, False)],
         ">=": [(number, False, None, False)],
         "<": [(None, False, number, True)],
         "<=": [(None, False, number, False)],
-    }[op]
+    }
+    return table[op]
 
 
 def intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:

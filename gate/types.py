@@ -58,6 +58,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import sqlglot
 from sqlglot import exp
@@ -79,6 +80,10 @@ __all__ = [
 ]
 
 T = exp.DataType.Type
+if TYPE_CHECKING:  # sqlglot 30 makes DataType.Type a class attribute naming this enum
+    from sqlglot.expressions.datatypes import DType as Kind
+else:
+    Kind = T
 
 DIALECTS: tuple[str, ...] = tuple(sorted(d.value for d in Dialects if d.value))
 
@@ -116,7 +121,7 @@ class TypeComparison:
 
 #: (bits, signed, decimal digits a DECIMAL needs to hold every value). The digit
 #: counts follow Spark/Delta Lake (BIGINT needs DECIMAL(20,0)).
-_INTEGERS: dict[T, tuple[int, bool, int]] = {
+_INTEGERS: dict[Kind, tuple[int, bool, int]] = {
     T.TINYINT: (8, True, 3),
     T.SMALLINT: (16, True, 5),
     T.MEDIUMINT: (24, True, 7),
@@ -134,12 +139,12 @@ _INTEGERS: dict[T, tuple[int, bool, int]] = {
 }
 
 #: Significand bits: an integer type converts exactly when its values fit.
-_FLOATS: dict[T, int] = {T.FLOAT: 24, T.DOUBLE: 53}
+_FLOATS: dict[Kind, int] = {T.FLOAT: 24, T.DOUBLE: 53}
 
 _DECIMALS = frozenset({T.DECIMAL, T.BIGDECIMAL})
 
 #: Text and binary types: True when values are fixed-length (blank-padded).
-_TEXTS: dict[T, bool] = {
+_TEXTS: dict[Kind, bool] = {
     T.CHAR: True,
     T.NCHAR: True,
     T.VARCHAR: False,
@@ -157,7 +162,7 @@ _NATIONAL = frozenset({T.NCHAR, T.NVARCHAR})
 _NATIONAL_DIALECTS = frozenset({"tsql", "fabric"})
 
 #: Lengths implied by the type name itself ("*" = every dialect).
-_IMPLIED_LENGTH: dict[tuple[str, T], int] = {
+_IMPLIED_LENGTH: dict[tuple[str, Kind], int] = {
     ("*", T.TINYTEXT): 255,
     ("*", T.MEDIUMTEXT): 16_777_215,
     ("*", T.LONGTEXT): 4_294_967_295,
@@ -178,7 +183,7 @@ _FRACTION_DEFAULT = {"snowflake": 9, "tsql": 7, "fabric": 7, "mysql": 0, "trino"
 
 #: One type under two names in a dialect ("*" = every dialect, unless the
 #: dialect maps the type to itself).
-_SYNONYMS: dict[tuple[str, T], T] = {
+_SYNONYMS: dict[tuple[str, Kind], Kind] = {
     ("*", T.SERIAL): T.INT,
     ("*", T.SMALLSERIAL): T.SMALLINT,
     ("*", T.BIGSERIAL): T.BIGINT,
@@ -204,7 +209,7 @@ _SYNONYMS: dict[tuple[str, T], T] = {
 _NUMBER_INTEGERS = frozenset({"snowflake", "oracle"})
 
 #: Parameters a type takes when declared without them ("*" = every dialect).
-_DEFAULT_PARAMS: dict[tuple[str, T], tuple[int, ...]] = {
+_DEFAULT_PARAMS: dict[tuple[str, Kind], tuple[int, ...]] = {
     ("spark", T.DECIMAL): (10, 0),
     ("spark2", T.DECIMAL): (10, 0),
     ("databricks", T.DECIMAL): (10, 0),
@@ -239,7 +244,7 @@ _UNBOUNDED_DECIMAL = frozenset({"postgres", "oracle"})
 #: no engine we know goes past Postgres's 1,000). A larger one is not a type
 #: the engine can store, so it is never a widening (``bigint -> decimal(50,2)``
 #: in Spark is CHANGED, not WIDENED).
-_MAX_PRECISION: dict[tuple[str, T], int] = {
+_MAX_PRECISION: dict[tuple[str, Kind], int] = {
     ("*", T.DECIMAL): 1_000,
     ("*", T.BIGDECIMAL): 1_000,
     **{
@@ -258,7 +263,7 @@ _MAX_PRECISION: dict[tuple[str, T], int] = {
 }  # fmt: skip
 
 
-def _lookup(table: dict, dialect: str, key: T, default=None):
+def _lookup(table: dict, dialect: str, key: Kind, default=None):
     return table.get((dialect, key), table.get(("*", key), default))
 
 
@@ -584,7 +589,7 @@ class _Date:
 
 @dataclass(frozen=True)
 class _Moment:
-    kind: T
+    kind: Kind
     precision: int
 
 
@@ -609,7 +614,8 @@ _Leaf = _Int | _Float | _Decimal | _Chars | _Date | _Moment | _Other | _Invalid
 
 def _leaf(dt: exp.DataType, dialect: str) -> _Leaf:
     kind, params = dt.this, _params(dt)
-    ints = all(isinstance(p, int) for p in params)
+    numbers = tuple(p for p in params if isinstance(p, int))
+    ints = len(numbers) == len(params)
     if kind in _INTEGERS and not params:
         bits, signed, digits = _INTEGERS[kind]
         low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
@@ -624,14 +630,14 @@ def _leaf(dt: exp.DataType, dialect: str) -> _Leaf:
             if params[0] > limit:
                 why = f"precision {params[0]} is above {dialect}'s maximum of {limit}"
                 return _Invalid(dt, f"{_render_leaf(dt, dialect)} is not a valid type: {why}")
-            return _Decimal(params[0], params[1])
+            return _Decimal(numbers[0], numbers[1])
         return _Other(dt, bare_decimal=not params)
     if (kind in _TEXTS or kind in _BINARIES) and len(params) <= 1:
         binary = kind in _BINARIES
         if params == ("MAX",):
             length = None
         elif params and ints:
-            length = params[0]
+            length = numbers[0]
         elif params:
             return _Other(dt)
         else:
@@ -642,7 +648,7 @@ def _leaf(dt: exp.DataType, dialect: str) -> _Leaf:
     if kind is T.DATE and not params:
         return _Date()
     if (kind in _TIMESTAMPS or kind in _TIMES) and len(params) <= 1 and ints:
-        return _Moment(kind, params[0] if params else _FRACTION_DEFAULT.get(dialect, 6))
+        return _Moment(kind, numbers[0] if numbers else _FRACTION_DEFAULT.get(dialect, 6))
     return _Other(dt)
 
 
@@ -654,11 +660,11 @@ def _widens(a: _Leaf, b: _Leaf) -> bool:
         case _Int(), _Float():
             return max(-a.low, a.high) <= 2**b.bits
         case _Int(), _Decimal():
-            return b.precision is None or b.integer_digits >= a.digits
+            return b.integer_digits is None or b.integer_digits >= a.digits
         case _Float(), _Float():
             return b.bits >= a.bits
         case _Decimal(), _Decimal():
-            if b.precision is None or a.precision is None:
+            if b.integer_digits is None or a.integer_digits is None:
                 return b.precision is None
             return b.integer_digits >= a.integer_digits and b.scale >= a.scale
         case _Chars(), _Chars():

@@ -25,7 +25,7 @@ from gate.model import ContractError
 try:  # The C parser is several times faster; fall back where libyaml is absent.
     _BaseLoader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _BaseLoader = yaml.SafeLoader  # type: ignore[misc]
+    _BaseLoader = yaml.SafeLoader  # type: ignore[assignment,misc]
 
 #: Upper bound on the nodes a document may expand to, as a multiple of its size.
 #: Real contracts expand to far fewer nodes than they have bytes; an alias bomb
@@ -78,7 +78,7 @@ class _TooManyNodes(Exception):
     """Raised from inside the composer when a document exceeds its node budget."""
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _Loader(_BaseLoader):
     """Safe loader with YAML 1.2 booleans and line-aware containers.
 
     It counts the nodes it composes: the composer asks ``resolve`` for the tag of
@@ -168,7 +168,7 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
         memo[id(node)] = items
         items.extend(_build(loader, child, memo) for child in node.value)
         return items
-    if node.tag != _MAP:
+    if not isinstance(node, yaml.MappingNode) or node.tag != _MAP:
         raise yaml.constructor.ConstructorError(
             None, None, f"unsupported tag {node.tag}", node.start_mark
         )
@@ -223,7 +223,8 @@ def _check_depth(text: str, path: str, max_nodes: int = 2**62) -> None:
                 max_nodes -= 1
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise _too_deep(path, event.start_mark.line + 1)
+                    mark = event.start_mark
+                    raise _too_deep(path, mark.line + 1 if mark else None)
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
             elif isinstance(event, yaml.StreamEndEvent):

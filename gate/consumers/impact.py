@@ -92,7 +92,7 @@ def _broken(
     gone = _gone(change, head)
     if gone is None:
         return []
-    severity = severity_of(RULE, change.dataset)
+    severity = severity_of(RULE, change.dataset, None)
     if severity is Severity.OFF:
         return []
     out: dict[tuple[str, int], Change] = {}

@@ -221,13 +221,13 @@ class _Resolver:
         for column in _scope_columns(scope):
             if isinstance(column.this, exp.Star):
                 continue
-            source = self.source_of(scope, column)
-            if source is None:
+            owner = self.source_of(scope, column)
+            if owner is None:
                 continue
             name = column.name.lower()
             usage = _usage(column, stop)
             line = _line(column, self.fallback_line)
-            for table in self.trace(source, name):
+            for table in self.trace(owner, name):
                 self.uses.append(Use(table, name, line, usage))
         for join in select.args.get("joins") or [] if isinstance(select, exp.Select) else []:
             self._using(scope, join)

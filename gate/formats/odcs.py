@@ -198,10 +198,10 @@ class _Parser:
         if name == "array":
             if prop.get("items") is None:
                 return "array", None
-            element = require_mapping(
+            items = require_mapping(
                 prop["items"], self.path, f"{what}: 'items'", prop.key_line("items")
             )
-            text, owner = self.element_type(element, f"{what} 'items'")
+            text, owner = self.element_type(items, f"{what} 'items'")
             return f"array<{text or 'string'}>", owner
         # map (v3.2): ``map.key`` and ``map.value`` are property definitions.
         if prop.get("map") is None:

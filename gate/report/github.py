@@ -6,8 +6,6 @@ CR and LF are percent-encoded (so a message stays one command), and every other
 control character is spelled out (so no escape sequence reaches the log viewer).
 """
 
-from __future__ import annotations
-
 from gate.diff import Change
 from gate.report.base import Report, visible
 from gate.rules import Severity
@@ -103,16 +101,18 @@ def annotations(report: Report, limit: int | None = None) -> list[str]:
                     annotation("error", dataset.path, dataset.line, "smoke test", dataset.error)
                 )
             for result in dataset.results:
-                level = {"failed": "error", "warned": "warning"}.get(result.status)
-                if level is None:
+                smoke_level = {"failed": "error", "warned": "warning"}.get(result.status)
+                if smoke_level is None:
                     continue
-                counts[level] = counts.get(level, 0) + 1
-                if limit is not None and counts[level] > limit:
+                counts[smoke_level] = counts.get(smoke_level, 0) + 1
+                if limit is not None and counts[smoke_level] > limit:
                     continue
                 title = f"smoke {result.kind}: {result.name}"
                 message = f"{dataset.dataset}: {result.message}"
                 out.append(
-                    annotation(level, dataset.path, result.line or dataset.line, title, message)
+                    annotation(
+                        smoke_level, dataset.path, result.line or dataset.line, title, message
+                    )
                 )
     return out
 

@@ -390,7 +390,7 @@ class _DatasetRun:
                 key = metrics.count_if(condition)
                 self.quarantine_rules.append((f"not_null({column.name})", condition))
                 out.append(
-                    lambda values, rows, column=column, key=key: self._not_null(
+                    lambda values, rows, column=column, key=key: self._not_null(  # type: ignore[misc]
                         column, int(values[key] or 0), rows
                     )
                 )
@@ -417,7 +417,7 @@ class _DatasetRun:
                 )
                 self.quarantine_rules.append((f"{target.name}({column.name})", rule.condition))
                 out.append(
-                    lambda values, rows, column=column, target=target, rule=rule, keys=keys: (
+                    lambda values, rows, column=column, target=target, rule=rule, keys=keys: (  # type: ignore[misc]
                         self._coercion(
                             column,
                             target,
@@ -452,7 +452,7 @@ class _DatasetRun:
                 continue
             bounds = [self.bounds[name] for name in plan.columns]
             if plan.family == checkspec.ROW_COUNT:
-                out.append(lambda values, rows, plan=plan: self._row_count(plan, rows))
+                out.append(lambda values, rows, plan=plan: self._row_count(plan, rows))  # type: ignore[misc]
             elif plan.family == checkspec.DUPLICATE:
                 out.append(self._plan_duplicate(plan, bounds))
             else:
@@ -466,7 +466,7 @@ class _DatasetRun:
                 keys = (metrics.count_if(condition), metrics.samples(condition, text))
                 self.quarantine_rules.append((plan.label, condition))
                 out.append(
-                    lambda values, rows, plan=plan, keys=keys: self._counted(
+                    lambda values, rows, plan=plan, keys=keys: self._counted(  # type: ignore[misc]
                         plan, rows, int(values[keys[0]] or 0), values[keys[1]]
                     )
                 )

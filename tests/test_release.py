@@ -1,0 +1,298 @@
+"""What a release is made of: licence, metadata, the locks, both actions, the workflows, the type check.
+
+The package is built for real (``python -m build --no-isolation``) and its
+wheel and sdist are read back, so what PyPI would receive is what is checked.
+"""
+
+from __future__ import annotations
+
+import email
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+import gate
+
+ROOT = Path(__file__).resolve().parent.parent
+SHA_PIN = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
+
+
+def _pyproject() -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("build", reason="python -m build is in the test extra")
+    out = tmp_path_factory.mktemp("dist")
+    src = tmp_path_factory.mktemp("src") / "src"
+    # a clean copy: no .venv or build/ of the working tree in the sdist
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", "benchmarks"
+        ),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out
+
+
+# the licence and the package's metadata
+
+
+def test_license_is_the_full_apache_2_text() -> None:
+    text = (ROOT / "LICENSE").read_text()
+    assert text.lstrip().startswith("Apache License")
+    assert "Version 2.0, January 2004" in text
+    assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+    assert len(text) > 10_000
+
+
+def test_wheel_metadata_is_pep_639_and_single_sourced(dist: Path) -> None:
+    [wheel] = dist.glob("*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        [meta_name] = [n for n in names if n.endswith(".dist-info/METADATA")]
+        meta = email.message_from_bytes(zf.read(meta_name))
+    assert meta["Name"] == "schema-contract-gate"
+    assert meta["Version"] == gate.__version__
+    assert meta["License-Expression"] == "Apache-2.0"
+    assert meta.get_all("License-File") == ["LICENSE"]
+    assert float(meta["Metadata-Version"]) >= 2.4
+    assert not [c for c in meta.get_all("Classifier") if c.startswith("License ::")]
+    assert "Typing :: Typed" in meta.get_all("Classifier")
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
+    assert {"Homepage", "Documentation", "Repository", "Issues", "Changelog"} <= set(urls)
+    assert "gate/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    # every runtime dependency has a lower bound
+    for requirement in meta.get_all("Requires-Dist"):
+        req = Requirement(requirement)
+        assert any(s.operator == ">=" for s in req.specifier), requirement
+
+
+def test_sdist_carries_the_licence_and_the_changelog(dist: Path) -> None:
+    [sdist] = dist.glob("*.tar.gz")
+    assert sdist.name == f"schema_contract_gate-{gate.__version__}.tar.gz"
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    assert {"LICENSE", "pyproject.toml", "gate/py.typed", "gate/__init__.py"} <= names
+
+
+def test_changelog_has_a_section_for_the_version() -> None:
+    text = (ROOT / "CHANGELOG.md").read_text()
+    assert "## [Unreleased]" in text
+    assert re.search(rf"^## \[{re.escape(gate.__version__)}\]", text, re.M)
+
+
+# the locks
+
+
+def _lock(name: str) -> dict[str, str]:
+    text = (ROOT / "locks" / f"{name}.txt").read_text()
+    pins = dict(re.findall(r"^([A-Za-z0-9._-]+)==(\S+) \\$", text, re.M))
+    # every pin carries hashes, and nothing else is requested
+    entries = [line for line in text.splitlines() if line and not line.startswith((" ", "#"))]
+    assert len(entries) == len(pins), entries
+    for block in re.split(r"\n(?=\S)", text):
+        if "==" in block and not block.startswith("#"):
+            assert "--hash=sha256:" in block, block
+    return {re.sub(r"[-_.]+", "-", k).lower(): v for k, v in pins.items()}
+
+
+def _satisfied(requirements: list[str], pins: dict[str, str]) -> None:
+    env = {"python_version": "3.13", "sys_platform": "linux", "platform_system": "Linux"}
+    for text in requirements:
+        req = Requirement(text)
+        if req.marker and not req.marker.evaluate(env):
+            continue
+        name = re.sub(r"[-_.]+", "-", req.name).lower()
+        assert name in pins, f"{name} is not in the lock: run scripts/lock.sh"
+        assert req.specifier.contains(pins[name], prereleases=True), (text, pins[name])
+
+
+def test_locks_pin_what_pyproject_asks_for_with_hashes() -> None:
+    project = _pyproject()["project"]
+    slim, smoke, build = _lock("slim"), _lock("smoke"), _lock("build")
+    _satisfied(project["dependencies"], slim)
+    _satisfied(project["dependencies"] + project["optional-dependencies"]["spark"], smoke)
+    _satisfied(_pyproject()["build-system"]["requires"], build)
+    # the smoke image is the slim image plus Spark: the shared pins agree
+    assert {k: smoke[k] for k in slim} == slim
+    assert {"pyspark", "pyarrow"} <= set(smoke) and "pyspark" not in slim
+
+
+def test_dockerfiles_install_only_from_the_locks() -> None:
+    for name, lock in [("Dockerfile", "slim"), ("smoke.Dockerfile", "smoke")]:
+        text = (ROOT / name).read_text()
+        assert "--require-hashes --no-deps -r /src/build.txt" in text, name
+        assert re.search(rf"--require-hashes --no-deps .*-r /src/{lock}\.txt", text), name
+        # every pip call checks hashes or reaches no index at all
+        calls = re.findall(r"pip (?:--python \S+ )?(?:install|wheel) [^\\]*", text)
+        assert len(calls) == 4, (name, calls)
+        for call in calls:
+            assert "--require-hashes" in call or "--no-index" in call, (name, call)
+        assert re.search(r"^ARG BASE_IMAGE=debian:trixie-slim@sha256:[0-9a-f]{64}$", text, re.M), (
+            name
+        )
+
+
+# the two actions
+
+
+def test_the_smoke_action_mirrors_the_default_action() -> None:
+    default = yaml.safe_load((ROOT / "action.yml").read_text())
+    smoke = yaml.safe_load((ROOT / "smoke" / "action.yml").read_text())
+    assert smoke["outputs"] == default["outputs"]
+    assert list(smoke["inputs"]) == list(default["inputs"])
+    for name, spec in default["inputs"].items():
+        if name != "smoke-test":
+            assert smoke["inputs"][name] == spec, name
+    assert smoke["inputs"]["smoke-test"]["default"] == "true"
+    assert default["inputs"]["smoke-test"]["default"] == "false"
+    # GitHub builds runs.image relative to action.yml, in the Dockerfile's
+    # folder: both images need the repository root as their context
+    assert default["runs"] == {"using": "docker", "image": "Dockerfile"}
+    assert smoke["runs"] == {"using": "docker", "image": "../smoke.Dockerfile"}
+    for action, spec in [(ROOT, default), (ROOT / "smoke", smoke)]:
+        dockerfile = (action / spec["runs"]["image"]).resolve()
+        assert dockerfile.parent == ROOT and dockerfile.name.endswith("Dockerfile")
+    entrypoints = {
+        re.search(r"^ENTRYPOINT (.+)$", (ROOT / f).read_text(), re.M).group(1)  # type: ignore[union-attr]
+        for f in ("Dockerfile", "smoke.Dockerfile")
+    }
+    assert entrypoints == {'["python", "-P", "-m", "gate.action"]'}
+
+
+def test_smoke_dockerfile_passes_hadolint() -> None:
+    hadolint = shutil.which("hadolint") or shutil.which(
+        "hadolint", path=str(Path(sys.executable).parent)
+    )
+    if not hadolint:
+        pytest.skip("hadolint is not installed (pip install -e '.[test]')")
+    proc = subprocess.run(
+        [hadolint, "--failure-threshold", "info", str(ROOT / "smoke.Dockerfile")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# the project's own workflows
+
+
+def _steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
+
+
+@pytest.mark.parametrize("name", ["ci.yml", "release.yml"])
+def test_workflows_pin_every_action_by_sha_with_its_version(name: str) -> None:
+    text = (ROOT / ".github" / "workflows" / name).read_text()
+    workflow = yaml.safe_load(text)
+    assert workflow["permissions"] == {"contents": "read"}  # jobs widen only what they need
+    uses = re.findall(r"^\s*(?:- )?uses: (.+)$", text, re.M)
+    assert uses
+    for ref in uses:
+        assert SHA_PIN.match(ref), f"{name}: {ref} is not pinned to a commit with a # vX comment"
+    for step in _steps(workflow):
+        if step.get("uses", "").startswith("actions/checkout@"):
+            assert "persist-credentials" in step.get("with", {}), name
+        assert "${{" not in step.get("run", ""), (name, step)  # values go through env:
+
+
+def test_ci_workflow_runs_ci_run() -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    assert {"pull_request", "merge_group", "push"} <= set(workflow[True])
+    assert any(step.get("run") == "bash .ci/run" for step in _steps(workflow))
+
+
+def test_release_workflow_publishes_pypi_ghcr_and_moves_the_major_tag() -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    assert list(workflow[True]) == ["push"] and workflow[True]["push"]["tags"]
+    jobs = workflow["jobs"]
+    assert jobs["pypi"]["permissions"] == {"id-token": "write"}
+    assert any(
+        s.get("uses", "").startswith("pypa/gh-action-pypi-publish@") for s in _steps(workflow)
+    )
+    images = {i["dockerfile"] for i in jobs["images"]["strategy"]["matrix"]["include"]}
+    assert images == {"Dockerfile", "smoke.Dockerfile"}
+    assert jobs["images"]["permissions"]["packages"] == "write"
+    assert set(jobs["major-tag"]["needs"]) == {"pypi", "images"}
+    assert "push --force origin" in jobs["major-tag"]["steps"][-1]["run"]
+
+
+@pytest.mark.parametrize("name", ["ci.yml", "release.yml"])
+def test_workflows_validate_against_schemastore(name: str) -> None:
+    tool = shutil.which("check-jsonschema") or shutil.which(
+        "check-jsonschema", path=str(Path(sys.executable).parent)
+    )
+    if not tool:
+        pytest.skip("check-jsonschema is not installed (pip install -e '.[test]')")
+    proc = subprocess.run(
+        [
+            tool,
+            "--builtin-schema",
+            "vendor.github-workflows",
+            str(ROOT / ".github/workflows" / name),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _lint_tool(name: str) -> str:
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if not found:
+        pytest.skip(f"{name} is not installed (pip install -e '.[test]')")
+    return found
+
+
+def test_workflows_pass_actionlint_and_zizmor() -> None:
+    files = [str(ROOT / ".github" / "workflows" / n) for n in ("ci.yml", "release.yml")]
+    proc = subprocess.run(
+        [_lint_tool("actionlint"), "-no-color", *files], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run(
+        [_lint_tool("zizmor"), "--offline", "--persona=auditor", "--no-progress", *files],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and "No findings" in proc.stdout + proc.stderr, proc.stdout
+
+
+# the type check
+
+
+def test_mypy_is_clean_on_gate() -> None:
+    pytest.importorskip("mypy", reason="mypy is in the test extra")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
