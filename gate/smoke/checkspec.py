@@ -363,10 +363,12 @@ def _compiles(regex: str, key: str) -> str:
 
 
 def _sre_parse(regex: str) -> Any:
-    try:
-        from re import _parser as sre_parse  # Python 3.11+
+    import importlib
+
+    try:  # Python's own regex parser: re._parser from 3.11, sre_parse before
+        sre_parse = importlib.import_module("re._parser")
     except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse  # type: ignore[no-redef]
+        sre_parse = importlib.import_module("sre_parse")
     return sre_parse.parse(regex)
 
 
