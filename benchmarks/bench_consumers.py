@@ -2,8 +2,9 @@
 
     python benchmarks/bench_consumers.py --contracts 10000 --changed 100 --sql-models 5000
 
-The contracts and branches are those of bench_gate.py (same generator, kept
-here so the two benchmarks evolve apart); what this one adds is the SQL models.
+The contracts and branches are those of bench_gate.py (its generator is
+imported, so both benchmarks measure the same repository); what this one adds
+is the SQL models.
 
 Builds (once, cached under benchmarks/out/) a git repository of N Soda contracts
 with 20 columns each and M dbt-style SQL models (``--sql-models``, default 5000;
@@ -30,31 +31,12 @@ import sys
 import time
 from pathlib import Path
 
+from bench_gate import contract, git  # run as a script: benchmarks/ is on sys.path
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out" / "consumers"
 
 NO_CONSUMERS = "no-consumers.schema-gate.yml"
-
-TYPES = ["bigint", "int", "string", "decimal(12,2)", "timestamp", "date", "varchar(64)", "double"]
-
-
-def contract(index: int, changed: bool) -> str:
-    lines = [f"dataset: lake/domain_{index % 50}/table_{index}", "columns:"]
-    for col in range(20):
-        data_type = TYPES[(index + col) % len(TYPES)]
-        if changed and col == 1 and data_type == "int":
-            data_type = "bigint"
-        if changed and col == 2:
-            data_type = {"int": "bigint", "float": "double"}.get(data_type, data_type)
-        if changed and col == 19 and index % 10 == 0:
-            continue  # a dropped column: breaking
-        lines += [f"  - name: col_{col}", f"    data_type: {data_type}"]
-        if col == 0:
-            lines += ["    checks:", "      - missing:", "      - duplicate:"]
-    if changed:
-        lines += ["  - name: added_col", "    data_type: string", "    optional: true"]
-    lines += ["checks:", "  - row_count:", ""]
-    return "\n".join(lines)
 
 
 def sql_model(m: int, n: int) -> str:
@@ -78,13 +60,6 @@ def sql_model(m: int, n: int) -> str:
         "where a.col_2 is not null\n"
         "group by 1, 2\n"
     )
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    ).stdout
 
 
 def build(n: int, ks: list[int], models: int) -> Path:
