@@ -345,7 +345,8 @@ def test_the_slim_image_has_no_spark_and_says_what_to_use(
     )
     assert run.code == 2, run.stdout + run.stderr
     assert_outputs(run, verdict="error")
-    assert "PySpark" in run.summary
+    assert "PySpark" in run.summary and "schema-contract-gate/smoke@" in run.summary
+    assert "pip install" not in run.summary
     assert root_owned(ws.path) == []
 
 

@@ -22,6 +22,7 @@ Test knobs (environment): ``SCHEMA_GATE_API_TIMEOUT`` (total seconds per API req
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import re
 import sys
@@ -141,6 +142,14 @@ class Action:
         from gate.report import json as json_report
         from gate.report import text
 
+        if inputs.smoke_test and importlib.util.find_spec("pyspark") is None:
+            # The default action's image is the slim one: the Spark extra would
+            # tell a local user to pip install, but here the fix is another action.
+            raise UsageError(
+                "smoke-test: true needs Java and PySpark, which this action's slim image "
+                "does not have: use the smoke action instead "
+                "(uses: <owner>/schema-contract-gate/smoke@<same ref>, same inputs)"
+            )
         settings = Settings(
             repo=workspace,
             base=base,
