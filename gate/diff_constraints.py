@@ -161,17 +161,6 @@ def compare(old: Column, new: Column, type_text: str) -> list[Finding]:
         return []
     type_text = type_text.lower().replace(" ", "")
     findings = _compare_bounds(a, b, type_text)
-    for keys, lower in ((_COUNTS_LOWER, True), (_COUNTS_UPPER, False)):
-        for key in keys:
-            x, y = a.get(key), b.get(key)
-            if x == y:
-                continue
-            before = None if x is None else f"{key} {x}"
-            after = None if y is None else f"{key} {y}"
-            if x is None or y is None:
-                findings.append(_directed(x is None, key, before, after))
-            else:
-                findings.append(_directed((y > x) if lower else (y < x), key, before, after))
     if a.get("uniqueItems") != b.get("uniqueItems"):
         findings.append(
             _directed(
@@ -181,7 +170,15 @@ def compare(old: Column, new: Column, type_text: str) -> list[Finding]:
                 f"uniqueItems {bool(b.get('uniqueItems'))}".lower(),
             )
         )
-    for key in _UNORDERED:
+    # One walk for every key compared by value: a lower count tightens when it
+    # grows, an upper one when it shrinks; an unordered one (pattern, format)
+    # has no direction once both sides declare it.
+    keyed = [
+        *((key, "lower") for key in _COUNTS_LOWER),
+        *((key, "upper") for key in _COUNTS_UPPER),
+        *((key, None) for key in _UNORDERED),
+    ]
+    for key, order in keyed:
         x, y = a.get(key), b.get(key)
         if x == y:
             continue
@@ -189,7 +186,7 @@ def compare(old: Column, new: Column, type_text: str) -> list[Finding]:
         after = None if y is None else f"{key} {y}"
         if x is None or y is None:
             findings.append(_directed(x is None, key, before, after))
-        else:
+        elif order is None:
             findings.append(
                 (
                     "constraint_changed",
@@ -198,6 +195,8 @@ def compare(old: Column, new: Column, type_text: str) -> list[Finding]:
                     after,
                 )
             )
+        else:
+            findings.append(_directed((y > x) if order == "lower" else (y < x), key, before, after))
     return findings
 
 
