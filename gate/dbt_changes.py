@@ -6,8 +6,9 @@ projects). Two kinds of change reach beyond the changed files:
 
 - a ``dbt_project.yml`` whose paths or contract/enabled configs changed: every
   YAML file of that project is compared, both sides;
-- a model file whose own ``config()`` changed (``gate.dbt_model_files``): the
-  properties files that name the model are compared.
+- a model file whose own ``config()`` changed, or that is gone with no file
+  of its name added to the project (``gate.dbt_model_files``): the properties
+  files that name the model are compared.
 """
 
 from __future__ import annotations

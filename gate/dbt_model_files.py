@@ -6,6 +6,12 @@ text). The model files of the dbt models a run compares are read (found beside
 their properties file, else by name in the project's model paths), and a
 changed model file whose settings changed brings the properties files that
 name its model into the comparison. Other model files are never read.
+
+dbt builds a model from its model file, not from its properties entry (an entry
+without one is only a warning in dbt), so a deleted model file brings its
+properties files in as well, and each compared model records whether its file
+exists (``Dataset.model_file`` / ``model_file_missing``); the diff turns an
+entry whose file was there at the base and is gone into ``model_removed``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gate.dbt_sources import MODEL_FILES, PROPERTY_GLOBS, literal, model_folders
+from gate.dbt_sources import MODEL_FILES, PROPERTY_GLOBS, literal, model_folders, model_path
 from gate.formats.dbt_project import Project
 from gate.formats.dbt_sql import model_settings
 from gate.git_tree import FileChange, Repo
@@ -44,8 +50,15 @@ def properties_of_changed_models(
     known: set[str],
 ) -> list[FileChange]:
     """Properties files whose models' own ``config()`` (or, with folder configs,
-    folder) changed in a model file, so that the unchanged properties file is
-    compared again. Only changed model files of dbt projects are read."""
+    folder) changed in a model file, or whose model file is gone, so that the
+    unchanged properties file is compared again. Only changed model files of
+    dbt projects are read.
+
+    A model file deleted (or renamed to another name, or out of the model
+    paths) while no file of its name was added to the same project leaves a
+    properties entry that dbt only warns about: its model is gone. A file moved
+    to another folder keeps its name, and dbt finds models by name.
+    """
     relevant: list[tuple[FileChange, Project | None, Project | None]] = []
     for change in changes:
         before = indexes[0].owner(change.old_path) if change.old_path else None
@@ -54,6 +67,7 @@ def properties_of_changed_models(
             relevant.append((change, before, after))
     if not relevant:
         return []
+    arrived = {(after.root, _stem(c.new_path)) for c, _b, after in relevant if after and c.new_path}
     blobs = repo.read_blobs([b for c, _b, _a in relevant for b in (c.old_blob, c.new_blob) if b])
     names: dict[str, set[str]] = {}  # project folder -> model names to look for
     for change, before, after in relevant:
@@ -61,7 +75,12 @@ def properties_of_changed_models(
         new = model_settings(_read(repo, change.new_blob, change.new_path, blobs))
         moved = posixpath.dirname(change.old_path or "") != posixpath.dirname(change.new_path or "")
         folders_matter = any(p is not None and p.folder_configs for p in (before, after))
-        if old == new and not (moved and folders_matter):
+        gone = (
+            before is not None
+            and change.old_path is not None
+            and (before.root, _stem(change.old_path)) not in arrived
+        )
+        if old == new and not (moved and folders_matter) and not gone:
             continue
         for project, path in ((before, change.old_path), (after, change.new_path)):
             if project is not None and path:
@@ -90,6 +109,87 @@ def properties_of_changed_models(
     return out
 
 
+def _names(dataset: Dataset) -> tuple[str, ...]:
+    if dataset.model_names:
+        return dataset.model_names
+    name, dot_v, label = dataset.id.rpartition(".v")
+    return (f"{name}_v{label}" if dot_v and name else dataset.id,)
+
+
+def _locate(
+    repo: Repo,
+    commit: str | None,
+    datasets: Sequence[Dataset],
+    projects: Mapping[str, Project | None],
+) -> tuple[dict[int, str | None], dict[str, str | None]]:
+    """Each dbt dataset's model file at this side, and the blob of every file found.
+
+    ``None``: no file of the model's names is in the project's model paths (dbt
+    builds nothing). Left out: datasets outside a dbt project, and a name held
+    by two files (dbt refuses that; the gate cannot tell which one is meant).
+    The names are tried in dbt's order; each one beside the properties file
+    first, then by name in the model paths (a listing of names, made only on a miss).
+    """
+    wanted = [
+        (i, _names(d), project)
+        for i, d in enumerate(datasets)
+        if d.format == "dbt" and (project := projects.get(d.path)) is not None
+    ]
+    if not wanted:
+        return {}, {}
+    beside = {
+        i: [
+            path
+            for name in names
+            for ext in MODEL_FILES
+            if model_path(
+                project,
+                path := posixpath.join(posixpath.dirname(datasets[i].path), f"{name}.{ext}"),
+            )
+            is not None
+        ]
+        for i, names, project in wanted
+    }
+    found = repo.existing(commit, [p for paths in beside.values() for p in paths])
+    files: dict[int, str | None] = {}
+    folders: dict[str, Mapping[str, tuple[str, ...] | None]] = {}
+    elsewhere: dict[int, list[str]] = {}
+    for i, names, project in wanted:
+        first = [p for p in beside[i] if p in found and _stem(p) == names[0]]
+        if first:
+            files[i] = first[0]
+            continue
+        if project.root not in folders:
+            folders[project.root] = (
+                project.sql_folders
+                if project.sql_folders is not None
+                else model_folders(repo, commit, project)
+            )
+        listed = folders[project.root]
+        name = next((n for n in names if n in listed), None)
+        if name is None:
+            files[i] = None
+            continue
+        where = listed[name]
+        if where is not None:
+            elsewhere[i] = [
+                posixpath.join(mp, *where, f"{name}.{ext}")
+                for mp in project.model_paths
+                for ext in MODEL_FILES
+            ]
+    if elsewhere:
+        found.update(repo.existing(commit, [p for paths in elsewhere.values() for p in paths]))
+    for i, paths in elsewhere.items():
+        hit = next((p for p in paths if p in found), None)
+        if hit is not None:
+            files[i] = hit
+    return files, found
+
+
+def _stem(path: str) -> str:
+    return posixpath.splitext(posixpath.basename(path))[0]
+
+
 def apply_model_configs(
     repo: Repo,
     commit: str | None,
@@ -97,59 +197,24 @@ def apply_model_configs(
     projects: Mapping[str, Project | None],
 ) -> list[Dataset]:
     """Let each dbt model's own ``config()`` call override what the properties
-    file and ``dbt_project.yml`` said, as dbt ranks it.
+    file and ``dbt_project.yml`` said, as dbt ranks it, and record where the
+    model file is (``model_file``), or that there is none (``model_file_missing``):
+    a properties entry whose model file is gone describes a model dbt no longer builds.
 
-    ``projects`` maps a properties file's path to its project at this side. A
-    model file is looked for beside its properties file, then by name in the
-    project's model paths (a listing of names, made only on a miss).
+    ``projects`` maps a properties file's path to its project at this side.
     """
-    wanted: list[tuple[int, str, Project]] = []
-    for index, dataset in enumerate(datasets):
-        project = projects.get(dataset.path)
-        if project is None or dataset.format != "dbt":
-            continue
-        name, dot_v, label = dataset.id.rpartition(".v")
-        stem = f"{name}_v{label}" if dot_v and name else dataset.id
-        wanted.append((index, stem, project))
-    if not wanted:
-        return list(datasets)
-    beside = {
-        i: [
-            posixpath.join(posixpath.dirname(datasets[i].path), f"{stem}.{ext}")
-            for ext in MODEL_FILES
-        ]
-        for i, stem, _p in wanted
-    }
-    found = repo.existing(commit, [p for paths in beside.values() for p in paths])
-    missing = [(i, stem, p) for i, stem, p in wanted if not any(c in found for c in beside[i])]
-    folders: dict[str, Mapping[str, tuple[str, ...]]] = {}
-    elsewhere: dict[int, list[str]] = {}
-    for i, stem, project in missing:
-        if project.root not in folders:
-            folders[project.root] = project.sql_folders or model_folders(repo, commit, project)
-        where = folders[project.root].get(stem)
-        if where is not None:
-            elsewhere[i] = [
-                posixpath.join(mp, *where, f"{stem}.{ext}")
-                for mp in project.model_paths
-                for ext in MODEL_FILES
-            ]
-    if elsewhere:
-        found.update(repo.existing(commit, [p for paths in elsewhere.values() for p in paths]))
-    files = {
-        i: next((p for p in [*beside[i], *elsewhere.get(i, [])] if p in found), None)
-        for i, _s, _p in wanted
-    }
+    files, found = _locate(repo, commit, datasets, projects)
     blobs = repo.read_blobs([b for p in files.values() if p and (b := found[p])])
     out = list(datasets)
     for i, path in files.items():
         if path is None:
+            out[i] = replace(out[i], model_file_missing=True)
             continue
         enforced, enabled = model_settings(_read(repo, found[path], path, blobs))
-        if enforced is not None or enabled is not None:
-            out[i] = replace(
-                out[i],
-                enforced=out[i].enforced if enforced is None else enforced,
-                enabled=out[i].enabled if enabled is None else enabled,
-            )
+        out[i] = replace(
+            out[i],
+            model_file=path,
+            enforced=out[i].enforced if enforced is None else enforced,
+            enabled=out[i].enabled if enabled is None else enabled,
+        )
     return out

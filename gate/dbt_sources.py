@@ -134,11 +134,13 @@ def model_path(project: Project, path: str) -> str | None:
     )
 
 
-def model_folders(repo: Repo, commit: str | None, project: Project) -> dict[str, tuple[str, ...]]:
+def model_folders(
+    repo: Repo, commit: str | None, project: Project
+) -> dict[str, tuple[str, ...] | None]:
     """Model file stem -> folders below its model path (names only, no blob read).
 
-    A stem found in two folders is left out: the properties file's folder is
-    then the best evidence left.
+    A stem found in two folders maps to ``None``: the properties file's folder
+    is then the best evidence left, and the model is not missing either.
     """
     globs = [
         f"{literal(mp)}/**/*.{ext}" if mp else f"**/*.{ext}"
@@ -154,7 +156,7 @@ def model_folders(repo: Repo, commit: str | None, project: Project) -> dict[str,
         rel = path[len(mp) + 1 :] if mp else path
         folders = tuple(f for f in posixpath.dirname(rel).split("/") if f)
         seen[stem] = folders if stem not in seen else None
-    return {stem: folders for stem, folders in seen.items() if folders is not None}
+    return seen
 
 
 def property_files(

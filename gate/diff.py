@@ -638,10 +638,20 @@ def _version_changes(out: _Emitter, old: Dataset, new: Dataset, start: int) -> N
         )
 
 
-def _removed(out: _Emitter, old: Dataset, disabled: Dataset | None, now: datetime | None) -> None:
+def _removed(
+    out: _Emitter,
+    old: Dataset,
+    disabled: Dataset | None,
+    orphan: Dataset | None,
+    now: datetime | None,
+) -> None:
     """A guarded dataset that is gone (or disabled), following dbt's ``same_contract_removed``:
-    past its ``deprecation_date`` the removal was announced, so it is no break."""
-    where = disabled or old
+    past its ``deprecation_date`` the removal was announced, so it is no break.
+
+    ``orphan`` is the HEAD properties entry of a dbt model whose model file was
+    deleted: dbt builds nothing for it, so the model is gone all the same.
+    """
+    where = disabled or orphan or old
     verb = "disabled" if disabled is not None else "removed"
     deadline = old.deprecation_date
     if now is not None and deadline is not None and deadline < now:
@@ -659,6 +669,14 @@ def _removed(out: _Emitter, old: Dataset, disabled: Dataset | None, now: datetim
             "its consumers will break",
             before="enabled",
             after="disabled",
+        )
+    elif orphan is not None:
+        out.emit(
+            "model_removed",
+            orphan,
+            f"dataset '{old.id}' was removed: its model file {old.model_file} was deleted while "
+            f"its properties entry remains, so dbt no longer builds it (dbt only warns) and "
+            "its consumers will break; delete the properties entry too, or restore the file",
         )
     else:
         out.emit("model_removed", old, f"dataset '{old.id}' was removed; its consumers will break")
@@ -704,15 +722,28 @@ def diff_datasets(
     # A disabled dbt model does not exist for its consumers: compare it as absent
     # and say "disabled" where it was removed.
     disabled = {d.id: d for d in head if not d.enabled}
+    # A dbt properties entry whose model file was there at the base and is gone
+    # now: dbt builds nothing for it, so it is absent too.
+    had_file = {d.id for d in base if d.model_file}
+    orphans = {d.id: d for d in head if d.model_file_missing and d.id in had_file}
     base = [d for d in base if d.enabled]
-    head = [d for d in head if d.enabled]
+    head = [d for d in head if d.enabled and d.id not in orphans]
     pairs, removed, added = _pair_datasets(base, head, renamed_paths or {}, dialect)
     for old in removed:
         if old.enforced:
-            _removed(out, old, disabled.get(old.id), now)
+            _removed(out, old, disabled.get(old.id), orphans.get(old.id), now)
     for new in added:
         if new.enforced:
             out.emit("model_added", new, f"dataset '{new.id}' was added")
+    for new in head:
+        if new.enforced and new.model_file_missing:
+            names = " or ".join(f"{n}.sql/.py" for n in new.model_names) or "its model file"
+            out.emit(
+                "model_file_missing",
+                new,
+                f"dataset '{new.id}' has no model file ({names}) in its project's model "
+                "paths: dbt builds nothing for this properties entry and only warns",
+            )
     _latest_moves(out, base, head)
     for old, new in pairs:
         if old.enforced and not new.enforced:

@@ -142,6 +142,15 @@ class Dataset:
     unpinned_name: str | None = field(default=None, compare=False)
     #: Other names consumers use for the table (dbt ``alias``, ODCS logical ``name``).
     aliases: tuple[str, ...] = field(default=(), compare=False)
+    #: dbt: the names (no extension) a model file of this dataset may have, in the
+    #: order dbt looks for them (a version's ``defined_in`` or ``<model>_v<v>``,
+    #: then ``<model>`` for the latest version).
+    model_names: tuple[str, ...] = field(default=(), compare=False)
+    #: dbt: the model file (``.sql``/``.py``) found for the dataset at this side.
+    model_file: str | None = field(default=None, compare=False)
+    #: dbt: no file of the model's names is in its project's model paths, so dbt
+    #: builds nothing for this properties entry (it only warns: NoNodeForYamlKey).
+    model_file_missing: bool = field(default=False, compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

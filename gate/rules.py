@@ -210,6 +210,12 @@ _CATALOGUE: tuple[Rule, ...] = (
         breaks="consumers",
     ),
     Rule(
+        "model_file_missing",
+        Severity.WARNING,
+        "A guarded dbt model's properties entry has no model file; dbt builds nothing and warns.",
+        "model",
+    ),
+    Rule(
         "unique_removed",
         Severity.WARNING,
         "A uniqueness guarantee was dropped; consumers may now see duplicates.",

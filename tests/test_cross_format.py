@@ -155,10 +155,15 @@ NEEDS_CLOCK = ("model_removed_after_deprecation",)
 #: tests/test_dbt_projects.py covers them end to end.
 DBT_VERSIONS = ("latest_version_changed",)
 
+#: Rules about dbt model files next to the properties files;
+#: tests/test_dbt_model_files_deleted.py covers them end to end.
+DBT_MODEL_FILES = ("model_file_missing",)
+
 
 def test_every_rule_has_a_cross_format_case() -> None:
     covered = {rule for findings in EXPECTED.values() for rule, _column in findings}
     others = set(FILE_LEVEL) | set(PLAIN_COLUMN_ONLY) | set(NEEDS_CLOCK) | set(DBT_VERSIONS)
+    others |= set(DBT_MODEL_FILES)
     assert covered | others | set(CONSUMER_RULES) == set(rules.RULES)
 
 

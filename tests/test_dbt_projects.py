@@ -62,6 +62,11 @@ def rules(report: dict) -> list[tuple[str, str, str | None]]:
     return sorted((c["rule"], c["dataset"], c["column"]) for c in report["changes"])
 
 
+def sql(folder: str, *names: str) -> dict[str, str]:
+    """Model files for ``names``: dbt builds no model without one (see model_file_missing)."""
+    return {f"{folder}/{name}.sql": "select 1 as id\n" for name in names}
+
+
 def start(tmp_path: Path, files: dict[str, str]) -> GitRepo:
     repo = GitRepo(tmp_path / "repo")
     for path, text in files.items():
@@ -85,6 +90,7 @@ def test_a_project_anywhere_with_its_own_model_paths(tmp_path: Path) -> None:
             ),
             # Beside the project, not in a resource path: dbt does not read it.
             f"{root}/.sqlfluff.yml": "anything: [1, 2\n",
+            **sql(f"{root}/transform/marts", "orders"),
         },
     )
     repo.write(f"{root}/transform/marts/orders.yml", props(model("orders", "id", config=ENFORCED)))
@@ -150,6 +156,9 @@ def test_folder_level_contract_and_overrides(tmp_path: Path) -> None:
         ),
         "models/staging/stg.yml": props(model("stg", "id", "amount", config=ENFORCED)),
         "models/staging/raw.yml": props(model("raw", "id", "amount")),
+        **sql("models/marts", "orders", "refunds"),
+        **sql("models/marts/legacy", "old"),
+        **sql("models/staging", "stg", "raw"),
     }
     repo = start(tmp_path, files)
     for path, text in files.items():
@@ -210,6 +219,8 @@ def test_moving_model_paths_reads_the_new_folder(tmp_path: Path) -> None:
             "dbt_project.yml": PROJECT + "models:\n  +contract: {enforced: true}\n",
             "models/orders.yml": props(model("orders", "id", "amount")),
             "src/orders.yml": props(model("orders", "id")),
+            **sql("models", "orders"),
+            **sql("src", "orders"),
         },
     )
     repo.write(
@@ -226,7 +237,12 @@ def test_jinja_in_dbt_project_counts_as_enforced(tmp_path: Path) -> None:
         + "models:\n  shop:\n    +contract:\n      enforced: \"{{ target.name == 'prod' }}\"\n"
     )
     repo = start(
-        tmp_path, {"dbt_project.yml": project, "models/o.yml": props(model("o", "id", "x"))}
+        tmp_path,
+        {
+            "dbt_project.yml": project,
+            "models/o.yml": props(model("o", "id", "x")),
+            **sql("models", "o"),
+        },
     )
     repo.write("models/o.yml", props(model("o", "id")))
     assert rules(gate(repo)[1]) == [("column_removed", "o", "x")]
@@ -301,7 +317,10 @@ def test_head_commit_mode_reads_both_sides_from_git(tmp_path: Path) -> None:
     ],
 )  # fmt: skip
 def test_disabling_a_model(tmp_path: Path, before: str, after: str, expected: list) -> None:
-    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/o.yml": props(before)})
+    repo = start(
+        tmp_path,
+        {"dbt_project.yml": PROJECT, "models/o.yml": props(before), **sql("models", "orders")},
+    )
     repo.write("models/o.yml", props(after))
     code, report = gate(repo)
     assert rules(report) == expected
@@ -324,7 +343,14 @@ def test_disabling_one_version_of_a_contracted_model(tmp_path: Path) -> None:
             - v: 2
         """
     )
-    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/schema.yml": props(versioned)})
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/schema.yml": props(versioned),
+            **sql("models", "table_model_v1", "table_model_v2"),
+        },
+    )
     disabled = versioned.replace(
         "    - v: 1\n", "    - v: 1\n      config:\n        enabled: false\n"
     )
@@ -402,6 +428,7 @@ def test_an_unenforced_model_is_never_renamed_into_a_contract(tmp_path: Path) ->
         {
             "dbt_project.yml": PROJECT,
             "models/o.yml": props(model("staging_orders", "id", "amount")),
+            **sql("models", "staging_orders", "orders"),
         },
     )
     repo.write("models/o.yml", props(model("orders", "id", "amount", config=ENFORCED)))
@@ -426,7 +453,10 @@ def test_quoted_identifiers_in_constraints_name_the_column(tmp_path: Path) -> No
               data_type: int
         """
     )
-    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/t.yml": props(text)})
+    repo = start(
+        tmp_path,
+        {"dbt_project.yml": PROJECT, "models/t.yml": props(text), **sql("models", "trips")},
+    )
     repo.write("models/t.yml", props(text.replace("['\"from\"', TO_STOP]", "['\"from\"']")))
     code, report = gate(repo)
     assert code == 1
@@ -505,7 +535,14 @@ VERSIONED = textwrap.dedent(
 
 def test_moving_latest_version_is_a_warning(tmp_path: Path) -> None:
     """dbt-core TestModifiedLatestVersion: both versions modified, no contract error."""
-    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/c.yml": props(VERSIONED)})
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/c.yml": props(VERSIONED),
+            **sql("models", "customers_v1", "customers_v2"),
+        },
+    )
     repo.write("models/c.yml", props(VERSIONED.replace("latest_version: 1", "latest_version: 2")))
     code, report = gate(repo)
     assert (code, rules(report)) == (0, [("latest_version_changed", "customers.v2", None)])
@@ -520,7 +557,14 @@ def test_moving_latest_version_is_a_warning(tmp_path: Path) -> None:
 
 def test_without_latest_version_the_highest_version_is_latest(tmp_path: Path) -> None:
     base = VERSIONED.replace("  latest_version: 1\n", "")
-    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/c.yml": props(base)})
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/c.yml": props(base),
+            **sql("models", "customers_v1", "customers_v2", "customers_v10"),
+        },
+    )
     repo.write("models/c.yml", props(base + "    - v: 10\n"))
     code, report = gate(repo)
     assert code == 0
@@ -582,6 +626,7 @@ def test_a_new_untracked_project_in_the_working_tree(tmp_path: Path) -> None:
     repo.write("new/dbt_project.yml", FOLDERS)
     repo.write("new/models/marts/o.yml", props(model("o", "id")))
     repo.write("new/models/staging/s.yml", props(model("s", "id")))
+    repo.write("new/models/marts/o.sql", "select 1 as id\n")
     code, report = gate(repo)
     assert (code, rules(report)) == (0, [("model_added", "o", None)])
 

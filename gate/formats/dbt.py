@@ -223,7 +223,8 @@ class _Parser:
         """
         if self.project is None:
             return None, None
-        folders = (self.project.sql_folders or {}).get(stem, self.folders)
+        found = (self.project.sql_folders or {}).get(stem)
+        folders = self.folders if found is None else found
         return self.project.resolve((self.project.name, *folders, *fqn_tail))
 
     # -- checks -------------------------------------------------------------
@@ -576,6 +577,7 @@ class _Parser:
                     enabled=_first(enabled, p_enabled, True),
                     deprecation_date=deprecation,
                     aliases=_alias(model),
+                    model_names=(name,),
                 )
             ]
         datasets: list[Dataset] = []
@@ -613,6 +615,7 @@ class _Parser:
                     dataset,
                     enabled=_first(_enabled(version, self.path, v_owner), enabled, p_enabled, True),
                     deprecation_date=_deprecation_date(version, self.path, v_owner) or deprecation,
+                    model_names=(stem,),
                 )
             )
         latest = _latest(labels)
@@ -627,7 +630,12 @@ class _Parser:
                     model.key_line("latest_version"),
                 )
         index = labels.index(latest)
-        datasets[index] = replace(datasets[index], unpinned_name=name)
+        # dbt lets the latest version live in ``<model>.sql`` when its own file is absent.
+        datasets[index] = replace(
+            datasets[index],
+            unpinned_name=name,
+            model_names=tuple(dict.fromkeys((*datasets[index].model_names, name))),
+        )
         return datasets
 
 

@@ -55,8 +55,9 @@ class Project:
     Paths are repository-relative posix paths. ``levels`` maps each level of
     the ``models:`` tree (a tuple of keys; ``()`` is the root) to what it sets.
     ``sql_folders`` maps a model file's stem (``orders``, ``orders_v2``) to its
-    folder below the model path; the engine fills it when folder-level configs
-    make a model's folder matter (dbt places a model by its SQL file).
+    folder below the model path (``None`` when two folders hold one); the engine
+    fills it when folder-level configs make a model's folder matter (dbt places
+    a model by its SQL file).
     """
 
     path: str = field(compare=False)
@@ -65,7 +66,7 @@ class Project:
     model_paths: tuple[str, ...]
     source_paths: tuple[str, ...]
     levels: Mapping[tuple[str, ...], Settings]
-    sql_folders: Mapping[str, tuple[str, ...]] | None = field(default=None, compare=False)
+    sql_folders: Mapping[str, tuple[str, ...] | None] | None = field(default=None, compare=False)
 
     @property
     def folder_configs(self) -> bool:
