@@ -70,6 +70,11 @@ def refusal(text: str, path: str = "contracts/c.yaml") -> str:
             DBT + "    column:\n      - name: id\n        data_type: int\n",
             "contracts/c.yaml:6: unknown key 'column' in models[0] (did you mean 'columns'?)",
         ),
+        (  # jaffle-shop-mesh-platform's stg_customers.yml: access and group beside the typo
+            "version: 2\nmodels:\n  - name: orders\n    access: public\n    group: platform\n"
+            "    config:\n      contract: {enforced: true}\n    column:\n      - name: id\n",
+            "contracts/c.yaml:8: unknown key 'column' in models[0] (did you mean 'columns'?)",
+        ),
         (
             DBT + "    columns:\n      - name: id\n        data_typ: int\n",
             "contracts/c.yaml:8: unknown key 'data_typ' in models[0].columns[0] "

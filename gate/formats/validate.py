@@ -437,14 +437,21 @@ def _dbt_relevant(errors: Iterable[Any]) -> Iterator[Any]:
             continue
         if any(p in ("config", "data_tests", "tests", "meta", "docs") for p in parts[1:]):
             continue
-        # dbt >= 1.10 moved many properties into ``config`` and still reads them in
-        # the old place (a deprecation warning, "property moved to config").
         root = load_schema("dbt-properties")
-        config = _resolve(error.schema, root).get("properties", {}).get("config")
-        movable = _known_keys(config, root) if config is not None else set()
+        movable = _dbt_movable(error, root)
         if all(key in movable for key in _unexpected(error, _known_keys(error.schema, root))):
             continue
         yield error
+
+
+def _dbt_movable(error: Any, root: dict[str, Any]) -> set[str]:
+    """Keys dbt >= 1.10 moved into ``config`` and still reads in the old place.
+
+    dbt only warns about them ("property moved to config"), so they are neither
+    a refusal nor the key to name when a real typo sits beside them.
+    """
+    config = _resolve(error.schema, root).get("properties", {}).get("config")
+    return _known_keys(config, root) if config is not None else set()
 
 
 def _first(errors: Iterable[Any]) -> Any | None:
@@ -560,6 +567,9 @@ def _to_contract_error(error: Any, doc: Any, path: str, name: str) -> ContractEr
         root = load_schema(name)
         known = _known_keys(error.schema, root)
         keys = _unexpected(error, known)
+        if name == "dbt-properties":  # name the typo, not a key dbt moved into config
+            movable = _dbt_movable(error, root)
+            keys = [k for k in keys if k not in movable] or keys
         key = keys[0] if keys else "?"
         line = _line(doc, [*location, key])
         return ContractError(
