@@ -122,6 +122,21 @@ def test_additive_changes_pass_and_are_reported(shop: GitRepo) -> None:
     ]
 
 
+def test_dataset_level_findings_print_no_empty_before_and_after(shop: GitRepo) -> None:
+    # Seen on the ODCS examples: "model_added Air_Quality: (none) -> (none)".
+    shop.remove(f"{C}/customers.yaml")
+    shop.write(f"{C}/refunds.yaml", "dataset: lake/shop/refunds\ncolumns:\n  - name: id\n")
+    text = run_gate(shop.path, "--base", "main")
+    assert text.returncode == 1, text.stderr
+    lines = text.stdout.splitlines()
+    assert "  model_removed lake/shop/customers" in lines
+    assert "  model_added lake/shop/refunds" in lines
+    assert "(none)" not in text.stdout
+    markdown = run_gate(shop.path, "--base", "main", "--format", "markdown").stdout
+    assert "| `model_removed` | `lake/shop/customers` |  | — → removed |" in markdown
+    assert "| `model_added` | `lake/shop/refunds` |  | — → added |" in markdown
+
+
 def test_model_removed_and_moved_file(shop: GitRepo) -> None:
     shop.remove(f"{C}/customers.yaml")
     shop.move(f"{C}/orders.yaml", f"{C}/sales/orders.yml")

@@ -61,6 +61,10 @@ def _prose(text: str) -> str:
     return text
 
 
+#: The "after" cell of a change without an after value, by the rule id's last word.
+_AFTER_NONE = {"removed": "removed", "added": "added"}
+
+
 def _table(changes: Sequence[Change], report: Report) -> list[str]:
     rows = [
         "| | Rule | Dataset | Column | Before → After | Where |",
@@ -76,7 +80,7 @@ def _table(changes: Sequence[Change], report: Report) -> list[str]:
         else:
             mark = "🟢"
         before = code(change.before) or "—"
-        after = code(change.after) or ("removed" if change.rule.endswith("_removed") else "—")
+        after = code(change.after) or _AFTER_NONE.get(change.rule.rsplit("_", 1)[-1], "—")
         where = code(f"{change.path}:{change.line}" if change.line else change.path)
         rows.append(
             _row(

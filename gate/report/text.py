@@ -116,7 +116,10 @@ def render(report: Report) -> str:
             continue
         lines += ["", f"{title} ({len(changes)})"]
         for change in changes:
-            lines.append(f"  {change.rule} {change.target}: {arrow(change)}{mark}")
+            # A dataset-level finding with no value on either side (model_added,
+            # model_removed) says it all in its rule id: no "(none) -> (none)".
+            shown = "" if change.before is None and change.after is None else f": {arrow(change)}"
+            lines.append(f"  {change.rule} {change.target}{shown}{mark}")
             lines.append(f"      {change.message}  ({_location(change.path, change.line)})")
             lines += _consumers(change)
     if report.unmatched_acknowledgements:
