@@ -2,6 +2,9 @@
 
     python examples/demo.py            # text report (default)
     python examples/demo.py --format markdown
+    python examples/demo.py --accept shop.orders
+
+Every argument is passed on to the gate (``python -m gate --help`` lists them).
 
 It copies ``examples/shop`` (four Soda contracts of a web shop) into a temporary
 git repository as ``main``, opens a "pull request" branch with the edits in
@@ -43,6 +46,9 @@ def build_repo(repo: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if {"-h", "--help"} & set(argv):  # the demo's own help, not the gate's run on the demo
+        print(__doc__.strip())
+        return 0
     with tempfile.TemporaryDirectory(prefix="schema-gate-demo-") as tmp:
         repo = Path(tmp)
         build_repo(repo)

@@ -37,7 +37,7 @@ examples:
   schema-gate --base origin/main
       compare your working tree with where your branch left main
   schema-gate --base origin/main --head HEAD --format markdown
-      compare the last commit only, as a PR comment
+      compare what is committed (uncommitted edits left out), as a PR comment
   schema-gate --base origin/main --pr-body-file body.md --format json
       honour acknowledgements written in the PR description
   schema-gate --accept shop.orders

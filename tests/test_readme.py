@@ -54,3 +54,19 @@ def test_demo_with_acknowledgement_passes() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "[ACKED]" in proc.stdout and "PASS:" in proc.stdout
+
+
+def test_demo_help_explains_the_demo_instead_of_running_the_gate() -> None:
+    # A first-time user's `demo.py --help` ran the gate's --help on the demo repo,
+    # then reported "unexpected exit code" and exited 1.
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "demo.py"), "--help"],
+        capture_output=True,
+        text=True,
+        env=gate_env(),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "throwaway git repository" in proc.stdout
+    assert "python -m gate --help" in proc.stdout
+    assert "unexpected" not in proc.stdout + proc.stderr
