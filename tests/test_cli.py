@@ -473,3 +473,38 @@ def test_a_copied_contract_clashes_with_the_unchanged_original(shop: GitRepo) ->
     )
     proc = run_gate(shop.path, "--base", "main")
     assert proc.returncode == 0, proc.stderr
+
+
+DATACONTRACT = """\
+dataContractSpecification: 1.2.1
+id: inventory-events
+info:
+  title: Inventory Events
+  version: 0.0.1
+models:
+  inventory:
+    type: table
+    fields:
+      sku:
+        type: string
+      available:
+        type: integer
+"""
+
+
+@pytest.mark.parametrize("where", ["datacontract.yaml", "inventory/datacontract.yml"])
+def test_datacontract_cli_default_file_name_is_a_default_glob(tmp_path: Path, where: str) -> None:
+    # `datacontract init` writes datacontract.yaml; beside other contracts it was
+    # silently skipped (the run passed on the Soda file alone).
+    repo = GitRepo(tmp_path / "r")
+    repo.write(f"{C}/orders.yaml", ORDERS)
+    repo.write(where, DATACONTRACT)
+    repo.commit("contracts")
+    repo.branch("feature")
+    repo.write(where, DATACONTRACT.replace("type: integer", "type: string"))
+    code, report = gate_json(repo)
+    assert code == 1
+    assert sorted((c["rule"], c["dataset"], c["path"]) for c in report["changes"]) == [
+        ("type_changed", "inventory", where),
+        ("version_not_bumped", "inventory", where),
+    ]

@@ -36,6 +36,8 @@ DEFAULT_GLOBS: tuple[str, ...] = (
     "**/*.odcs.yml",
     "**/*.datacontract.yaml",
     "**/*.datacontract.yml",
+    "**/datacontract.yaml",  # the name datacontract-cli's `init` writes
+    "**/datacontract.yml",
     "models/**/*.yml",
     "models/**/*.yaml",
 )
