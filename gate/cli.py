@@ -108,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--config",
         metavar="PATH",
-        help="config file, read from the HEAD side (default: .schema-gate.yml, "
+        help="config file, read from the HEAD side, relative to the repository root "
+        "like git show HEAD:PATH, or absolute (default: .schema-gate.yml, "
         "else [tool.schema-gate] in pyproject.toml)",
     )
     how = parser.add_argument_group("how to judge")
@@ -200,9 +201,25 @@ def _read_pr_body(path: str | None) -> str | None:
         raise UsageError(f"cannot read --pr-body-file {path}: {exc.strerror or exc}") from None
 
 
+def _check_config_path(path: str | None) -> None:
+    """Say how --config is read before git's own path check refuses a ``..``.
+
+    The file is read from the HEAD commit, so its path is the repository's (as in
+    ``git show HEAD:PATH``), not the current directory's: from a subdirectory,
+    ``../.schema-gate.yml`` looks natural and would otherwise be "a path that
+    leaves the repository".
+    """
+    if path and not os.path.isabs(path) and ".." in Path(path).parts:
+        raise UsageError(
+            f"--config {path}: give the path relative to the repository root "
+            "(it is read from the HEAD side, like git show HEAD:PATH) or an absolute path"
+        )
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    _check_config_path(args.config)
     return Settings(
         repo=args.repo,
         base=args.base,

@@ -107,7 +107,8 @@ def load_config(repo: Repo, head: str | None, explicit: str | None) -> Config:
         data = repo.read_file(head, explicit)
         if data is None:
             raise UsageError(
-                f"config file not found at {'HEAD' if head else 'working tree'}: {explicit}"
+                f"config file {explicit} not found in {'HEAD' if head else 'the working tree'} "
+                "(a relative --config path starts at the repository root)"
             )
         return config_from_files(data, None, explicit)
     return config_from_files(repo.read_file(head, CONFIG_FILE), repo.read_file(head, PYPROJECT))

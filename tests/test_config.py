@@ -130,10 +130,31 @@ def test_invalid_config_exits_2(shop: GitRepo, text: str, expected: str) -> None
 
 def test_explicit_config_must_exist(shop: GitRepo) -> None:
     proc = run_gate(shop.path, "--base", "main", "--config", "ci/gate.yml")
-    assert proc.returncode == 2 and "config file not found" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr == (
+        "schema-gate: error: config file ci/gate.yml not found in the working tree "
+        "(a relative --config path starts at the repository root)\n"
+    )
     shop.write("ci/gate.yml", "rules:\n  column_added: error\n")
     proc = run_gate(shop.path, "--base", "main", "--config", "ci/gate.yml")
     assert proc.returncode == 1, proc.stderr
+
+
+def test_config_path_is_the_repositorys_from_a_subdirectory_too(shop: GitRepo) -> None:
+    # Seen running from a dbt project's models/ folder: `--config ../gate.yml`
+    # said "refusing a path that leaves the repository".
+    shop.write("gate.yml", "rules:\n  column_added: error\n")
+    shop.write("soda/contracts/orders.yaml", ORDERS + "  - name: extra\n")
+    sub = shop.path / "soda"
+    proc = run_gate(sub, "--base", "main", "--config", "../gate.yml")
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "schema-gate: error: --config ../gate.yml: give the path relative to the repository "
+        "root (it is read from the HEAD side, like git show HEAD:PATH) or an absolute path\n"
+    )
+    for path in ("gate.yml", str(shop.path / "gate.yml")):
+        proc = run_gate(sub, "--base", "main", "--config", path)
+        assert proc.returncode == 1, proc.stderr
+        assert "column_added" in proc.stdout
 
 
 def test_perspective_grades_findings_for_the_side_a_team_protects() -> None:
