@@ -508,3 +508,28 @@ def test_datacontract_cli_default_file_name_is_a_default_glob(tmp_path: Path, wh
         ("type_changed", "inventory", where),
         ("version_not_bumped", "inventory", where),
     ]
+
+
+def test_consumer_broken_reads_as_a_name_that_is_gone(tmp_path: Path) -> None:
+    # jaffle-shop-mesh-platform with a mart reading stg_orders.tax_paid, then the
+    # PR drops it: the text said "tax_paid -> (none)" and Markdown "tax_paid → —".
+    from tests.consumer_projects import DBT_PROJECT
+
+    stg = "models/staging/stg_models.yml"
+    repo = GitRepo(tmp_path / "repo")
+    for path, text in DBT_PROJECT.items():
+        repo.write(path, text)
+    repo.commit("project")
+    repo.branch("feature")
+    lines = DBT_PROJECT[stg].splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.strip() == "- name: discount_code")
+    repo.write(stg, "".join(lines[:start] + lines[start + 2 :]))
+    text = run_gate(repo.path, "--base", "main")
+    assert text.returncode == 1, text.stderr
+    assert "  consumer_broken stg_orders.discount_code: discount_code -> (gone)" in (
+        text.stdout.splitlines()
+    )
+    markdown = run_gate(repo.path, "--base", "main", "--format", "markdown").stdout
+    assert "| `consumer_broken` | `stg_orders` | `discount_code` | `discount_code` → gone |" in (
+        markdown
+    )

@@ -223,6 +223,8 @@ def arrow(change: Change) -> str:
         after = change.after
     elif change.rule in ("column_removed", "model_removed"):
         after = "(removed)"
+    elif change.rule == "consumer_broken":  # the consumer reads a name HEAD no longer has
+        after = "(gone)"
     else:
         after = "(none)"
     return f"{before} -> {after}"

@@ -62,7 +62,7 @@ def _prose(text: str) -> str:
 
 
 #: The "after" cell of a change without an after value, by the rule id's last word.
-_AFTER_NONE = {"removed": "removed", "added": "added"}
+_AFTER_NONE = {"removed": "removed", "added": "added", "broken": "gone"}
 
 
 def _table(changes: Sequence[Change], report: Report) -> list[str]:
