@@ -339,11 +339,22 @@ def _resolve_base(repo: Repo, base: str) -> str:
     try:
         return repo.resolve(base)
     except GitError as exc:
+        if str(exc) != f"unknown ref '{base}'":
+            raise
         remote, _, branch = base.partition("/")
-        if str(exc) == f"unknown ref '{base}'" and branch:
+        remotes = repo.remotes()
+        if branch and remote in remotes:
             raise GitError(
                 f"{exc}: fetch it first (git fetch {remote} {branch}) or name another "
                 "base with --base"
+            ) from None
+        if branch and remote.isidentifier():  # looks like remote/branch, no such remote
+            has = f"remotes: {', '.join(remotes)}" if remotes else "the repository has none"
+            local = [b for b in ("main", "master", "develop") if b in repo.branches()]
+            hint = f", e.g. --base {local[0]}" if local else ""
+            raise GitError(
+                f"{exc}: there is no remote '{remote}' ({has}); name the branch your change "
+                f"will merge into with --base{hint}"
             ) from None
         raise
 

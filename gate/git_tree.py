@@ -208,6 +208,16 @@ class Repo:
         """Whether history was cut by ``--depth``: the usual cause of missing commits in CI."""
         return self._out("rev-parse", "--is-shallow-repository").strip() == b"true"
 
+    def remotes(self) -> list[str]:
+        """The configured remotes (``origin``...), to tell an unfetched branch from a typo."""
+        proc = self._run("remote")
+        return proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
+
+    def branches(self) -> list[str]:
+        """Local branch names, to suggest a base when the default one does not exist."""
+        proc = self._run("for-each-ref", "--format=%(refname:short)", "refs/heads/")
+        return proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
+
     # listing
 
     def changed(self, base: str, head: str | None, globs: Sequence[str]) -> list[FileChange]:

@@ -307,7 +307,8 @@ def test_alias_bomb_is_refused_fast(shop: GitRepo) -> None:
         (["--base=--output=/tmp/x"], "starts with '-'"),
         (
             ["--base", "nope/branch"],
-            "unknown ref 'nope/branch': fetch it first (git fetch nope branch)",
+            "unknown ref 'nope/branch': there is no remote 'nope' (the repository has none); "
+            "name the branch your change will merge into with --base, e.g. --base main",
         ),
         (["--head=-x", "--base", "main"], "starts with '-'"),
         (["--format", "yaml"], "invalid choice"),
@@ -532,4 +533,27 @@ def test_consumer_broken_reads_as_a_name_that_is_gone(tmp_path: Path) -> None:
     markdown = run_gate(repo.path, "--base", "main", "--format", "markdown").stdout
     assert "| `consumer_broken` | `stg_orders` | `discount_code` | `discount_code` → gone |" in (
         markdown
+    )
+
+
+def test_an_unknown_base_says_fetch_only_when_the_remote_exists(
+    shop: GitRepo, tmp_path: Path
+) -> None:
+    # A repository without "origin" (a local one, or a fork with "upstream"): the
+    # default --base origin/main used to advise "git fetch origin main", which fails.
+    proc = run_gate(shop.path)
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "schema-gate: error: unknown ref 'origin/main': there is no remote 'origin' "
+        "(the repository has none); name the branch your change will merge into with "
+        "--base, e.g. --base main\n"
+    )
+    clone = GitRepo.clone(str(shop.path), tmp_path / "clone", "--single-branch")
+    proc = run_gate(clone.path, "--base", "upstream/main")
+    assert "there is no remote 'upstream' (remotes: origin)" in proc.stderr
+    proc = run_gate(clone.path, "--base", "origin/release")
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "schema-gate: error: unknown ref 'origin/release': fetch it first "
+        "(git fetch origin release) or name another base with --base\n"
     )
