@@ -366,10 +366,19 @@ def run(settings: Settings) -> Report:
 
 
 def _run(repo: Repo, settings: Settings) -> Report:
-    head_sha = repo.resolve(settings.head or "HEAD")
+    try:
+        head_sha = repo.resolve(settings.head or "HEAD")
+    except GitError as exc:
+        if settings.head is None and str(exc) == "unknown ref 'HEAD'":
+            raise GitError(
+                "HEAD names no commit yet (a new repository or an orphan branch): the working "
+                "tree is compared with the merge-base of --base and HEAD, so commit first"
+            ) from None
+        raise
     base_sha = _resolve_base(repo, settings.base)
     if settings.merge_base:
-        base_sha = repo.merge_base(base_sha, head_sha)
+        # The refs as typed, so an error names them (both were just resolved).
+        base_sha = repo.merge_base(settings.base, settings.head or "HEAD")
     config = load_config(repo, settings.head, settings.config)
     head_limits = config.limits
     config = replace(config, limits=base_limits(repo, base_sha, settings.config))

@@ -194,7 +194,7 @@ class Repo:
                 )
             raise GitError(
                 f"no merge base between '{base}' and '{head}': their histories are "
-                f"unrelated; compare against the tip of '{base}' instead"
+                f"unrelated; compare against the tip of '{base}' instead (--no-merge-base)"
             )
         raise GitError(f"git merge-base failed: {first_line(proc.stderr)}")
 

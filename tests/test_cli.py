@@ -557,3 +557,24 @@ def test_an_unknown_base_says_fetch_only_when_the_remote_exists(
         "schema-gate: error: unknown ref 'origin/release': fetch it first "
         "(git fetch origin release) or name another base with --base\n"
     )
+
+
+def test_a_repository_without_a_commit_says_commit_first(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "fresh")
+    repo.write(f"{C}/orders.yaml", ORDERS)
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("schema-gate: error: HEAD names no commit yet"), proc.stderr
+
+
+def test_no_merge_base_names_the_refs_as_typed_and_the_flag(shop: GitRepo) -> None:
+    shop.git("checkout", "-q", "--orphan", "elsewhere")
+    shop.remove(f"{C}/customers.yaml")
+    shop.commit("an unrelated root")
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "schema-gate: error: no merge base between 'main' and 'HEAD': their histories are "
+        "unrelated; compare against the tip of 'main' instead (--no-merge-base)\n"
+    )
+    assert run_gate(shop.path, "--base", "main", "--no-merge-base").returncode == 1
