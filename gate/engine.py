@@ -455,6 +455,7 @@ def _run(repo: Repo, settings: Settings) -> Report:
         head_ref=settings.head,
         head_sha=head_sha,
         files_compared=len(file_changes),
+        dialect=dialect,
         smoke=smoke,
         notices=tuple(notices),
         not_analysed=consumer_scan.not_analysed,

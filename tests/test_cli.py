@@ -578,3 +578,20 @@ def test_no_merge_base_names_the_refs_as_typed_and_the_flag(shop: GitRepo) -> No
         "unrelated; compare against the tip of 'main' instead (--no-merge-base)\n"
     )
     assert run_gate(shop.path, "--base", "main", "--no-merge-base").returncode == 1
+
+
+def test_every_report_names_the_dialect_the_types_were_read_in(shop: GitRepo) -> None:
+    # jaffle-shop-mesh-platform is a Snowflake project: read as Spark (the default)
+    # its `number` columns were DECIMAL(10,0), with nothing saying why.
+    shop.write(f"{C}/orders.yaml", ORDERS.replace("decimal(12, 2)", "number"))
+    text = run_gate(shop.path, "--base", "main")
+    assert "1 changed contract file(s) compared, data types read as spark SQL" in text.stdout
+    assert "DECIMAL(12,2) -> DECIMAL(10,0)" in text.stdout
+    shop.write(".schema-gate.yml", "dialect: snowflake\n")
+    text = run_gate(shop.path, "--base", "main")
+    assert "data types read as snowflake SQL" in text.stdout
+    assert "DECIMAL(12,2) -> DECIMAL(38,0)" in text.stdout
+    markdown = run_gate(shop.path, "--base", "main", "--format", "markdown", "--dialect", "duckdb")
+    assert "data types read as `duckdb` SQL." in markdown.stdout
+    _, report = gate_json(shop, "--dialect", "trino")
+    assert report["dialect"] == "trino"

@@ -76,6 +76,9 @@ class Report:
     head_ref: str | None = None  # None: the working tree
     head_sha: str = ""
     files_compared: int = 0
+    #: The SQL dialect the contracts' data types were read in ("" when unknown):
+    #: ``number`` is DECIMAL(10,0) in Spark and NUMBER(38,0) in Snowflake.
+    dialect: str = ""
     smoke: SmokeReport | None = None
     notices: tuple[str, ...] = field(default=())
     #: Candidate consumer files the gate could not read (docs/impact.md).

@@ -14,6 +14,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "base": {"ref": report.base_ref, "sha": report.base_sha, "merge_base": report.merge_base},
         "head": {"ref": report.head_ref, "sha": report.head_sha or None},
         "fail_on": report.fail_on.value,
+        "dialect": report.dialect or None,
         "changes": [change_dict(c) for c in report.changes],
         "acknowledgements": list(report.acknowledgements),
         "unmatched_acknowledgements": [

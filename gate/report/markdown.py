@@ -203,7 +203,8 @@ def render(report: Report) -> str:
         f"Compared {code(report.base_ref)} ({'merge-base ' if report.merge_base else ''}"
         f"{code(report.base_sha[:12])}) with "
         f"{_prose(report.head_label)}: "
-        f"{report.files_compared} changed contract file(s).",
+        f"{report.files_compared} changed contract file(s)"
+        + (f", data types read as {code(report.dialect)} SQL." if report.dialect else "."),
     ]
     important = [c for c in report.changes if report.blocks(c) or c.acknowledged]
     if important:

@@ -95,7 +95,8 @@ def render(report: Report) -> str:
     base = report.base_ref + (" (merge-base)" if report.merge_base else "")
     lines = [
         f"schema-contract-gate: {base} {report.base_sha[:12]} -> {report.head_label}",
-        f"{report.files_compared} changed contract file(s) compared",
+        f"{report.files_compared} changed contract file(s) compared"
+        + (f", data types read as {report.dialect} SQL" if report.dialect else ""),
     ]
     sections = (
         ("BREAKING", report.blocking, ""),
