@@ -344,9 +344,11 @@ def _resolve_base(repo: Repo, base: str) -> str:
         remote, _, branch = base.partition("/")
         remotes = repo.remotes()
         if branch and remote in remotes:
+            default = repo.remote_default(remote)
+            other = f" (the remote's default branch is {default})" if default else ""
             raise GitError(
                 f"{exc}: fetch it first (git fetch {remote} {branch}) or name another "
-                "base with --base"
+                f"base with --base{other}"
             ) from None
         if branch and remote.isidentifier():  # looks like remote/branch, no such remote
             has = f"remotes: {', '.join(remotes)}" if remotes else "the repository has none"

@@ -213,6 +213,12 @@ class Repo:
         proc = self._run("remote")
         return proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
 
+    def remote_default(self, remote: str) -> str | None:
+        """``origin/master`` when ``origin/HEAD`` points there (set by ``git clone``)."""
+        proc = self._run("symbolic-ref", "--quiet", "--short", "--", f"refs/remotes/{remote}/HEAD")
+        name = proc.stdout.decode("utf-8", "replace").strip()
+        return name if proc.returncode == 0 and name else None
+
     def branches(self) -> list[str]:
         """Local branch names, to suggest a base when the default one does not exist."""
         proc = self._run("for-each-ref", "--format=%(refname:short)", "refs/heads/")

@@ -553,9 +553,11 @@ def test_an_unknown_base_says_fetch_only_when_the_remote_exists(
     assert "there is no remote 'upstream' (remotes: origin)" in proc.stderr
     proc = run_gate(clone.path, "--base", "origin/release")
     assert proc.returncode == 2
+    # the clone's origin/HEAD names the branch checked out in the source: feature
     assert proc.stderr == (
         "schema-gate: error: unknown ref 'origin/release': fetch it first "
-        "(git fetch origin release) or name another base with --base\n"
+        "(git fetch origin release) or name another base with --base "
+        "(the remote's default branch is origin/feature)\n"
     )
 
 
