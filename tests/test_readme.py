@@ -70,3 +70,16 @@ def test_demo_help_explains_the_demo_instead_of_running_the_gate() -> None:
     assert "throwaway git repository" in proc.stdout
     assert "python -m gate --help" in proc.stdout
     assert "unexpected" not in proc.stdout + proc.stderr
+
+
+def test_demo_passes_on_the_gates_own_error_without_blaming_the_demo() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "demo.py"), "--dialect", "klingon"],
+        capture_output=True,
+        text=True,
+        env=gate_env(),
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "schema-gate: error: unknown dialect 'klingon'" in proc.stderr
+    assert "its error is above" in proc.stderr and "unexpected" not in proc.stderr
