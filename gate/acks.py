@@ -17,7 +17,7 @@ columns (to the next tab stop), so an indented tab makes a code block, not a lin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from gate.diff import Change
@@ -59,9 +59,8 @@ def _strip_html_comments(text: str) -> str:
     return re.sub(r"<!--.*?(?:-->|\Z)", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
 
 
-def parse_pr_body(body: str) -> list[Token]:
-    """Every token in ``accept-breaking-change:`` lines of a PR body."""
-    tokens: list[Token] = []
+def _prose_lines(body: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a PR body outside HTML comments and fenced code."""
     fence: str | None = None
     for number, line in enumerate(_NEWLINE.split(_strip_html_comments(body)), start=1):
         marker = _FENCE.match(line)
@@ -72,12 +71,37 @@ def parse_pr_body(body: str) -> list[Token]:
             elif opener[0] == fence[0] and len(opener) >= len(fence):
                 fence = None
             continue
-        if fence is not None:
-            continue
+        if fence is None:
+            yield number, line
+
+
+def parse_pr_body(body: str) -> list[Token]:
+    """Every token in ``accept-breaking-change:`` lines of a PR body."""
+    tokens: list[Token] = []
+    for number, line in _prose_lines(body):
         match = _LINE.match(line)
         if match:
             tokens.extend(Token(value, f"pr-body:{number}") for value in _split(match["tokens"]))
     return tokens
+
+
+#: The key as people misspell or decorate it: plural, spaces or underscores.
+_LOOSE = re.compile(r"accept[\s_-]*breaking[\s_-]*changes?\b", re.IGNORECASE)
+
+
+def near_misses(body: str) -> list[int]:
+    """Lines that mention the key but do not acknowledge anything.
+
+    ``accept-breaking-changes:``, ``accept breaking change:``, a quote (``>``)
+    or a task-list box before the key: the author meant to acknowledge, and the
+    report should say why it did not count rather than only print the FAIL.
+    Comments and code blocks are left out (templates explain the syntax there).
+    """
+    return [
+        number
+        for number, line in _prose_lines(body)
+        if _LOOSE.search(line) and not _LINE.match(line)
+    ]
 
 
 def parse_list(text: str | None, source: str) -> list[Token]:

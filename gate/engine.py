@@ -420,6 +420,12 @@ def _run(repo: Repo, settings: Settings) -> Report:
     acked = acks.apply(changes, _tokens(settings))
     smoke = _smoke(repo, settings, head, globs, dialect, limits) if settings.smoke else None
     notices = list(settings.notices) + warnings
+    for number in acks.near_misses(settings.pr_body or ""):
+        notices.append(
+            f"PR body line {number} mentions accept-breaking-change but acknowledges nothing: "
+            "start the line with 'accept-breaking-change: <dataset>' (a list bullet is fine; "
+            "a quote, a checkbox or another spelling of the key is not)"
+        )
     if head_limits != limits:
         notices.append(
             "this PR changes 'limits' in the config; the base branch's limits apply until "

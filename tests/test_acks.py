@@ -98,3 +98,19 @@ def test_additive_changes_are_not_marked_but_the_token_is_matched() -> None:
 def test_unmatched_tokens_are_reported_once() -> None:
     result = acks.apply([_change("a")], acks.parse_list("typo, typo, a", "--accept"))
     assert [t.value for t in result.unmatched] == ["typo"]
+
+
+def test_near_misses_are_lines_meant_as_acknowledgements_that_are_not() -> None:
+    body = (
+        "accept-breaking-changes: shop.orders\n"  # 1 plural
+        "Accept breaking change: shop.orders\n"  # 2 spaces
+        "> accept-breaking-change: shop.orders\n"  # 3 quoted
+        "- [x] accept-breaking-change: shop.orders\n"  # 4 task-list box
+        "accept-breaking-change: shop.orders\n"  # 5 the real thing
+        "- accept-breaking-change: shop.customers\n"  # 6 a bullet is fine
+        "<!-- accept-breaking-change-s: x -->\n"  # 7 a template comment
+        "```\naccept breaking change: x\n```\n"  # 8-10 a code block
+        "Nothing to accept here.\n"  # 11
+    )
+    assert acks.near_misses(body) == [1, 2, 3, 4]
+    assert [t.source for t in acks.parse_pr_body(body)] == ["pr-body:5", "pr-body:6"]

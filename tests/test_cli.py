@@ -597,3 +597,17 @@ def test_every_report_names_the_dialect_the_types_were_read_in(shop: GitRepo) ->
     assert "data types read as `duckdb` SQL." in markdown.stdout
     _, report = gate_json(shop, "--dialect", "trino")
     assert report["dialect"] == "trino"
+
+
+def test_a_misspelt_acknowledgement_line_is_named_in_the_report(shop: GitRepo) -> None:
+    shop.remove(f"{C}/customers.yaml")
+    body = "Retire customers.\n\naccept-breaking-changes: lake/shop/customers\n"
+    proc = run_gate(shop.path, "--base", "main", "--pr-body-file", "-", stdin=body)
+    assert proc.returncode == 1
+    assert (
+        "note: PR body line 3 mentions accept-breaking-change but acknowledges nothing: "
+        "start the line with 'accept-breaking-change: <dataset>'"
+    ) in proc.stdout
+    fixed = body.replace("changes:", "change:")
+    proc = run_gate(shop.path, "--base", "main", "--pr-body-file", "-", stdin=fixed)
+    assert proc.returncode == 0 and "PR body line" not in proc.stdout
