@@ -365,6 +365,20 @@ def test_github_annotations(shop: GitRepo) -> None:
     assert lines[-1].startswith("::error::FAIL")
 
 
+def test_github_format_carries_the_notes_of_the_text_report(shop: GitRepo) -> None:
+    # The config file used (reviewers must read it like code) and a broken base
+    # contract were printed as "note:" in text and dropped from --format github.
+    shop.write(".schema-gate.yml", "rules:\n  column_added: error\n")
+    shop.write(f"{C}/orders.yaml", ORDERS + "  - name: y\n")
+    proc = run_gate(shop.path, "--base", "main", "--format", "github")
+    assert proc.returncode == 1
+    assert (
+        "::notice title=schema-contract-gate::config read from .schema-gate.yml (HEAD side; "
+        "changes to it are part of this PR)"
+    ) in proc.stdout.splitlines()
+    assert proc.stdout.splitlines()[-1].startswith("::error::FAIL")
+
+
 def test_output_file_and_list_rules(shop: GitRepo, tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     proc = run_gate(shop.path, "--base", "main", "--format", "json", "--output", str(out))

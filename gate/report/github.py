@@ -119,5 +119,9 @@ def annotations(report: Report, limit: int | None = None) -> list[str]:
 
 def render(report: Report) -> str:
     lines = annotations(report)
+    # What the text report prints as "note:" (the config file used, a broken base
+    # contract, an acknowledgement line that did not count): the Action shows these
+    # in its job summary; a workflow of its own that runs --format github needs them here.
+    lines += [f"::notice title=schema-contract-gate::{escape_data(n)}" for n in report.notices]
     lines.append(("::notice::" if report.passed else "::error::") + escape_data(report.verdict()))
     return "\n".join(lines) + "\n"
