@@ -264,8 +264,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(text)
         return report.exit_code
     except GateError as exc:
+        message = str(exc)
+        if message.startswith("not a git repository") and args.repo == ".":
+            message += " (run the gate inside your repository, or pass --repo DIR)"
         # Errors quote names from the pull request: one line, nothing it can forge.
-        sys.stderr.write(escape_line(f"{PROG}: error: {exc}") + "\n")
+        sys.stderr.write(escape_line(f"{PROG}: error: {message}") + "\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")

@@ -332,7 +332,12 @@ def test_bad_invocations_exit_2_with_one_line(
 def test_not_a_git_repository_exits_2(tmp_path: Path) -> None:
     proc = run_gate(tmp_path, "--base", "main")
     assert proc.returncode == 2
-    assert "not a git repository" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr == (
+        f"schema-gate: error: not a git repository: {tmp_path} "
+        "(run the gate inside your repository, or pass --repo DIR)\n"
+    )
+    proc = run_gate(tmp_path, "--base", "main", "--repo", str(tmp_path))
+    assert proc.stderr == f"schema-gate: error: not a git repository: {tmp_path}\n"
 
 
 def test_markdown_report(shop: GitRepo) -> None:
