@@ -630,3 +630,20 @@ def test_a_misspelt_acknowledgement_line_is_named_in_the_report(shop: GitRepo) -
     fixed = body.replace("changes:", "change:")
     proc = run_gate(shop.path, "--base", "main", "--pr-body-file", "-", stdin=fixed)
     assert proc.returncode == 0 and "PR body line" not in proc.stdout
+
+
+def test_a_misspelt_acknowledgement_suggests_the_dataset_meant(shop: GitRepo) -> None:
+    shop.remove(f"{C}/customers.yaml")
+    env = gate_env() | {"ACCEPT_BREAKING_CHANGE": "shop.custmers,nothing.like.it"}
+    proc = run_gate(shop.path, "--base", "main", env=env)
+    assert proc.returncode == 1
+    assert (
+        "  'shop.custmers' (from ACCEPT_BREAKING_CHANGE) names no changed dataset "
+        "(did you mean 'lake/shop/customers'?)"
+    ) in proc.stdout.splitlines()
+    assert (
+        "  'nothing.like.it' (from ACCEPT_BREAKING_CHANGE) names no changed dataset; "
+        "check the spelling"
+    ) in proc.stdout.splitlines()
+    markdown = run_gate(shop.path, "--base", "main", "--format", "markdown", env=env).stdout
+    assert "names no changed dataset (did you mean `lake/shop/customers`?)" in markdown

@@ -6,12 +6,13 @@ GitHub annotations can never disagree about the exit code.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gate.acks import Token
+from gate.acks import Token, names_for
 from gate.diff import Change
 from gate.model import NotAnalysed
 from gate.rules import UNACKNOWLEDGEABLE, Severity
@@ -126,6 +127,18 @@ class Report:
     def datasets_to_acknowledge(self) -> tuple[str, ...]:
         """Dataset ids whose blocking changes an acknowledgement would clear."""
         return tuple(sorted({c.dataset for c in self.blocking if c.rule not in UNACKNOWLEDGEABLE}))
+
+    def closest_dataset(self, token: str) -> str | None:
+        """The changed dataset an unmatched token most likely meant (a typo), if any.
+
+        Only ids of datasets with a blocking-capable change are offered: those are
+        the ones an acknowledgement can act on.
+        """
+        ids = sorted({c.dataset for c in self.changes if c.severity is not Severity.INFO})
+        # Every name a token may use (``shop.orders`` for ``lake/shop/orders``) -> the id.
+        names = {name.lower(): i for i in ids for name in sorted(names_for(i))}
+        match = difflib.get_close_matches(token.lower(), list(names), n=1, cutoff=0.75)
+        return names[match[0]] if match else None
 
     @property
     def consumers_to_fix(self) -> tuple[Change, ...]:

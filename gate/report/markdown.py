@@ -229,10 +229,10 @@ def render(report: Report) -> str:
     lines += _who_reads(report)
     if report.unmatched_acknowledgements:
         lines += ["", "### Acknowledgements that match nothing", ""]
-        lines += [
-            f"- {code(t.value)} ({_prose(t.source)}) names no changed dataset: check the spelling."
-            for t in report.unmatched_acknowledgements
-        ]
+        for t in report.unmatched_acknowledgements:
+            meant = report.closest_dataset(t.value)
+            hint = f" (did you mean {code(meant)}?)" if meant else ": check the spelling."
+            lines.append(f"- {code(t.value)} ({_prose(t.source)}) names no changed dataset{hint}")
     if report.ambiguous_acknowledgements:
         lines += ["", "### Acknowledgements that name several datasets", ""]
         lines += [

@@ -126,9 +126,9 @@ def render(report: Report) -> str:
     if report.unmatched_acknowledgements:
         lines += ["", f"UNMATCHED ACKNOWLEDGEMENTS ({len(report.unmatched_acknowledgements)})"]
         for token in report.unmatched_acknowledgements:
-            lines.append(
-                f"  '{token.value}' (from {token.source}) names no changed dataset; check the spelling"
-            )
+            meant = report.closest_dataset(token.value)
+            hint = f" (did you mean '{meant}'?)" if meant else "; check the spelling"
+            lines.append(f"  '{token.value}' (from {token.source}) names no changed dataset{hint}")
     if report.not_analysed:
         lines += ["", *_not_analysed(report)]
     if report.smoke is not None:
