@@ -161,6 +161,10 @@ def _policy(entry: Any, path: str, line: int | None) -> Policy:
     datasets = _str_list(entry["datasets"], path, "'datasets'", where)
     contract = entry.get("schema_contract", "evolve")
     if isinstance(contract, str):
+        if contract not in MODES:  # the one-word form: no entity to name
+            raise ContractError(
+                path, f"unknown schema_contract mode '{contract}'; use {', '.join(MODES)}", where
+            )
         contract = dict.fromkeys(ENTITIES, contract)
     if not isinstance(contract, dict):
         raise ContractError(

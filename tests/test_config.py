@@ -113,6 +113,11 @@ def test_config_contracts_and_dialect(shop: GitRepo) -> None:
             "policies:\n  - datasets: [a]\n    schema_contract: {columns: melt}\n",
             ".schema-gate.yml:2: unknown mode 'melt'",
         ),
+        (  # the one-word form named an entity the user never wrote ("for 'tables'")
+            "policies:\n  - datasets: [a]\n    schema_contract: frozen\n",
+            ".schema-gate.yml:2: unknown schema_contract mode 'frozen'; use evolve, freeze, "
+            "discard_row, discard_value\n",
+        ),
         (
             "policies:\n  - schema_contract: freeze\n",
             ".schema-gate.yml:2: a policy needs 'datasets'",
