@@ -206,3 +206,24 @@ def test_every_rule_side_is_documented_in_the_perspective_table() -> None:
             rule.severity_for("producer").value,
             rule.severity.value,
         ], rule.id
+
+
+def test_a_change_graded_by_the_config_says_so_in_the_text_report(shop: GitRepo) -> None:
+    # A frozen dataset's column_added sat under BREAKING with "column 'x' was
+    # added" and nothing saying why an addition blocks.
+    shop.write(
+        ".schema-gate.yml",
+        "policies:\n  - datasets: [shop.*]\n    schema_contract: {columns: freeze}\n"
+        "rules:\n  type_widened: warning\n",
+    )
+    proc = run_gate(shop.path, "--base", "main")
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "  column_added shop.orders.note: (none) -> STRING  [error by config; default info]" in (
+        lines
+    )
+    assert "  type_widened shop.orders.id: INT -> BIGINT  [warning by config; default info]" in (
+        lines
+    )
+    shop.remove(".schema-gate.yml")
+    assert "by config" not in run_gate(shop.path, "--base", "main").stdout

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gate import rules
 from gate.diff import Change
 from gate.report.base import Report, arrow, visible
 from gate.rules import Severity
@@ -35,6 +36,15 @@ def escape_line(line: str) -> str:
         indent = line[: len(line) - len(stripped)]
         line = f"{indent}\\x{ord(stripped[0]):02x}{stripped[1:]}"
     return line
+
+
+def _regraded(change: Change) -> str:
+    """Why a change sits in a section its rule does not default to (a policy, a
+    ``rules:`` entry or the perspective): a blocking ``column_added`` needs a reason."""
+    default = rules.get(change.rule).severity
+    if change.severity is default:
+        return ""
+    return f"  [{change.severity.value} by config; default {default.value}]"
 
 
 def _location(path: str, line: int | None) -> str:
@@ -120,7 +130,7 @@ def render(report: Report) -> str:
             # A dataset-level finding with no value on either side (model_added,
             # model_removed) says it all in its rule id: no "(none) -> (none)".
             shown = "" if change.before is None and change.after is None else f": {arrow(change)}"
-            lines.append(f"  {change.rule} {change.target}{shown}{mark}")
+            lines.append(f"  {change.rule} {change.target}{shown}{mark}{_regraded(change)}")
             lines.append(f"      {change.message}  ({_location(change.path, change.line)})")
             lines += _consumers(change)
     if report.unmatched_acknowledgements:
