@@ -728,7 +728,10 @@ def _pathspecs(globs: Sequence[str] | str) -> list[str]:
             raise UsageError(f"contract glob '{glob}' must be relative to the repository root")
         parts = [p for p in pattern.split("/") if p not in ("", ".")]
         if ".." in parts:
-            raise UsageError(f"contract glob '{glob}' leaves the repository")
+            raise UsageError(
+                f"contract glob '{glob}' leaves the repository (globs start at the repository "
+                "root wherever the gate runs)"
+            )
         if not parts:
             raise UsageError(f"invalid contract glob: {glob!r}")
         magic = "top,glob,exclude" if negate else "top,glob"

@@ -156,6 +156,11 @@ def test_config_path_is_the_repositorys_from_a_subdirectory_too(shop: GitRepo) -
         "schema-gate: error: --config ../gate.yml: give the path relative to the repository "
         "root (it is read from the HEAD side, like git show HEAD:PATH) or an absolute path\n"
     )
+    proc = run_gate(sub, "--base", "main", "--contracts", "../soda/**/*.yaml")
+    assert proc.returncode == 2 and proc.stderr == (
+        "schema-gate: error: contract glob '../soda/**/*.yaml' leaves the repository "
+        "(globs start at the repository root wherever the gate runs)\n"
+    )
     for path in ("gate.yml", str(shop.path / "gate.yml")):
         proc = run_gate(sub, "--base", "main", "--config", path)
         assert proc.returncode == 1, proc.stderr
