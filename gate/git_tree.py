@@ -136,6 +136,9 @@ class Repo:
         self._dirs: dict[str, str] = {}
         self._empty_tree: str | None = None
         self._reader: _BlobReader | None = None
+        # Full shas known to name commits: an object id never changes what it names,
+        # so a run asks git once per commit instead of at every read (~10 calls).
+        self._commits: set[str] = set()
 
     def __enter__(self) -> Repo:
         return self
@@ -155,15 +158,20 @@ class Repo:
         """Verify ``ref`` names a commit and return its full sha.
 
         Refs come from users and CI variables, so one that git could read as an
-        option is refused before git sees it.
+        option is refused before git sees it. A branch name is asked about
+        every time (it may move); a full sha once.
         """
         _check_ref(ref)
+        if ref in self._commits:
+            return ref
         proc = self._run(
             "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
         )
         sha = proc.stdout.strip()
         if proc.returncode == 0 and _HEX.match(sha):
-            return sha.decode("ascii")
+            commit = sha.decode("ascii")
+            self._commits.add(commit)
+            return commit
         # Not ``rev-parse --verify``: a bare full sha "verifies" even when absent.
         exists = self._run("cat-file", "-e", ref)  # safe: ``ref`` cannot start with "-"
         if exists.returncode == 0:
@@ -185,7 +193,9 @@ class Repo:
         proc = self._run("merge-base", base_sha, head_sha)
         sha = proc.stdout.strip()
         if proc.returncode == 0 and _HEX.match(sha):
-            return sha.decode("ascii")
+            commit = sha.decode("ascii")
+            self._commits.add(commit)  # git just named it: a commit
+            return commit
         if proc.returncode == 1 and not proc.stderr.strip():
             if self.is_shallow():
                 raise GitError(
@@ -344,19 +354,31 @@ class Repo:
 
     def read_file(self, head: str | None, path: str) -> bytes | None:
         """One file (a config file) at ``head`` or in the working tree; ``None`` if absent."""
-        if os.path.isabs(path):  # e.g. --config given as an absolute path inside the repository
-            path = self.safe_path(path).relative_to(self._real_root).as_posix()
-        rel = _relpath(path)
+        return self.read_optional(head, [path])[path]
+
+    def read_optional(self, head: str | None, paths: Sequence[str]) -> dict[str, bytes | None]:
+        """Several optional files (config files) as ``read_file`` reads one, with one lookup.
+
+        Keys are the paths as given; ``None`` where a file is absent.
+        """
+        rels: dict[str, str] = {}
+        for path in paths:
+            rel = path
+            if os.path.isabs(path):  # e.g. --config given as an absolute path in the repository
+                rel = self.safe_path(path).relative_to(self._real_root).as_posix()
+            rels[path] = _relpath(rel)
         if head is None:
-            target = self.safe_path(rel)
-            return self.read_worktree(rel) if target.is_file() else None
-        commit = self.resolve(head)
-        kind, sha = self._lookup(commit, [rel])[rel]
-        if kind == "symlink":
-            raise UsageError(f"{rel}: refusing a symlink that leads outside the repository")
-        if kind != "blob" or sha is None:
-            return None
-        return self.read_blobs([sha])[sha]
+            return {
+                path: self.read_worktree(rel) if self.safe_path(rel).is_file() else None
+                for path, rel in rels.items()
+            }
+        found = self._lookup(self.resolve(head), list(dict.fromkeys(rels.values())))
+        for rel, (kind, _sha) in found.items():
+            if kind == "symlink":
+                raise UsageError(f"{rel}: refusing a symlink that leads outside the repository")
+        shas = {rel: sha for rel, (kind, sha) in found.items() if kind == "blob" and sha}
+        blobs = self.read_blobs(sorted(set(shas.values())))
+        return {path: blobs[shas[rel]] if rel in shas else None for path, rel in rels.items()}
 
     def existing(self, head: str | None, paths: Sequence[str]) -> dict[str, str | None]:
         """Which of ``paths`` are files at ``head``: path -> blob id (``None`` in the

@@ -302,7 +302,7 @@ def test_a_consumer_symlink_out_of_the_repository_is_not_read(tmp_path: Path) ->
 
 
 def test_many_consumers_parse_in_worker_processes_with_the_same_result(dbt: GitRepo) -> None:
-    for i in range(205):  # over the 200-file threshold for worker processes
+    for i in range(205):  # over every threshold for worker processes (fork or spawn)
         dbt.write(
             f"models/reports/r{i}.sql",
             f"select order_id, discount_code as code_{i}\nfrom {{{{ ref('stg_orders') }}}}\n",

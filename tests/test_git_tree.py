@@ -684,3 +684,33 @@ def test_files_containing_reads_needles_from_stdin(tmp_path: Path) -> None:
         assert repo.read_files("HEAD", ["models/b.sql", "missing.sql"]) == {
             "models/b.sql": b"select * from Table_100\n"
         }
+
+
+def test_read_optional_reads_several_config_files_in_one_lookup(
+    g: GitRepo, repo: Repo, tmp_path: Path
+) -> None:
+    g.write(".schema-gate.yml", "dialect: spark\n")
+    commit = g.commit("config")
+    for head in (commit, None):  # a commit, then the working tree
+        files = repo.read_optional(head, [".schema-gate.yml", "pyproject.toml", "README.md"])
+        assert files == {
+            ".schema-gate.yml": b"dialect: spark\n",
+            "pyproject.toml": None,
+            "README.md": b"hello\n",
+        }
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token\n")
+    g.symlink("pyproject.toml", str(secret))
+    leaked = g.commit("a config that leads outside")
+    for head in (leaked, None):
+        with pytest.raises(UsageError, match=r"pyproject\.toml: refusing a"):
+            repo.read_optional(head, [".schema-gate.yml", "pyproject.toml"])
+
+
+def test_a_full_sha_is_verified_once_and_a_branch_every_time(g: GitRepo, repo: Repo) -> None:
+    first = repo.resolve("main")
+    assert repo.resolve(first) == first
+    second = g.commit("another")
+    assert repo.resolve("main") == second  # a branch may move
+    assert repo.resolve(first) == first  # a commit id names the same commit forever
+    assert repo.merge_base(first, second) == first

@@ -3,14 +3,12 @@
 Cost stays with the change: nothing happens unless a breaking change needs
 explaining, one ``git grep -F -i -f -`` picks the files that mention a changed
 dataset's table name at all, and only those are read (one batched blob read)
-and parsed (in worker processes when there are many).
+and parsed (in the run's worker processes when there are several).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,14 +18,16 @@ from gate.consumers.names import NameIndex, dataset_names
 from gate.diff import Change
 from gate.git_tree import Repo
 from gate.model import Dataset, NotAnalysed, UsageError
+from gate.workers import Workers
 
 if TYPE_CHECKING:  # the readers import sqlglot's optimizer: only when there is work
     from gate.consumers.reader import FileResult, Found
 
 #: Below this many files, worker processes cost more than they save: a dbt model
-#: takes ~2 ms of CPU to analyse (1 ms with sqlglotc), and starting the pool and
-#: shipping the work costs about as much as 100 models (measured, docs/performance.md).
-_PARALLEL_THRESHOLD = 200
+#: takes ~2 ms of CPU to analyse (1 ms with sqlglotc); a forked worker starts in
+#: ~10 ms (or is already running), a spawned one re-imports the gate (~0.3 s).
+_FORK_THRESHOLD = 12
+_SPAWN_THRESHOLD = 200
 
 
 @dataclass(frozen=True)
@@ -37,26 +37,23 @@ class Scan:
     files_read: int = 0
 
 
-#: What every file's analysis shares: set once per worker, not pickled per file.
-_SHARED: dict[str, object] = {}
+#: What every file's analysis shares: dialect, name index, columns by dataset, size cap.
+_Shared = tuple[str, NameIndex, dict[str, frozenset[str]], int]
 
 
-def _share(dialect: str, index: NameIndex, columns: dict[str, frozenset[str]], cap: int) -> None:
-    _SHARED.update(dialect=dialect, index=index, columns=columns, cap=cap)
-
-
-def _read_one(item: tuple[str, bytes]) -> FileResult:
+def _read_one(shared: _Shared, item: tuple[str, bytes]) -> FileResult:
     from gate.consumers.reader import read_consumer
 
     path, data = item
-    return read_consumer(
-        path,
-        data,
-        _SHARED["dialect"],  # type: ignore[arg-type]
-        _SHARED["index"],  # type: ignore[arg-type]
-        _SHARED["columns"],  # type: ignore[arg-type]
-        _SHARED["cap"],  # type: ignore[arg-type]
-    )
+    return read_consumer(path, data, *shared)
+
+
+def warm(dialect: str) -> None:
+    """Load what analysing a consumer needs (~50 ms: sqlglot's optimizer, the
+    dialect's parser) ahead of time, as a worker process starts."""
+    from gate.consumers.reader import read_consumer
+
+    read_consumer("warm.sql", b"select a from t where b = 1", dialect, NameIndex([]), {})
 
 
 def scan(
@@ -67,7 +64,7 @@ def scan(
     head_datasets: Sequence[Dataset],
     config: ConsumerConfig,
     dialect: str,
-    jobs: int | None = None,
+    workers: Workers | None = None,
 ) -> Scan:
     """Every read of a changed dataset in the consumer files at ``head``."""
     wanted = [c for c in changes if wants_consumers(c)]
@@ -106,17 +103,16 @@ def scan(
             for path in paths
             if path not in blobs
         ]
-    items = texts
-    shared = (dialect, index, frozen, config.max_file_bytes)
-    workers = jobs if jobs is not None else min(os.cpu_count() or 1, 8)
-    if workers <= 1 or len(items) < _PARALLEL_THRESHOLD:
-        _share(*shared)
-        results = [_read_one(item) for item in items]
-    else:
-        with ProcessPoolExecutor(max_workers=workers, initializer=_share, initargs=shared) as pool:
-            results = list(
-                pool.map(_read_one, items, chunksize=max(4, len(items) // (workers * 4)))
-            )
+    shared: _Shared = (dialect, index, frozen, config.max_file_bytes)
+    if workers is None:
+        workers = Workers(1)
+    results = workers.map(
+        _read_one,
+        shared,
+        texts,
+        fork_threshold=_FORK_THRESHOLD,
+        spawn_threshold=_SPAWN_THRESHOLD,
+    )
     found = tuple(f for r in results for f in r.found)
     not_analysed = (*unreadable, *(n for r in results for n in r.not_analysed))
-    return Scan(found=found, not_analysed=not_analysed, files_read=len(items))
+    return Scan(found=found, not_analysed=not_analysed, files_read=len(texts))

@@ -1,0 +1,175 @@
+"""Worker processes for the two CPU-bound steps: parsing contracts, analysing consumers.
+
+A pull request of 100 changed contracts parses 200 files and analyses ~100 SQL
+models; each step is a few hundred milliseconds of pure Python, and CI runners
+have 2 cores or more. A *fork* of the parent starts in a few milliseconds (it
+inherits the imported modules), so even small batches are worth splitting; a
+*spawn* or *forkserver* start re-imports the gate in every worker (~0.3 s), so
+without a safe fork only large batches use workers, as before.
+
+One ``Workers`` serves a whole run: the pool is created at the first batch big
+enough to need it and reused after that, and the calling process takes a share
+of every batch instead of waiting. Results come back in input order, and the
+first exception in input order is the one raised, whatever the worker count,
+so ``--jobs 2`` and ``--jobs 1`` give the same report and the same error.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Generic, TypeVar
+
+__all__ = ["Workers", "default_count", "fork_is_safe"]
+
+S = TypeVar("S")
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Items per chunk at least: shipping a chunk costs ~0.3 ms.
+_MIN_CHUNK = 2
+#: Chunks per process: the pool queues one chunk ahead, which the calling process
+#: cannot take back, so small chunks keep the processes finishing together.
+_CHUNKS_PER_PROCESS = 8
+
+
+def default_count() -> int:
+    """The CPUs this process may run on (a container's share, not the host's), at most 8."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 1
+    return max(1, min(usable, 8))
+
+
+def fork_is_safe() -> bool:
+    """Whether workers can be forked: a platform whose ``fork`` is sound, no other thread.
+
+    A fork copies only the calling thread, so a lock another thread holds stays
+    locked forever in the child; macOS's system libraries are not fork-safe
+    (Python itself stopped defaulting to fork there). Python 3.14 moved the
+    Linux default to forkserver for the same thread reason; asking for fork
+    explicitly, only when this is the sole thread, keeps it sound.
+    """
+    return (
+        sys.platform.startswith("linux")
+        and "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+    )
+
+
+class _Task(Generic[S, T, R]):
+    """One chunk of a batch, as a picklable callable run in a worker."""
+
+    def __init__(self, fn: Callable[[S, T], R], shared: S) -> None:
+        self.fn = fn
+        self.shared = shared
+
+    def __call__(self, items: Sequence[T]) -> list[R]:
+        return [self.fn(self.shared, item) for item in items]
+
+
+class Workers:
+    """A lazily created process pool, shared by every batch of one run.
+
+    ``jobs`` is the number of processes doing the work *including* this one:
+    ``1`` keeps everything in-process, ``None`` means one per usable CPU.
+    Close it (or use it as a context manager) before closing anything the
+    forked workers inherited, such as the git blob reader's pipes.
+    """
+
+    def __init__(self, jobs: int | None = None) -> None:
+        self.jobs = default_count() if jobs is None else max(1, jobs)
+        #: Run in each worker as it starts, e.g. imports a later batch will need:
+        #: a worker has idle moments early on, the run's end is the critical path.
+        self.warm: Callable[[], object] | None = None
+        self._pool: ProcessPoolExecutor | None = None
+        self._forked = False
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers; a later batch starts new ones."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def map(
+        self,
+        fn: Callable[[S, T], R],
+        shared: S,
+        items: Sequence[T],
+        *,
+        fork_threshold: int,
+        spawn_threshold: int,
+    ) -> list[R]:
+        """``[fn(shared, item) for item in items]``, spread over the workers.
+
+        ``fn`` must be a module-level function; ``shared`` and the items are
+        pickled once per chunk. Batches below the threshold for the pool's start
+        method stay in-process. The first exception in item order propagates.
+        """
+        task: _Task[S, T, R] = _Task(fn, shared)
+        pool = self._pool_for(len(items), fork_threshold, spawn_threshold)
+        if pool is None:
+            return task(items)
+        processes = self.jobs
+        size = max(_MIN_CHUNK, -(-len(items) // (processes * _CHUNKS_PER_PROCESS)))
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        # The first chunk is ours; the pool takes the rest in order, and we take
+        # back from the end whatever it has not started by the time we are free.
+        futures: list[Future[list[R]] | None] = [None] + [pool.submit(task, c) for c in chunks[1:]]
+        results: list[list[R] | BaseException | None] = [None] * len(chunks)
+        try:
+            results[0] = task(chunks[0])
+            for i in range(len(chunks) - 1, 0, -1):
+                future = futures[i]
+                if future is None or not future.cancel():
+                    break
+                try:
+                    results[i] = task(chunks[i])
+                except Exception as exc:  # raised below, in item order
+                    results[i] = exc
+            for i in range(1, len(chunks)):
+                outcome = results[i]
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                if outcome is None:
+                    future = futures[i]
+                    assert future is not None
+                    results[i] = future.result()
+        except BaseException:
+            for future in futures:
+                if future is not None:
+                    future.cancel()
+            raise
+        return [r for chunk in results if isinstance(chunk, list) for r in chunk]
+
+    def _pool_for(
+        self, count: int, fork_threshold: int, spawn_threshold: int
+    ) -> ProcessPoolExecutor | None:
+        if self.jobs <= 1 or count < 2:
+            return None
+        if self._pool is not None:
+            return (
+                self._pool
+                if count >= (fork_threshold if self._forked else spawn_threshold)
+                else None
+            )
+        forked = fork_is_safe()
+        if count < (fork_threshold if forked else spawn_threshold):
+            return None
+        context = multiprocessing.get_context("fork") if forked else None
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.jobs - 1, mp_context=context, initializer=self.warm
+        )
+        self._forked = forked
+        return self._pool

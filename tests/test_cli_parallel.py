@@ -1,0 +1,103 @@
+"""Worker processes through the CLI: the same report and the same error whatever ``--jobs``.
+
+A pull request of 40 changed contracts (80 files to parse, both sides) and 30
+SQL models reading them is over both fork thresholds (engine and consumer
+scan), so ``--jobs 2`` and ``--jobs 3`` parse and analyse in worker processes
+while ``--jobs 1`` stays in-process.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gate.consumers import scan
+from gate.workers import fork_is_safe
+from tests.conftest import run_gate
+from tests.gitrepo import GitRepo
+
+C = "soda/contracts"
+N = 40
+MODELS = 30
+
+
+def contract(i: int, *, dropped: bool = False) -> str:
+    columns = [("id", "bigint"), ("amount", "decimal(12, 2)"), ("note", "string")]
+    if dropped:
+        columns = [(n, "int" if n == "id" else t) for n, t in columns if n != "note"]
+    body = "".join(f"  - name: {n}\n    data_type: {t}\n" for n, t in columns)
+    return f"dataset: lake/shop/t{i:02d}\ncolumns:\n{body}"
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> GitRepo:
+    """40 contracts and 30 models on main; on feature every contract drops ``note``
+    and narrows ``id``, so every model that reads them breaks."""
+    repo = GitRepo(tmp_path / "shop")
+    for i in range(N):
+        repo.write(f"{C}/t{i:02d}.yaml", contract(i))
+    for m in range(MODELS):
+        a, b = m, m + 10  # every table is read, ten by two models
+        repo.write(
+            f"models/m{m:02d}.sql",
+            f"select x.id, x.note, y.amount\nfrom shop.t{a:02d} as x\n"
+            f"join shop.t{b:02d} as y on x.id = y.id\nwhere y.note is not null\n",
+        )
+    repo.commit("contracts and models")
+    repo.branch("feature")
+    for i in range(N):
+        repo.write(f"{C}/t{i:02d}.yaml", contract(i, dropped=True))
+    repo.commit("drop note, narrow id")
+    return repo
+
+
+def test_the_batches_are_big_enough_to_use_workers() -> None:
+    from gate import engine
+
+    assert 2 * N >= engine._FORK_THRESHOLD
+    assert MODELS >= scan._FORK_THRESHOLD
+
+
+@pytest.mark.skipif(not fork_is_safe(), reason="forking workers needs Linux")
+def test_same_report_whatever_the_worker_count(shop: GitRepo) -> None:
+    outputs = {}
+    for jobs in ("1", "2", "3"):
+        proc = run_gate(
+            shop.path, "--base", "main", "--head", "feature", "--format", "json", "--jobs", jobs
+        )
+        assert proc.returncode == 1, proc.stderr
+        outputs[jobs] = json.loads(proc.stdout)
+    assert outputs["2"] == outputs["1"]
+    assert outputs["3"] == outputs["1"]
+    report = outputs["1"]
+    broken = [c for c in report["changes"] if c["rule"] == "consumer_broken"]
+    assert {c["path"] for c in broken} == {f"models/m{m:02d}.sql" for m in range(MODELS)}
+    removed = [c for c in report["changes"] if c["rule"] == "column_removed"]
+    assert len(removed) == N
+    assert all(c["consumers"] for c in removed)  # every table is read by some model
+
+
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        ((3, 33), 3),  # the first file is the caller's own; a later one too
+        ((21,), 21),  # in the middle: a worker's chunk
+        ((39,), 39),  # the last file: a chunk the caller may take back
+        ((26, 39), 26),
+    ],
+)
+def test_a_bad_contract_in_a_parallel_batch_is_one_line_and_exit_2(
+    shop: GitRepo, bad: tuple[int, ...], named: int
+) -> None:
+    for i in bad:
+        shop.write(f"{C}/t{i:02d}.yaml", f"dataset: lake/shop/t{i:02d}\ncolumns: [unclosed\n")
+    expected = f"schema-gate: error: {C}/t{named:02d}.yaml:3: invalid YAML"
+    for jobs in ("1", "2"):
+        proc = run_gate(shop.path, "--base", "main", "--jobs", jobs)  # the working tree
+        assert proc.returncode == 2, (jobs, proc.stderr)
+        assert proc.stdout == ""
+        assert proc.stderr.startswith(expected), (jobs, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in proc.stderr

@@ -1,0 +1,95 @@
+"""The run's worker pool with real processes: order, errors, and when it forks at all."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from gate.model import ContractError
+from gate.workers import Workers, default_count, fork_is_safe
+
+pytestmark = pytest.mark.skipif(not fork_is_safe(), reason="forking workers needs Linux")
+
+
+def square(offset: int, item: int) -> int:
+    return item * item + offset
+
+
+def pid_of(pause: float, _item: int) -> int:
+    time.sleep(pause)
+    return os.getpid()
+
+
+def fail_at(bad: frozenset[int], item: int) -> int:
+    if item in bad:
+        raise ContractError(f"c{item}.yaml", "bad contract", item)
+    return item
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_results_keep_input_order_whatever_the_worker_count(jobs: int) -> None:
+    items = list(range(301))
+    with Workers(jobs) as workers:
+        first = workers.map(square, 7, items, fork_threshold=2, spawn_threshold=2)
+        again = workers.map(square, 1, items[:50], fork_threshold=2, spawn_threshold=2)
+        assert (workers._pool is not None) == (jobs > 1)  # one pool, reused by both batches
+    assert first == [i * i + 7 for i in items]
+    assert again == [i * i + 1 for i in range(50)]
+
+
+def test_the_pool_really_runs_items_elsewhere() -> None:
+    with Workers(2) as workers:
+        pids = workers.map(pid_of, 0.002, list(range(160)), fork_threshold=2, spawn_threshold=2)
+    assert len(pids) == 160
+    # The calling process takes the first chunk instead of waiting; the pool
+    # has queued the next ones before that chunk ends, and a queued chunk is
+    # never taken back, so both processes did some of the work.
+    assert pids[0] == os.getpid()
+    assert len(set(pids)) == 2
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_the_first_error_in_item_order_is_raised_whatever_ran_where(jobs: int) -> None:
+    items = list(range(200))
+    # One error early (the caller's own chunk), one late (a chunk it may take back).
+    for bad in (frozenset({3, 190}), frozenset({120, 199}), frozenset({199})):
+        with Workers(jobs) as workers, pytest.raises(ContractError) as caught:
+            workers.map(fail_at, bad, items, fork_threshold=2, spawn_threshold=2)
+        assert caught.value.path == f"c{min(bad)}.yaml"
+        assert caught.value.line == min(bad)  # survives the trip through pickle intact
+
+
+def test_small_batches_and_one_job_stay_in_process() -> None:
+    with Workers(2) as workers:
+        assert workers.map(square, 0, [1, 2, 3], fork_threshold=4, spawn_threshold=4) == [1, 4, 9]
+        assert workers._pool is None
+    with Workers(1) as workers:
+        assert workers.map(square, 0, list(range(500)), fork_threshold=2, spawn_threshold=2)
+        assert workers._pool is None
+
+
+def test_no_fork_while_another_thread_runs() -> None:
+    """A forked child would inherit locks the other thread holds: the spawn
+    threshold applies instead, and the batch below it stays in-process."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not fork_is_safe()
+        with Workers(2) as workers:
+            out = workers.map(square, 0, list(range(100)), fork_threshold=2, spawn_threshold=400)
+            assert workers._pool is None
+        assert out == [i * i for i in range(100)]
+    finally:
+        stop.set()
+        other.join()
+    assert fork_is_safe()
+
+
+def test_default_count_is_the_usable_cpus_capped() -> None:
+    assert 1 <= default_count() <= min(8, os.cpu_count() or 1)
+    assert Workers().jobs == default_count()
+    assert Workers(0).jobs == 1
