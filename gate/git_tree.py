@@ -24,7 +24,7 @@ import re
 import stat
 import subprocess
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -276,13 +276,15 @@ class Repo:
         needles: Iterable[str],
         ignore_case: bool = False,
         words: bool = False,
+        meanwhile: Callable[[], object] | None = None,
     ) -> list[str]:
         """Files at one side matching ``globs`` whose text contains any of ``needles``.
 
         One ``git grep -F`` finds the few files worth parsing when the gate must
         look beyond the changed ones (is a new dataset id declared elsewhere
         already? which SQL models mention a changed table?), at the cost of a text
-        search instead of a parse of every file.
+        search instead of a parse of every file. ``meanwhile`` runs here while git
+        searches (the search uses another core; the caller's next step need not wait).
         """
         # Patterns go through stdin (-f -), never argv: thousands of long ids would
         # exceed the argument limit, and an id is data, not an option. A pattern
@@ -306,6 +308,7 @@ class Repo:
             "--",
             *_pathspecs(globs),
             stdin="\n".join(sorted(lines)).encode("utf-8") + b"\n",
+            meanwhile=meanwhile,
         )
         if proc.returncode == 1:  # no match
             return []
@@ -436,18 +439,50 @@ class Repo:
 
     # internals
 
-    def _run(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    def _run(
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        if meanwhile is None:
+            try:
+                return subprocess.run(
+                    [_GIT, *args],
+                    cwd=self.root,
+                    env=git_env(),
+                    input=stdin,
+                    capture_output=True,
+                    check=False,
+                )
+            except OSError as err:
+                raise GitError(f"cannot run git: {err}") from err
         try:
-            return subprocess.run(
+            proc = subprocess.Popen(
                 [_GIT, *args],
                 cwd=self.root,
                 env=git_env(),
-                input=stdin,
-                capture_output=True,
-                check=False,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
             )
         except OSError as err:
             raise GitError(f"cannot run git: {err}") from err
+        with proc:
+            try:
+                # git reads all of its input before it answers, so this write ends.
+                assert proc.stdin is not None
+                with contextlib.suppress(BrokenPipeError):  # git failed early: see stderr
+                    proc.stdin.write(stdin or b"")
+                with contextlib.suppress(BrokenPipeError):
+                    proc.stdin.close()
+                proc.stdin = None  # communicate() below must not touch it again
+                meanwhile()
+                out, errors = proc.communicate()
+            except BaseException:
+                proc.kill()
+                raise
+        return subprocess.CompletedProcess([_GIT, *args], proc.returncode, out, errors)
 
     def _out(self, *args: str, stdin: bytes | None = None) -> bytes:
         proc = self._run(*args, stdin=stdin)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -93,7 +94,25 @@ class _Loader(_BaseLoader):
         self.nodes_left -= 1
         if self.nodes_left < 0:
             raise _TooManyNodes
-        return super().resolve(kind, value, implicit)
+        if kind is not yaml.ScalarNode or len(value) > _MEMO_MAX_LEN:
+            return super().resolve(kind, value, implicit)
+        # A scalar's tag depends only on its text and how it was written (there
+        # are no path resolvers), and contracts repeat the same few words: a
+        # regex pass per scalar was a fifth of the parse.
+        key = (value, implicit)
+        tag = _SCALAR_TAGS.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_SCALAR_TAGS) >= _MEMO_MAX_ENTRIES:
+                _SCALAR_TAGS.clear()  # untrusted text: the memo stays small
+            _SCALAR_TAGS[key] = tag
+        return tag
+
+
+#: Resolved tags of short scalars, bounded in entries and key length.
+_SCALAR_TAGS: dict[tuple[str, Any], str] = {}
+_MEMO_MAX_LEN = 64
+_MEMO_MAX_ENTRIES = 8192
 
 
 # YAML 1.1 reads yes/no/on/off as booleans; contracts mean the words.
@@ -166,7 +185,12 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
         items.line = node.start_mark.line + 1
         items.item_lines = [child.start_mark.line + 1 for child in node.value]
         memo[id(node)] = items
-        items.extend(_build(loader, child, memo) for child in node.value)
+        items.extend(
+            child.value
+            if child.__class__ is yaml.ScalarNode and child.tag == _STR
+            else _build(loader, child, memo)
+            for child in node.value
+        )
         return items
     if not isinstance(node, yaml.MappingNode) or node.tag != _MAP:
         raise yaml.constructor.ConstructorError(
@@ -179,16 +203,24 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     _reject_duplicate_keys(node)
     if any(key.tag == _MERGE for key, _value in node.value):
         loader.flatten_mapping(node)
+    key_lines = mapping.key_lines
     for key_node, value_node in node.value:
-        key = _build(loader, key_node, memo)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, "found an unhashable key", key_node.start_mark
-            ) from None
-        mapping[key] = _build(loader, value_node, memo)
-        mapping.key_lines[key] = key_node.start_mark.line + 1
+        # Plain strings (most keys and values) are taken as they are, without a call.
+        if key_node.__class__ is yaml.ScalarNode and key_node.tag == _STR:
+            key = key_node.value
+        else:
+            key = _build(loader, key_node, memo)
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "found an unhashable key", key_node.start_mark
+                ) from None
+        if value_node.__class__ is yaml.ScalarNode and value_node.tag == _STR:
+            mapping[key] = value_node.value
+        else:
+            mapping[key] = _build(loader, value_node, memo)
+        key_lines[key] = key_node.start_mark.line + 1
     return mapping
 
 
@@ -256,27 +288,34 @@ def _check_expansion(root: Any, text: str, path: str) -> None:
     """
     node_budget = max(_EXPANSION_FLOOR, _EXPANSION_PER_BYTE * len(text))
     text_budget = max(_TEXT_FLOOR, _TEXT_PER_BYTE * len(text))
-    stack: list[tuple[Any, int]] = [(root, 0)]
-    seen = 0
+    if not isinstance(root, (dict, list)):
+        root = [root]  # one walk for every shape; the wrapper is not counted
+        seen = -1
+    else:
+        seen = 0
+    stack: list[tuple[dict[Any, Any] | list[Any], int]] = [(root, 0)]
     chars = 0
     while stack:
         value, depth = stack.pop()
         seen += 1
-        if isinstance(value, str):
-            chars += len(value)
+        if depth >= MAX_DEPTH:
+            raise _aliases_too_deep(text, path)
+        children: Iterable[Any] = value
+        if isinstance(value, dict):
+            chars += sum(len(key) for key in value if isinstance(key, str))
+            children = value.values()
+        # Leaves are counted here rather than pushed: most values are strings.
+        for item in children:
+            if isinstance(item, (dict, list)):
+                stack.append((item, depth + 1))
+            else:
+                seen += 1
+                if isinstance(item, str):
+                    chars += len(item)
         if seen > node_budget or chars > text_budget:
             raise ContractError(
                 path, "YAML aliases expand too far (possible alias bomb); refusing to load"
             )
-        if isinstance(value, dict):
-            if depth >= MAX_DEPTH:
-                raise _aliases_too_deep(text, path)
-            chars += sum(len(key) for key in value if isinstance(key, str))
-            stack.extend((item, depth + 1) for item in value.values())
-        elif isinstance(value, list):
-            if depth >= MAX_DEPTH:
-                raise _aliases_too_deep(text, path)
-            stack.extend((item, depth + 1) for item in value)
 
 
 def load_yaml(data: bytes | str, path: str, max_nodes: int | None = None) -> Any:

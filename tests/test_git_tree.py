@@ -686,6 +686,27 @@ def test_files_containing_reads_needles_from_stdin(tmp_path: Path) -> None:
         }
 
 
+def test_files_containing_runs_meanwhile_while_git_searches(tmp_path: Path) -> None:
+    """The overlapped path answers as the plain one, with a long needle list
+    (more than a pipe holds) and many matches; an error in ``meanwhile`` stops git."""
+    g = GitRepo(tmp_path / "grep")
+    for i in range(300):
+        g.write(f"models/m{i:03d}.sql", f"select * from table_{i}\n")
+    g.commit("models")
+    many = [f"table_{i}" for i in range(20000)]
+    calls: list[int] = []
+    with open_repo(g.path) as repo:
+        for head in ("HEAD", None):
+            plain = repo.files_containing(head, ["models/*.sql"], many, words=True)
+            overlapped = repo.files_containing(
+                head, ["models/*.sql"], many, words=True, meanwhile=lambda: calls.append(1)
+            )
+            assert overlapped == plain == [f"models/m{i:03d}.sql" for i in range(300)]
+        assert calls == [1, 1]
+        with pytest.raises(ZeroDivisionError):  # the caller's own error, git stopped
+            repo.files_containing("HEAD", ["models/*.sql"], many, meanwhile=lambda: 1 / 0)
+
+
 def test_read_optional_reads_several_config_files_in_one_lookup(
     g: GitRepo, repo: Repo, tmp_path: Path
 ) -> None:

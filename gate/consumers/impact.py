@@ -143,13 +143,21 @@ def explain(
     resolved_at_head = {
         (f.path, f.line) for f in found if f.column is None and f.dataset in head_by_id
     }
+    # Reads by dataset (positions, to keep their order): each change looks only
+    # at the reads of its own dataset, not at every read of the pull request.
+    by_dataset: dict[str, list[int]] = {}
+    for position, f in enumerate(found):
+        by_dataset.setdefault(f.dataset, []).append(position)
     out: list[Change] = []
     broken: list[Change] = []
     for change in changes:
         if not wants_consumers(change):
             out.append(change)
             continue
-        matches = [f for f in found if _matches(change, f)]
+        positions = by_dataset.get(change.dataset, [])
+        if change.old_dataset and change.old_dataset != change.dataset:
+            positions = sorted(positions + by_dataset.get(change.old_dataset, []))
+        matches = [found[i] for i in positions if _matches(change, found[i])]
         out.append(replace(change, consumers=_consumers(matches)))
         broken += _broken(change, matches, head_by_id, severity_of, resolved_at_head)
     return out + broken

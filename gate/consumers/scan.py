@@ -8,6 +8,7 @@ and parsed (in the run's worker processes when there are several).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -80,7 +81,15 @@ def scan(
         for name in dataset_names(d, config.tables.get(d.id, ()))
     }
     # Word matches: ``table_100`` must not pull in every ``table_1000``.
-    paths = repo.files_containing(head, config.globs, needles, ignore_case=True, words=True)
+    # While git searches, this process loads the analyser it is about to need.
+    paths = repo.files_containing(
+        head,
+        config.globs,
+        needles,
+        ignore_case=True,
+        words=True,
+        meanwhile=functools.partial(warm, dialect),
+    )
     if not paths:
         return Scan()
     columns: dict[str, set[str]] = {}

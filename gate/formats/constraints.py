@@ -37,6 +37,9 @@ SODA_KEYS = {
 }
 
 
+_IDENTITY = {key: key for key in KEYS}
+
+
 def _scalar(value: Any) -> Any:
     """YAML dates become ISO text, so the model stays JSON-friendly and comparable."""
     if isinstance(value, (dt.date, dt.datetime)):
@@ -60,7 +63,9 @@ def read(
     writes ``exclusiveMinimum: true`` beside ``minimum``: that is folded into an
     exclusive bound so both spellings compare equal.
     """
-    keys = keys or {key: key for key in KEYS}
+    keys = keys or _IDENTITY
+    if mapping.keys().isdisjoint(keys):
+        return ()  # most columns declare none: no loop, no sort
     skipped = set(skip)
     found: dict[str, Any] = {}
     for raw, key in keys.items():
