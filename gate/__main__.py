@@ -1,5 +1,5 @@
 """``python -m gate``: the command line."""
 
-from gate.cli import main
+from gate.cli import entry
 
-raise SystemExit(main())
+entry()

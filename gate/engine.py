@@ -8,7 +8,6 @@ and the blobs that are read come through one ``git cat-file --batch`` process.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -18,7 +17,6 @@ from gate import acks, dbt_changes, dbt_model_files, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
-from gate.consumers.scan import warm as warm_consumers
 from gate.dbt_changes import Entry
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
@@ -407,8 +405,6 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
 
-    if config.consumers.enabled and config.consumers.globs:
-        workers.warm = functools.partial(warm_consumers, dialect)
     globbed = repo.changed(base_sha, head_commit, globs)
     file_changes = dbt_changes.collect(repo, base_sha, head_commit, globs, globbed)
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.

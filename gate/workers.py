@@ -84,9 +84,6 @@ class Workers:
 
     def __init__(self, jobs: int | None = None) -> None:
         self.jobs = default_count() if jobs is None else max(1, jobs)
-        #: Run in each worker as it starts, e.g. imports a later batch will need:
-        #: a worker has idle moments early on, the run's end is the critical path.
-        self.warm: Callable[[], object] | None = None
         self._pool: ProcessPoolExecutor | None = None
         self._forked = False
 
@@ -101,6 +98,19 @@ class Workers:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+    def prepare(self, fn: Callable[[S], object], shared: S) -> None:
+        """Let running workers call ``fn(shared)`` now, ahead of the next batch.
+
+        For imports the next batch needs: the workers are idle while this
+        process diffs and greps, and the run's end is its critical path. Without
+        a pool yet, nothing happens: one forked later inherits what this
+        process has loaded by then. What ``fn`` returns or raises is ignored
+        (the batch itself would raise the same error).
+        """
+        if self._pool is not None:
+            for _ in range(self.jobs - 1):
+                self._pool.submit(fn, shared)
 
     def map(
         self,
@@ -168,8 +178,6 @@ class Workers:
         if count < (fork_threshold if forked else spawn_threshold):
             return None
         context = multiprocessing.get_context("fork") if forked else None
-        self._pool = ProcessPoolExecutor(
-            max_workers=self.jobs - 1, mp_context=context, initializer=self.warm
-        )
+        self._pool = ProcessPoolExecutor(max_workers=self.jobs - 1, mp_context=context)
         self._forked = forked
         return self._pool

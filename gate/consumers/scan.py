@@ -81,7 +81,9 @@ def scan(
         for name in dataset_names(d, config.tables.get(d.id, ()))
     }
     # Word matches: ``table_100`` must not pull in every ``table_1000``.
-    # While git searches, this process loads the analyser it is about to need.
+    # While git searches, every process loads the analyser it is about to need.
+    if workers is not None:
+        workers.prepare(warm, dialect)
     paths = repo.files_containing(
         head,
         config.globs,
