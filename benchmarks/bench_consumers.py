@@ -65,7 +65,12 @@ def sql_model(m: int, n: int) -> str:
 def build(n: int, ks: list[int], models: int) -> Path:
     repo = OUT / f"repo-{n}-sql{models}"
     marker = repo / ".built"
-    if marker.exists() and all(f"k{k}" in marker.read_text().split() for k in ks):
+    built = marker.read_text().split() if marker.exists() else []
+    if built and all(f"k{k}" in built for k in ks):
+        return repo
+    if built:  # main is there: add only the missing branches
+        add_branches(repo, n, [k for k in ks if f"k{k}" not in built])
+        marker.write_text(" ".join([*built, *(f"k{k}" for k in ks if f"k{k}" not in built)]))
         return repo
     if repo.exists():
         subprocess.run(["rm", "-rf", str(repo)], check=True)
@@ -85,6 +90,14 @@ def build(n: int, ks: list[int], models: int) -> Path:
     (repo / NO_CONSUMERS).write_text("consumers: false\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
+    add_branches(repo, n, ks)
+    marker.write_text(" ".join(f"k{k}" for k in ks))
+    return repo
+
+
+def add_branches(repo: Path, n: int, ks: list[int]) -> None:
+    """One branch per K off main, with K contracts changed."""
+    base = repo / "soda" / "contracts"
     for k in ks:
         git(repo, "checkout", "-q", "-B", f"k{k}", "main")
         step = max(1, n // k)
@@ -92,8 +105,6 @@ def build(n: int, ks: list[int], models: int) -> Path:
             (base / f"domain_{i % 50}" / f"table_{i}.yaml").write_text(contract(i, changed=True))
         git(repo, "commit", "-q", "-am", f"change {k}")
     git(repo, "checkout", "-q", "main")
-    marker.write_text(" ".join(f"k{k}" for k in ks))
-    return repo
 
 
 #: CPU seconds (user + system, children included) of the last ``timed`` command:
@@ -126,6 +137,9 @@ def main() -> int:
     parser.add_argument(
         "--sql-models", type=int, default=5_000, help="M dbt SQL models (default 5000)"
     )
+    parser.add_argument(
+        "--jobs", type=int, help="passed to the gate (default: its own, one per usable CPU)"
+    )
     args = parser.parse_args()
     ks = args.changed or [100, 10_000]
     repo = build(args.contracts, ks, args.sql_models)
@@ -133,10 +147,14 @@ def main() -> int:
     imports = "import gate.cli, gate.engine, gate.types, gate.git_tree, sqlglot, yaml"
     startup, _ = timed([*env_py, "-c", imports], ROOT, args.repeat)
     startup_cpu = CPU["last"]
+    git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+        f", {git_version.strip()}, sqlglot {_sqlglot()}"
     )
     print(f"N = {args.contracts} contracts x 20 columns, M = {args.sql_models} SQL models")
+    print(f"gate --jobs: {args.jobs or 'default'}; medians of {args.repeat} runs")
+    print(f"load average before: {_load()}")
     print()
     print(
         "| K changed | gate (s) | without consumers (s) | floor: startup + git diff (s) "
@@ -147,6 +165,8 @@ def main() -> int:
         diff_time, _ = timed(["git", "diff", "--name-status", "main", f"k{k}"], repo, args.repeat)
         floor_cpu = startup_cpu + CPU["last"]
         cmd = [*env_py, "-m", "gate", "--base", "main", "--head", f"k{k}", "--format", "json"]
+        if args.jobs:
+            cmd += ["--jobs", str(args.jobs)]
         # BENCH_PYTHONPATH puts e.g. a sqlglotc build in front, for the [fast] figures.
         prefix = os.environ.get("BENCH_PYTHONPATH")
         env_cmd = ["env", f"PYTHONPATH={prefix + ':' if prefix else ''}{ROOT}", *cmd]
@@ -168,7 +188,25 @@ def main() -> int:
             f"| {gate_cpu:.2f} / {bare_cpu:.2f} / {floor_cpu:.2f} | {gate_cpu / floor_cpu:.1f}x "
             f"| {findings:,} | {consumers:,} | {proc.returncode} |"
         )
+    print(f"\nload average after: {_load()} (wall times on a loaded machine are not the floor's)")
     return 0
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _sqlglot() -> str:
+    """The sqlglot version, and whether its compiled (sqlglotc) build is in use."""
+    code = (
+        "import sqlglot, importlib.util as u; "
+        "print(sqlglot.__version__, '(compiled)' if u.find_spec('sqlglotc') else '(pure Python)')"
+    )
+    env = dict(os.environ, PYTHONPATH=os.environ.get("BENCH_PYTHONPATH", ""))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env
+    ).stdout
+    return out.strip() or "?"
 
 
 if __name__ == "__main__":

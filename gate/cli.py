@@ -150,7 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--output", metavar="FILE", help="also write the report to FILE (in --format)")
     out.add_argument(
-        "--jobs", type=int, metavar="N", help="parser processes for large PRs (default: CPU count)"
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="processes that parse contracts and consumers, this one included "
+        "(default: the usable CPUs, at most 8; 1: no worker process)",
     )
     out.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
     smoke = parser.add_argument_group("smoke test (needs the spark extra and Java)")
