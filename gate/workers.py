@@ -35,6 +35,8 @@ _MIN_CHUNK = 2
 #: Chunks per process: the pool queues one chunk ahead, which the calling process
 #: cannot take back, so small chunks keep the processes finishing together.
 _CHUNKS_PER_PROCESS = 8
+#: Items per chunk at most (~0.1 s of work), however large the batch.
+_MAX_CHUNK = 64
 
 
 def default_count() -> int:
@@ -132,7 +134,8 @@ class Workers:
         if pool is None:
             return task(items)
         processes = self.jobs
-        size = max(_MIN_CHUNK, -(-len(items) // (processes * _CHUNKS_PER_PROCESS)))
+        size = -(-len(items) // (processes * _CHUNKS_PER_PROCESS))
+        size = max(_MIN_CHUNK, min(size, _MAX_CHUNK))
         chunks = [items[i : i + size] for i in range(0, len(items), size)]
         # The first chunk is ours; the pool takes the rest in order, and we take
         # back from the end whatever it has not started by the time we are free.
