@@ -16,13 +16,15 @@ so ``--jobs 2`` and ``--jobs 1`` give the same report and the same error.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
+import pickle
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 __all__ = ["Workers", "default_count", "fork_is_safe"]
 
@@ -65,7 +67,7 @@ def fork_is_safe() -> bool:
 
 
 class _Task(Generic[S, T, R]):
-    """One chunk of a batch, as a picklable callable run in a worker."""
+    """One chunk of a batch, run here."""
 
     def __init__(self, fn: Callable[[S, T], R], shared: S) -> None:
         self.fn = fn
@@ -73,6 +75,32 @@ class _Task(Generic[S, T, R]):
 
     def __call__(self, items: Sequence[T]) -> list[R]:
         return [self.fn(self.shared, item) for item in items]
+
+
+#: In a worker: the batch whose ``shared`` value was last unpickled, and that value.
+_UNPICKLED: dict[int, object] = {}
+_BATCHES = itertools.count()
+
+
+class _RemoteTask(Generic[S, T, R]):
+    """One chunk of a batch, sent to a worker.
+
+    ``shared`` (a consumer scan's name index covers every changed dataset) is
+    pickled once per batch here and unpickled once per batch in each worker;
+    only its bytes travel with every chunk.
+    """
+
+    def __init__(self, fn: Callable[[S, T], R], shared: S) -> None:
+        self.fn = fn
+        self.batch = next(_BATCHES)
+        self.shared = pickle.dumps(shared, pickle.HIGHEST_PROTOCOL)
+
+    def __call__(self, items: Sequence[T]) -> list[R]:
+        if self.batch not in _UNPICKLED:
+            _UNPICKLED.clear()
+            _UNPICKLED[self.batch] = pickle.loads(self.shared)
+        shared = cast(S, _UNPICKLED[self.batch])
+        return [self.fn(shared, item) for item in items]
 
 
 class Workers:
@@ -125,8 +153,8 @@ class Workers:
     ) -> list[R]:
         """``[fn(shared, item) for item in items]``, spread over the workers.
 
-        ``fn`` must be a module-level function; ``shared`` and the items are
-        pickled once per chunk. Batches below the threshold for the pool's start
+        ``fn`` must be a module-level function; ``shared`` is pickled once per
+        batch, the items once per chunk. Batches below the threshold for the pool's start
         method stay in-process. The first exception in item order propagates.
         """
         task: _Task[S, T, R] = _Task(fn, shared)
@@ -139,7 +167,10 @@ class Workers:
         chunks = [items[i : i + size] for i in range(0, len(items), size)]
         # The first chunk is ours; the pool takes the rest in order, and we take
         # back from the end whatever it has not started by the time we are free.
-        futures: list[Future[list[R]] | None] = [None] + [pool.submit(task, c) for c in chunks[1:]]
+        remote: _RemoteTask[S, T, R] = _RemoteTask(fn, shared)
+        futures: list[Future[list[R]] | None] = [None] + [
+            pool.submit(remote, c) for c in chunks[1:]
+        ]
         results: list[list[R] | BaseException | None] = [None] * len(chunks)
         try:
             results[0] = task(chunks[0])

@@ -51,6 +51,36 @@ def test_the_pool_really_runs_items_elsewhere() -> None:
     assert len(set(pids)) == 2
 
 
+LOADS = [0]
+
+
+class Shared:
+    """Counts its unpickling in the process that unpickles it."""
+
+    def __init__(self, pause: float) -> None:
+        self.pause = pause
+
+    def __setstate__(self, state: dict) -> None:
+        LOADS[0] += 1
+        self.__dict__.update(state)
+
+
+def loads_seen(shared: Shared, _item: int) -> tuple[int, int]:
+    time.sleep(shared.pause)
+    return os.getpid(), LOADS[0]
+
+
+def test_shared_is_unpickled_once_per_batch_in_a_worker() -> None:
+    with Workers(2) as workers:
+        for batch in (1, 2):
+            seen = workers.map(
+                loads_seen, Shared(0.002), list(range(160)), fork_threshold=2, spawn_threshold=2
+            )
+            in_worker = {count for pid, count in seen if pid != os.getpid()}
+            assert in_worker == {batch}  # many chunks, one unpickling per batch
+            assert {count for pid, count in seen if pid == os.getpid()} == {0}
+
+
 @pytest.mark.parametrize("jobs", [1, 2, 3])
 def test_the_first_error_in_item_order_is_raised_whatever_ran_where(jobs: int) -> None:
     items = list(range(200))
