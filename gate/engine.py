@@ -410,6 +410,10 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
     file_changes = [e for e in file_changes if not dbt_changes.is_pure_move(e)]
     warnings: list[str] = []
+    if file_changes:
+        # Parsing may fork workers now: load the dialect the diff and the consumer
+        # scan need first, so that workers inherit it instead of loading it again.
+        types.load_dialect(dialect)
     base, head = _read_sides(repo, file_changes, workers, (base_sha, head_commit), limits, warnings)
     _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head, limits, workers)
     renamed = {
