@@ -98,13 +98,9 @@ def parse_many(
     """
     if workers is None:
         with Workers(jobs) as own:
-            return parse_many(items, jobs, limits, own)
+            return parse_many(items, limits=limits, workers=own)
     return workers.map(
-        _parse_one,
-        limits,
-        items,
-        fork_threshold=_FORK_THRESHOLD,
-        spawn_threshold=_SPAWN_THRESHOLD,
+        _parse_one, limits, items, fork_threshold=_FORK_THRESHOLD, spawn_threshold=_SPAWN_THRESHOLD
     )
 
 

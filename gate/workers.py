@@ -20,6 +20,7 @@ import itertools
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -64,6 +65,26 @@ def fork_is_safe() -> bool:
         and "fork" in multiprocessing.get_all_start_methods()
         and threading.active_count() == 1
     )
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel end this worker when the gate's process ends.
+
+    A worker waits on the pool's queue, and a gate killed by a CI timeout
+    (SIGTERM, SIGKILL) never tells it to stop: it would sleep forever, an
+    orphan holding the runner's memory. Linux only (``PR_SET_PDEATHSIG``).
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no usable libc: the old behaviour
+        return
+    if os.getppid() != parent:  # the gate ended before the line above
+        os._exit(1)
 
 
 class _Task(Generic[S, T, R]):
@@ -212,6 +233,11 @@ class Workers:
         if count < (fork_threshold if forked else spawn_threshold):
             return None
         context = multiprocessing.get_context("fork") if forked else None
-        self._pool = ProcessPoolExecutor(max_workers=self.jobs - 1, mp_context=context)
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.jobs - 1,
+            mp_context=context,
+            initializer=_die_with_parent,
+            initargs=(os.getpid(),),
+        )
         self._forked = forked
         return self._pool

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -74,7 +78,11 @@ def test_shared_is_unpickled_once_per_batch_in_a_worker() -> None:
     with Workers(2) as workers:
         for batch in (1, 2):
             seen = workers.map(
-                loads_seen, Shared(0.002), list(range(160)), fork_threshold=2, spawn_threshold=2
+                loads_seen,
+                Shared(0.002),
+                list(range(160)),
+                fork_threshold=2,
+                spawn_threshold=2,
             )
             in_worker = {count for pid, count in seen if pid != os.getpid()}
             assert in_worker == {batch}  # many chunks, one unpickling per batch
@@ -123,3 +131,46 @@ def test_default_count_is_the_usable_cpus_capped() -> None:
     assert 1 <= default_count() <= min(8, os.cpu_count() or 1)
     assert Workers().jobs == default_count()
     assert Workers(0).jobs == 1
+
+
+KILLED = """
+import os, signal, sys, time
+from gate.workers import Workers
+
+def pid_of(pause, _item):
+    time.sleep(pause)
+    return os.getpid()
+
+workers = Workers(3)
+pids = workers.map(pid_of, 0.002, list(range(200)), fork_threshold=2, spawn_threshold=2)
+print(" ".join(str(p) for p in sorted(set(pids) - {os.getpid()})), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # as a CI timeout would, with no clean-up
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_workers_end_when_the_gate_is_killed(tmp_path: Path) -> None:
+    out = tmp_path / "pids"
+    with out.open("w") as sink:  # a file, not a pipe: a live worker cannot hold it open
+        proc = subprocess.run(
+            [sys.executable, "-c", KILLED], stdout=sink, stderr=sink, timeout=120, check=False
+        )
+    assert proc.returncode == -9, out.read_text()
+    workers = [int(p) for p in out.read_text().split()]
+    assert workers  # the pool had started and done some of the work
+    try:
+        deadline = time.monotonic() + 30
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in workers), "a worker outlived the gate"
+    finally:
+        for pid in filter(_alive, workers):
+            os.kill(pid, signal.SIGKILL)
