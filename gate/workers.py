@@ -4,8 +4,8 @@ A pull request of 100 changed contracts parses 200 files and analyses ~100 SQL
 models; each step is a few hundred milliseconds of pure Python, and CI runners
 have 2 cores or more. A *fork* of the parent starts in a few milliseconds (it
 inherits the imported modules), so even small batches are worth splitting; a
-*spawn* or *forkserver* start re-imports the gate in every worker (~0.3 s), so
-without a safe fork only large batches use workers, as before.
+*spawn* start re-imports the gate in every worker (~0.3 s), so without a safe
+fork only large batches use workers, as before.
 
 One ``Workers`` serves a whole run: the pool is created at the first batch big
 enough to need it and reused after that, and the calling process takes a share
@@ -232,7 +232,9 @@ class Workers:
         forked = fork_is_safe()
         if count < (fork_threshold if forked else spawn_threshold):
             return None
-        context = multiprocessing.get_context("fork") if forked else None
+        # Not the platform's default when a fork is unsafe: before Python 3.14 that is
+        # fork on Linux too, threads or not.
+        context = multiprocessing.get_context("fork" if forked else "spawn")
         self._pool = ProcessPoolExecutor(
             max_workers=self.jobs - 1,
             mp_context=context,
