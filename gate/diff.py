@@ -129,6 +129,40 @@ def _type_text(text: str | None, dialect: str) -> str | None:
     return types.canonical(text, dialect) if text else None
 
 
+def _unknown_type(out: _Emitter, dataset: Dataset, column: Column, name: str, dialect: str) -> None:
+    """Warn about a type the dialect does not know: a typo reads like an enum or a vendor type.
+
+    Called only where the column or its type text is new in this PR, so an
+    unknown type that was already there is not repeated on every run.
+    """
+    text = column.data_type
+    if not text or types.is_known(text, dialect):
+        return
+    hint = types.suggest(text, dialect)
+    did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
+    out.emit(
+        "type_unknown",
+        dataset,
+        f"column '{name}' has type '{text.strip()}', which {dialect} SQL does not know"
+        f"{did_you_mean}; it is compared by spelling only. A real type (an enum, a domain)? "
+        "Set 'dialect:' to your engine's, or 'rules: {type_unknown: off}'",
+        column=name,
+        line=column.line,
+        after=_type_text(text, dialect),
+    )
+
+
+def _unknown_types(
+    out: _Emitter, dataset: Dataset, columns: Sequence[Column], prefix: str, dialect: str
+) -> None:
+    """``_unknown_type`` over new columns and their nested fields."""
+    for column in columns:
+        name = prefix + column.name
+        _unknown_type(out, dataset, column, name, dialect)
+        if column.fields:
+            _unknown_types(out, dataset, column.fields, f"{name}.", dialect)
+
+
 def _column_signature(dataset: Dataset, dialect: str) -> tuple[tuple[str, str | None], ...]:
     """Names and canonical types: evidence that two datasets are the same table."""
     return tuple((c.name, _type_text(c.data_type, dialect)) for c in dataset.columns)
@@ -382,6 +416,7 @@ class _DatasetDiff:
                     line=new.line,
                     after=_type_text(new.data_type, self.dialect),
                 )
+            _unknown_types(self.out, self.new, [new], prefix, self.dialect)
         for old, new in pairs:
             self.column_pair(old, new, prefix)
 
@@ -450,6 +485,7 @@ class _DatasetDiff:
                 line=new.line,
                 after=after,
             )
+            _unknown_type(self.out, self.new, new, name, self.dialect)
             return
         if new.data_type is None:
             self.emit(
@@ -477,6 +513,7 @@ class _DatasetDiff:
         }.get(result.change)
         if rule_id is None:
             return
+        _unknown_type(self.out, self.new, new, name, self.dialect)
         verb = {"type_widened": "widened", "type_narrowed": "narrowed", "type_changed": "changed"}
         # The lattice's reason usually starts with both types; say them once.
         detail = f"{before} -> {after}"
@@ -735,6 +772,7 @@ def diff_datasets(
     for new in added:
         if new.enforced:
             out.emit("model_added", new, f"dataset '{new.id}' was added")
+            _unknown_types(out, new, new.columns, "", dialect)
     for new in head:
         if new.enforced and new.model_file_missing:
             names = " or ".join(f"{n}.sql/.py" for n in new.model_names) or "its model file"

@@ -269,6 +269,13 @@ _CATALOGUE: tuple[Rule, ...] = (
         "A relationship now points at another table or column; consumers' joins change meaning.",
         "column",
     ),
+    Rule(
+        "type_unknown",
+        Severity.WARNING,
+        "A new or changed column's data_type is not a type the dialect knows (a typo such as "
+        "txet, or an enum, domain or vendor type); it can only be compared by spelling.",
+        "column",
+    ),
     # Additive: always reported, never blocking by default.
     Rule("model_added", Severity.INFO, "A new dataset.", "model"),
     Rule("column_added", Severity.INFO, "A new optional column.", "column"),

@@ -36,6 +36,8 @@ EXPECTED: dict[str, set[tuple[str, str | None]]] = {
     "check_removed": {("check_removed", None)},
     "nested_field_removed": {("column_removed", "shipping_address.postal_code")},
     "column_added": {("column_added", "gift_message")},
+    # A misspelt type on a new column: still added, and a warning says so.
+    "type_unknown": {("column_added", "gift_message"), ("type_unknown", "gift_message")},
     "type_widened": {("type_widened", "order_total")},
     "type_declared": {("type_declared", "note")},
     "check_added": {("check_added", "order_total")},
