@@ -143,7 +143,7 @@ def _unknown_type(out: _Emitter, dataset: Dataset, column: Column, name: str, di
     out.emit(
         "type_unknown",
         dataset,
-        f"column '{name}' has type '{text.strip()}', which {dialect} SQL does not know"
+        f"column '{name}' has type '{' '.join(text.split())}', which {dialect} SQL does not know"
         f"{did_you_mean}; it is compared by spelling only. A real type (an enum, a domain)? "
         "Set 'dialect:' to your engine's, or 'rules: {type_unknown: off}'",
         column=name,

@@ -455,6 +455,10 @@ _UNPARSED_NAMES: dict[str, frozenset[str]] = {
     "databricks": frozenset({"void"}),
 }
 
+#: Types a contract format defines whatever the dialect: ODCS's logical
+#: ``vector``, which the ODCS reader spells ``vector(dimensions,elementType)``.
+_FORMAT_NAMES = frozenset({"vector"})
+
 #: How close a misspelling must be to a type name to be suggested (difflib's
 #: ratio): ``txet`` -> ``text`` is 0.75; a Postgres enum like ``mood`` is at
 #: most 0.57 from any type name, so it gets no suggestion.
@@ -477,7 +481,8 @@ def is_known(text: str, dialect: str = "spark") -> bool:
     dialect = validate_dialect(dialect)
     if check_bounds(text) is not None or _parse(text, dialect) is not None:
         return True  # an oversized type is refused by the formats, not warned about
-    return _base_name(text) in _UNPARSED_NAMES.get(dialect, frozenset())
+    name = _base_name(text)
+    return name in _FORMAT_NAMES or name in _UNPARSED_NAMES.get(dialect, frozenset())
 
 
 def suggest(text: str, dialect: str = "spark") -> str | None:

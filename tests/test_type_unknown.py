@@ -24,6 +24,7 @@ REAL_TYPES: dict[str, list[str]] = {
         "timestamp_ltz", "binary", "decimal(10,2)", "decimal", "numeric", "dec", "char(3)",
         "varchar(10)", "void", "variant", "interval day to second", "array<int>",
         "array<struct<a: int, b: string>>", "map<string, array<int>>", "struct<a:int>",
+        "vector(1536,float32)",  # ODCS logicalType vector, as the ODCS reader spells it
     ],
     "databricks": ["string", "bigint", "timestamp_ntz", "variant", "void"],
     "snowflake": [
