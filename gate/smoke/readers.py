@@ -23,6 +23,7 @@ original names travel beside them.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,17 +67,54 @@ def load(spark: SparkSession, sample: Sample, limits: Limits) -> Loaded:
     return _json(spark, records, sample)
 
 
+#: Rows below which a sample stays one partition (a task costs more than it saves).
+MIN_PARTITION_ROWS = 50_000
+#: Partitions per core of a local or classic session.
+PARTITIONS_PER_CORE = 2
+
+_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+_BATCH_LOCK = threading.Lock()
+
+
 def _frame(spark: SparkSession, table: Any, sample: Sample) -> DataFrame:
     try:
         if table.num_rows == 0:  # Spark Connect cannot take an empty Arrow table
             from pyspark.sql.pandas.types import from_arrow_schema
 
             return spark.createDataFrame([], from_arrow_schema(table.schema))
-        return spark.createDataFrame(table)
+        if type(spark).__module__.startswith("pyspark.sql.connect"):
+            return spark.createDataFrame(table)  # one Arrow stream; the server splits it
+        return _partitioned(spark, table)
     except Exception as err:
         raise SampleError(
             f"{sample.relpath}: Spark cannot hold this sample: {_line(err)}"
         ) from None
+
+
+def _partitioned(spark: SparkSession, table: Any) -> DataFrame:
+    """A classic session's DataFrame of ``table`` in a few partitions, not hundreds.
+
+    PySpark makes one partition of every Arrow batch of at most
+    ``maxRecordsPerBatch`` (10,000) rows, and splits at the table's chunk
+    boundaries too (pyarrow's CSV reader makes one chunk per MiB): a million
+    rows became 159 partitions, and every job over them paid 159 tasks (a
+    third of the JVM's CPU for a plain count, measured). Two per core is
+    enough to keep the cores busy; chunks are joined (one copy) only when
+    there are more of them than partitions wanted.
+    """
+    rows = table.num_rows
+    cores = max(1, int(spark.sparkContext.defaultParallelism))
+    parts = max(1, min(PARTITIONS_PER_CORE * cores, rows // MIN_PARTITION_ROWS))
+    per = -(-rows // parts)
+    if len(table.to_batches(max_chunksize=per)) > 2 * parts:
+        table = table.combine_chunks()
+    with _BATCH_LOCK:  # a session setting: one dataset at a time sets and restores it
+        before = spark.conf.get(_BATCH_CONF)
+        spark.conf.set(_BATCH_CONF, str(per))
+        try:
+            return spark.createDataFrame(table)
+        finally:
+            spark.conf.set(_BATCH_CONF, before)
 
 
 def _json(spark: SparkSession, records: Any, sample: Sample) -> Loaded:
