@@ -473,6 +473,8 @@ def test_one_aggregation_pass_plus_one_job_per_duplicate_check(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A passing dataset: one aggregation + one job per duplicate check; a failing
+    one also one job for the offending values (only of the rules that failed)."""
     frame_class = type(spark.range(1))  # the classic (or Connect) DataFrame in use
     calls: list[str] = []
     real_collect = frame_class.collect
@@ -483,10 +485,14 @@ def test_one_aggregation_pass_plus_one_job_per_duplicate_check(
 
     monkeypatch.setattr(frame_class, "collect", counting_collect)
     root, datasets = check_repo(tmp_path)
-    v4 = [dataset for dataset in datasets if dataset.id == "v4_fail"]
-    run_smoke(v4, root, SmokeSettings(), spark=spark)
-    # 1 aggregation (rows, coercion, 8 missing/invalid checks) + 2 duplicate checks.
-    assert len(calls) == 3
+    for name, status, jobs in (("v4_pass", "passed", 3), ("v4_fail", "failed", 4)):
+        calls.clear()
+        chosen = [dataset for dataset in datasets if dataset.id == name]
+        report = run_smoke(chosen, root, SmokeSettings(), spark=spark)
+        assert report.datasets[0].status == status
+        # 1 aggregation (rows, coercion, 8 missing/invalid checks) + 2 duplicate checks,
+        # + 1 for the offending values when something failed.
+        assert len(calls) == jobs, name
 
 
 # -- quarantine ------------------------------------------------------------------------------

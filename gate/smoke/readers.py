@@ -58,12 +58,14 @@ def load(spark: SparkSession, sample: Sample, limits: Limits) -> Loaded:
     data = files.read_bytes(sample.path, sample.relpath, limits.sample_bytes)
     if sample.format == "csv":
         parsed = parse.csv_table(data, sample.relpath, limits.sample_rows)
+        del data  # the table holds its own copy: the file's bytes can go before Spark's
         df = _frame(spark, parsed.table, sample)
         return Loaded(df, parsed.names, corrupt=bool(parsed.malformed), what="CSV")
     if sample.format == "jsonl":
         records = parse.json_lines(data, sample.relpath, limits.sample_rows)
     else:
         records = parse.json_elements(data, sample.relpath, limits.sample_rows)
+    del data
     return _json(spark, records, sample)
 
 
