@@ -123,8 +123,11 @@ def _partitioned(spark: SparkSession, table: Any) -> DataFrame:
         try:
             return spark.createDataFrame(table)
         finally:
-            for key, value in before.items():
-                spark.conf.set(key, value)
+            for key, old in before.items():
+                if old is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, old)
 
 
 def _json(spark: SparkSession, records: Any, sample: Sample) -> Loaded:
