@@ -14,7 +14,10 @@ own JVM:
 - smoke: the whole smoke test (``run_smoke``), session start included;
 
 and prints bare, smoke and the smoke test's own cost per dataset
-((smoke - bare) / datasets). Needs Java and the ``spark`` extra.
+((smoke - bare) / datasets), the CPU seconds of each run's process and its
+JVM (medians), and the machine's load average before and after the row: on a
+shared machine the wall times drift with the load, the CPU times much less.
+Needs Java and the ``spark`` extra.
 """
 
 from __future__ import annotations
@@ -140,35 +143,63 @@ def _fresh(code: str, env: dict[str, str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-BARE = """
-import json, time
+#: CPU seconds of this process and its JVM (read before the session stops).
+CPU = """
+def _cpu(spark):
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    own = os.times()
+    return (int(fields[11]) + int(fields[12])) / ticks + own.user + own.system
+"""
+
+BARE = (
+    """
+import json, os, time
 t = time.perf_counter()
 from gate.smoke import session
 handle = session.start()
 handle.spark.range(1).count()
-print(json.dumps({"seconds": time.perf_counter() - t}))
+seconds = time.perf_counter() - t
 """
+    + CPU
+    + """
+print(json.dumps({"seconds": seconds, "cpu": _cpu(handle.spark)}))
+handle.stop()
+"""
+)
 
-SMOKE = """
-import json, time
+# The session is started first so that its JVM's CPU time can be read before
+# it stops; run_smoke then uses it (and leaves it running) as it would a
+# notebook's session. The timing includes the start, as in BARE.
+SMOKE = (
+    """
+import json, os, time
 from pathlib import Path
 t = time.perf_counter()
 from gate.formats import parse_contract
-from gate.smoke import SmokeSettings, run_smoke
+from gate.smoke import SmokeSettings, run_smoke, session
+handle = session.start()
 root = Path({root!r})
 datasets = []
 for path in sorted((root / "contracts").glob("*.yaml")):
     rel = path.relative_to(root).as_posix()
     datasets.extend(parse_contract(path.read_bytes(), rel).datasets)
 report = run_smoke(datasets, root, SmokeSettings())
+seconds = time.perf_counter() - t
+"""
+    + CPU.replace("{", "{{").replace("}", "}}")
+    + """
 print(json.dumps({{
-    "seconds": time.perf_counter() - t,
-    "session": report.session_seconds,
+    "seconds": seconds,
+    "cpu": _cpu(handle.spark),
     "statuses": sorted({{d.status for d in report.datasets}}),
     "rows": sorted({{d.rows for d in report.datasets}}),
     "version": report.spark_version,
 }}))
+handle.stop()
 """
+)
 
 
 def main() -> None:
@@ -179,25 +210,30 @@ def main() -> None:
     args = parser.parse_args()
     env = {"GATE_SPARK_PARALLEL": args.parallel} if args.parallel else {}
     print(f"{os.cpu_count()} cores; fresh process per run; median of {args.repeat}")
-    print("| samples | bare session | smoke test | own cost |")
-    print("|---|---|---|---|")
+    print("| samples | bare session | smoke test | own cost | CPU (bare / smoke) | load |")
+    print("|---|---|---|---|---|---|")
     for spec in args.only.split(","):
         datasets, rows = (int(part) for part in spec.lower().split("x"))
         with tempfile.TemporaryDirectory(prefix="bench-smoke-") as folder:
             root = Path(folder)
             generate(root, datasets, rows)
+            load = os.getloadavg()[0]
             bare, smoke, runs = [], [], []
             for _ in range(args.repeat):
-                bare.append(_fresh(BARE, env)["seconds"])
+                bare.append(_fresh(BARE, env))
                 run = _fresh(SMOKE.format(root=str(root)), env)
                 runs.append(run)
-                smoke.append(run["seconds"])
-        b, s = statistics.median(bare), statistics.median(smoke)
+                smoke.append(run)
+        b = statistics.median(run["seconds"] for run in bare)
+        s = statistics.median(run["seconds"] for run in smoke)
+        b_cpu = statistics.median(run["cpu"] for run in bare)
+        s_cpu = statistics.median(run["cpu"] for run in smoke)
         own = (s - b) / datasets
         print(
             f"| {datasets} datasets x {rows:,} rows | {b:.1f} s | {s:.1f} s | "
-            f"{own:.2f} s per dataset |  (statuses {', '.join(runs[0]['statuses'])}; "
-            f"Spark {runs[0]['version']})",
+            f"{own:.2f} s per dataset | {b_cpu:.0f} s / {s_cpu:.0f} s | "
+            f"{load:.1f} to {os.getloadavg()[0]:.1f} |  (statuses "
+            f"{', '.join(runs[0]['statuses'])}; Spark {runs[0]['version']})",
             flush=True,
         )
 

@@ -468,11 +468,40 @@ def test_an_unreadable_sample_errors_its_dataset_only(spark: Any, tmp_path: Path
     assert report["fine"].status == "passed"
 
 
+def test_a_large_json_lines_sample_keeps_malformed_records_and_nested_values(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Above 50,000 records JSON is parsed by Spark once and handed back as Arrow:
+    the results must be those of the reader itself (malformed text, nested values)."""
+    lines = [json.dumps({"id": row, "qty": str(row % 7), "tags": [row]}) for row in range(60_000)]
+    lines[41_234] = json.dumps({"id": 41_234, "qty": "12a", "tags": [1]})
+    lines[52_000] = '{"id": 52000, "qty": '  # cut off: a malformed record
+    write_files(
+        tmp_path,
+        {
+            "c/j.yaml": "dataset: j\ncolumns:\n  - name: id\n    data_type: bigint\n"
+            "    checks:\n      - duplicate:\n  - name: qty\n    data_type: int\n"
+            "  - name: tags\n    data_type: array<int>\n",
+            "c/j.sample.jsonl": "\n".join(lines) + "\n",
+        },
+    )
+    outcome = smoke(tmp_path, ["c/j.yaml"], spark).datasets[0]
+    assert (outcome.status, outcome.rows) == ("failed", 60_000)
+    failed = {(r.name, r.column): (r.failed_rows, r.samples) for r in outcome.results}
+    assert failed[("malformed_record", None)] == (1, ('{"id": 52000, "qty": ',))
+    assert failed[("cast_to_int", "qty")] == (1, ("12a",))
+    assert failed[("cast_to_array", "tags")] == (0, ())
+    assert find(outcome, "duplicate").status == "passed"
+
+
 def test_one_aggregation_pass_plus_one_job_per_duplicate_check(
     spark: Any,  # noqa: F811
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A passing dataset: one aggregation + one job per duplicate check; a failing
+    one also one job for the offending values (only of the rules that failed)."""
     frame_class = type(spark.range(1))  # the classic (or Connect) DataFrame in use
     calls: list[str] = []
     real_collect = frame_class.collect
@@ -483,10 +512,14 @@ def test_one_aggregation_pass_plus_one_job_per_duplicate_check(
 
     monkeypatch.setattr(frame_class, "collect", counting_collect)
     root, datasets = check_repo(tmp_path)
-    v4 = [dataset for dataset in datasets if dataset.id == "v4_fail"]
-    run_smoke(v4, root, SmokeSettings(), spark=spark)
-    # 1 aggregation (rows, coercion, 8 missing/invalid checks) + 2 duplicate checks.
-    assert len(calls) == 3
+    for name, status, jobs in (("v4_pass", "passed", 3), ("v4_fail", "failed", 4)):
+        calls.clear()
+        chosen = [dataset for dataset in datasets if dataset.id == name]
+        report = run_smoke(chosen, root, SmokeSettings(), spark=spark)
+        assert report.datasets[0].status == status
+        # 1 aggregation (rows, coercion, 8 missing/invalid checks) + 2 duplicate checks,
+        # + 1 for the offending values when something failed.
+        assert len(calls) == jobs, name
 
 
 # -- quarantine ------------------------------------------------------------------------------

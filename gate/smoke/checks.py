@@ -8,8 +8,9 @@ through ``Column.try_cast``.
 
 A dataset's count-style metrics (rows, malformed records, coercion failures,
 ``missing`` and ``invalid`` counts with their sample values) are collected by
-``Metrics`` into one aggregation: one Spark job. Each ``duplicate`` check is
-one more job (``duplicate_metrics``): a group-by, never an exact
+``Metrics`` into one aggregation: one Spark job, plus one for the sample
+values when something failed. Each ``duplicate`` check is one more job
+(``duplicate_metrics``): a group-by, never an exact
 ``count(DISTINCT)`` beside the other aggregates (see there why).
 """
 
@@ -99,6 +100,12 @@ class Bound:
     def raw_text(self) -> Column:
         return self._once("raw_text", lambda: as_text(self.raw, self.source))
 
+    def shown(self, value: Column) -> Column:
+        """``value``, a copy of ``typed`` (e.g. after a group-by), as ``typed_text`` shows it."""
+        if self.casts:
+            return value.cast("string")
+        return as_text(value, self.source)
+
     @property
     def typed_text(self) -> Column:
         if self.casts:
@@ -120,10 +127,20 @@ def as_text(column: Column, data_type: DataType) -> Column:
 
 
 class Metrics:
-    """Aggregate expressions collected for one pass over a dataset."""
+    """Aggregate expressions collected for one pass over a dataset.
+
+    Counts go into one aggregation (one job). Sample values do not: Spark
+    computes ``collect_set`` in an object aggregate that is not code-generated,
+    and beside the counts it turned the whole pass into one (measured: a
+    million rows took four times the CPU of the counts alone). So samples are
+    asked for afterwards, and only for the conditions that counted something:
+    one more job over the rows that fail one of them (``collect``).
+    """
 
     def __init__(self) -> None:
         self.exprs: list[Column] = []
+        #: samples key -> (count key, condition, text to show)
+        self._samples: dict[str, tuple[str, Column, Column]] = {}
 
     def add(self, expr: Column) -> str:
         alias = f"m{len(self.exprs)}"
@@ -131,20 +148,44 @@ class Metrics:
         return alias
 
     def count_if(self, condition: Column) -> str:
-        return self.add(F.count(F.when(condition, F.lit(1))))
+        return self.add(F.count_if(condition))  # one call: each Column is a JVM round trip
 
-    def samples(self, condition: Column, text: Column) -> str:
-        """Up to MAX_SAMPLES distinct offending values, sorted (stable across runs)."""
-        return self.add(
-            F.slice(F.array_sort(F.collect_set(F.when(condition, text))), 1, MAX_SAMPLES)
-        )
+    def samples(self, count_key: str, condition: Column, text: Column) -> str:
+        """Up to MAX_SAMPLES distinct offending values, sorted (stable across runs).
+
+        ``count_key`` counts the same ``condition``: no job looks for samples
+        of a condition that no row meets.
+        """
+        key = f"s{len(self._samples)}"
+        self._samples[key] = (count_key, condition, text)
+        return key
 
     def collect(self, df: DataFrame) -> dict[str, Any]:
-        """Run the one aggregation job."""
-        if not self.exprs:
-            return {}
-        row = df.agg(*self.exprs).collect()[0]
-        return row.asDict()
+        """Run the one aggregation job, and the samples job when something failed."""
+        values: dict[str, Any] = {}
+        if self.exprs:
+            values = df.agg(*self.exprs).collect()[0].asDict()
+        wanted: list[tuple[str, Column, Column]] = []
+        for key, (count_key, condition, text) in self._samples.items():
+            values[key] = []
+            if values.get(count_key):
+                wanted.append((key, condition, text))
+        if wanted:
+            failing = _any([condition for _key, condition, _text in wanted])
+            row = (
+                df.where(failing)
+                .agg(
+                    *[
+                        F.slice(
+                            F.array_sort(F.collect_set(F.when(condition, text))), 1, MAX_SAMPLES
+                        ).alias(key)
+                        for key, condition, text in wanted
+                    ]
+                )
+                .collect()[0]
+            )
+            values.update({key: list(row[key] or []) for key, _c, _t in wanted})
+        return values
 
 
 def _any(conditions: list[Column]) -> Column:
@@ -263,33 +304,33 @@ def key_text(columns: list[Column]) -> Column:
 
 
 def duplicate_metrics(
-    df: DataFrame, keys: list[Column], texts: list[Column], keep: Column | None
-) -> tuple[int, int, list[str]]:
-    """One job: (rows considered, duplicate rows beyond the first of each key, samples).
+    df: DataFrame, keys: list[Column], shown: list[Any], keep: Column | None
+) -> tuple[int, list[str]]:
+    """One job: (duplicate rows beyond the first of each key, sample keys).
+
+    ``shown[i]`` turns the grouped ``i``-th key back into text (``Bound.shown``).
 
     A group-by of its own rather than ``count(DISTINCT key)`` in the dataset's
     aggregation: Spark rewrites a distinct aggregate next to others into an
     ``Expand`` that groups *every* aggregate by the key, so a unique id of a
-    million rows made the whole pass about twice as slow (measured).
+    million rows made the whole pass about twice as slow (measured). Only the
+    keys travel through the shuffle (their text is made after grouping), and
+    only repeated keys reach the (not code-generated) ``collect_list``.
     """
     base = df.where(keep) if keep is not None else df
     names = [f"k{index}" for index in range(len(keys))]
     grouped = (
-        base.select(
-            *[key.alias(name) for key, name in zip(keys, names, strict=True)],
-            key_text(texts).alias("shown"),
-        )
+        base.select(*[key.alias(name) for key, name in zip(keys, names, strict=True)])
         .groupBy(*names)
-        .agg(F.count(F.lit(1)).alias("n"), F.first("shown").alias("shown"))
+        .agg(F.count(F.lit(1)).alias("n"))
+        .where(F.col("n") > 1)
     )
+    texts = [text_of(F.col(name)) for text_of, name in zip(shown, names, strict=True)]
     row = grouped.agg(
-        F.sum("n").alias("rows"),
-        F.sum(F.when(F.col("n") > 1, F.col("n") - 1)).alias("dups"),
-        F.slice(
-            F.array_sort(F.collect_list(F.when(F.col("n") > 1, F.col("shown")))), 1, MAX_SAMPLES
-        ).alias("samples"),
+        F.sum(F.col("n") - 1).alias("dups"),
+        F.slice(F.array_sort(F.collect_list(key_text(texts))), 1, MAX_SAMPLES).alias("samples"),
     ).collect()[0]
-    return int(row["rows"] or 0), int(row["dups"] or 0), list(row["samples"] or [])
+    return int(row["dups"] or 0), list(row["samples"] or [])
 
 
 def is_complex_ddl(ddl: str | None) -> bool:

@@ -369,7 +369,7 @@ class _DatasetRun:
         corrupt = F.col(readers.CORRUPT)
         condition = corrupt.isNotNull()
         count_key = metrics.count_if(condition)
-        samples_key = metrics.samples(condition, corrupt)
+        samples_key = metrics.samples(count_key, condition, corrupt)
         self.quarantine_rules.append(("malformed_record", condition))
 
         def render(values: dict[str, Any], rows: int) -> SmokeResult:
@@ -409,11 +409,13 @@ class _DatasetRun:
                     )
                 )
                 continue
+            nonnull_key = metrics.count_if(bound.raw.isNotNull())
             for rule in rules.coercion_rules(bound):
+                count_key = metrics.count_if(rule.condition)
                 keys = (
-                    metrics.count_if(rule.condition),
-                    metrics.samples(rule.condition, rule.text),
-                    metrics.count_if(bound.raw.isNotNull()),
+                    count_key,
+                    metrics.samples(count_key, rule.condition, rule.text),
+                    nonnull_key,
                 )
                 self.quarantine_rules.append((f"{target.name}({column.name})", rule.condition))
                 out.append(
@@ -454,7 +456,7 @@ class _DatasetRun:
             if plan.family == checkspec.ROW_COUNT:
                 out.append(lambda values, rows, plan=plan: self._row_count(plan, rows))  # type: ignore[misc]
             elif plan.family == checkspec.DUPLICATE:
-                out.append(self._plan_duplicate(plan, bounds))
+                out.append(self._plan_duplicate(plan, bounds, metrics))
             else:
                 bound = bounds[0]
                 missing = rules.missing_condition(bound, plan.missing)
@@ -463,26 +465,37 @@ class _DatasetRun:
                 else:
                     condition = ~missing & rules.invalid_condition(bound, plan.validity)
                     text = bound.typed_text
-                keys = (metrics.count_if(condition), metrics.samples(condition, text))
+                count_key = metrics.count_if(condition)
+                samples_key = (  # a missing value is shown as its count only
+                    metrics.samples(count_key, condition, text)
+                    if plan.family == checkspec.INVALID
+                    else None
+                )
                 self.quarantine_rules.append((plan.label, condition))
                 out.append(
-                    lambda values, rows, plan=plan, keys=keys: self._counted(  # type: ignore[misc]
-                        plan, rows, int(values[keys[0]] or 0), values[keys[1]]
+                    lambda values, rows, plan=plan, keys=(count_key, samples_key): self._counted(  # type: ignore[misc]
+                        plan, rows, int(values[keys[0]] or 0), values.get(keys[1] or "")
                     )
                 )
         return out
 
-    def _plan_duplicate(self, plan: CheckPlan, bounds: list[rules.Bound]) -> _Render:
-        """A duplicate check: its own job (a group-by), run when its result is rendered."""
+    def _plan_duplicate(
+        self, plan: CheckPlan, bounds: list[rules.Bound], metrics: rules.Metrics
+    ) -> _Render:
+        """A duplicate check: its own job (a group-by), run when its result is rendered.
+
+        The rows it considers are counted in the dataset's aggregation.
+        """
         keep = ~rules.missing_condition(bounds[0], plan.missing) if len(bounds) == 1 else None
+        considered_key = metrics.count_if(keep) if keep is not None else None
         typed = [bound.typed for bound in bounds]
         self.quarantine_rules.append((plan.label, _duplicated(typed, keep)))
 
         def render(values: dict[str, Any], rows: int) -> SmokeResult:
-            texts = [bound.typed_text for bound in bounds]
+            considered = int(values[considered_key] or 0) if considered_key else rows
             try:
-                considered, duplicates, samples = rules.duplicate_metrics(
-                    self.df, typed, texts, keep
+                duplicates, samples = rules.duplicate_metrics(
+                    self.df, typed, [bound.shown for bound in bounds], keep
                 )
             except Exception as err:  # e.g. a MAP column cannot be grouped
                 if self.deadline_expired():
