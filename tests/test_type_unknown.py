@@ -245,3 +245,21 @@ def test_a_new_dataset_with_a_typo_is_flagged(shop: GitRepo) -> None:
     ]
     message = next(c["message"] for c in report["changes"] if c["rule"] == "type_unknown")
     assert "(did you mean 'integer'?)" in message
+
+
+def test_a_hostile_unknown_type_comes_out_inert_in_every_format(shop: GitRepo) -> None:
+    """The type text is the PR's: it reaches the type_unknown message in every report."""
+    hostile = "big`int @admin ::error::x <img src=x> \u202e"
+    shop.write(
+        "soda/contracts/orders.yaml", BASE.replace("data_type: string", f'data_type: "{hostile}"')
+    )
+    shop.commit("hostile type")
+    text = run_gate(shop.path, "--base", "main", "--head", "HEAD", "--format", "text").stdout
+    assert "type_unknown" in text
+    assert "\u202e" not in text and not any(ln.startswith("::") for ln in text.splitlines())
+    md = run_gate(shop.path, "--base", "main", "--head", "HEAD", "--format", "markdown").stdout
+    assert "type_unknown" in md and "\u202e" not in md
+    assert all("``" in ln for ln in md.splitlines() if "<img" in ln.lower())  # in code spans
+    gh = run_gate(shop.path, "--base", "main", "--head", "HEAD", "--format", "github").stdout
+    assert "title=type_unknown" in gh and "\u202e" not in gh
+    assert all(ln.startswith("::") for ln in gh.splitlines())  # no line of its own
