@@ -429,7 +429,10 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         repo, settings.head, changes, base, head, config.consumers, dialect, workers
     )
     if consumer_scan.files_read:
-        changes = explain_consumers(changes, consumer_scan.found, head, config.severity_fn())
+        # A dbt properties entry without its model file builds nothing: for its
+        # readers the model is gone, as diff_datasets already compares it.
+        built = [d for d in head if not d.model_file_missing]
+        changes = explain_consumers(changes, consumer_scan.found, built, config.severity_fn())
     acked = acks.apply(changes, _tokens(settings))
     smoke = (
         _smoke(repo, settings, head, globs, dialect, limits, workers) if settings.smoke else None

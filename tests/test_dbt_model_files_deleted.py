@@ -49,6 +49,19 @@ def test_deleting_only_the_sql_file_removes_the_model(tmp_path: Path) -> None:
     assert report["changes"][0]["acknowledged"] is True
 
 
+def test_a_model_that_still_refs_the_deleted_one_is_consumer_broken(tmp_path: Path) -> None:
+    # Found on DataRecce/jaffle-shop-expand: the remaining properties entry made
+    # the model look present to the consumer check, so its reader was only listed.
+    repo = shop(tmp_path, {"models/marts/report.sql": "select id from {{ ref('orders') }}\n"})
+    repo.remove("models/marts/orders.sql")
+    code, report = gate(repo)
+    assert code == 1
+    broken = [c for c in report["changes"] if c["rule"] == "consumer_broken"]
+    assert [(c["dataset"], c["path"], c["line"]) for c in broken] == [
+        ("orders", "models/marts/report.sql", 1)
+    ]
+
+
 def test_committed_head_mode_sees_the_deletion_too(tmp_path: Path) -> None:
     repo = shop(tmp_path)
     repo.remove("models/marts/orders.sql")
