@@ -8,6 +8,7 @@ exit code 2, never a traceback: the gate fails closed.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import threading
@@ -311,8 +312,30 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+def tune_gc() -> None:
+    """Collect cyclic garbage less often in a short-lived run, and never the imports.
+
+    A run allocates hundreds of thousands of small objects (YAML nodes, SQL
+    syntax trees), so the default thresholds collected about 120 times per
+    100-contract PR, each time walking the modules imported at start-up too:
+    ~30 ms of a 0.65 s run. Freezing what is alive after the imports takes it
+    out of every later collection (and out of the workers' collections, which
+    would otherwise copy the pages they walk); a larger first threshold keeps
+    collections rare but still bounds the memory of large runs, whose syntax
+    trees are cyclic. Only the command does this: a host program that imports
+    the gate as a library keeps its own collector settings.
+    """
+    gc.freeze()
+    gc.set_threshold(_GC_THRESHOLD, 20, 20)
+
+
+#: Allocations between two young-generation collections (Python's default: 700-2,000).
+_GC_THRESHOLD = 50_000
+
+
 def entry() -> NoReturn:
     """The console script and ``python -m gate``."""
+    tune_gc()
     exit_now(main())
 
 

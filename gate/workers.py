@@ -7,16 +7,26 @@ inherits the imported modules), so even small batches are worth splitting; a
 *spawn* start re-imports the gate in every worker (~0.3 s), so without a safe
 fork only large batches use workers, as before.
 
-One ``Workers`` serves a whole run: the pool is created at the first batch big
-enough to need it and reused after that, and the calling process takes a share
-of every batch instead of waiting. Results come back in input order, and the
-first exception in input order is the one raised, whatever the worker count,
+One ``Workers`` serves a whole run: the workers start at the first batch big
+enough to need them and serve every later one, and the calling process takes a
+share of every batch instead of waiting. Results come back in input order, and
+the first exception in input order is the one raised, whatever the worker count,
 so ``--jobs 2`` and ``--jobs 1`` give the same report and the same error.
+
+Why not ``concurrent.futures.ProcessPoolExecutor``: its chunks move through a
+manager thread and a queue feeder thread in this process, and both need the
+GIL, which the calling process holds while it parses its own share. A worker
+that finished a chunk waited up to a switch interval (5 ms) for the next one,
+again and again: with two processes, parsing 200 contracts took longer than in
+one. Here each batch goes to every worker once, as one message, and every
+process claims chunks from a counter in shared memory; nothing in this process
+needs a thread.
 """
 
 from __future__ import annotations
 
-import itertools
+import contextlib
+import gc
 import multiprocessing
 import os
 import pickle
@@ -24,8 +34,11 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Generic, TypeVar, cast
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from multiprocessing.sharedctypes import Synchronized
+from typing import Any, TypeVar
 
 __all__ = ["Workers", "default_count", "fork_is_safe"]
 
@@ -33,10 +46,10 @@ S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: Items per chunk at least: shipping a chunk costs ~0.3 ms.
+#: Items per chunk at least: claiming a chunk takes a lock shared by the processes.
 _MIN_CHUNK = 2
-#: Chunks per process: the pool queues one chunk ahead, which the calling process
-#: cannot take back, so small chunks keep the processes finishing together.
+#: Chunks per process: small chunks keep the processes finishing together (the
+#: last chunk claimed decides when the batch ends).
 _CHUNKS_PER_PROCESS = 8
 #: Items per chunk at most (~0.1 s of work), however large the batch.
 _MAX_CHUNK = 64
@@ -70,7 +83,7 @@ def fork_is_safe() -> bool:
 def _die_with_parent(parent: int) -> None:
     """Have the kernel end this worker when the gate's process ends.
 
-    A worker waits on the pool's queue, and a gate killed by a CI timeout
+    A worker waits on its pipe, and a gate killed by a CI timeout
     (SIGTERM, SIGKILL) never tells it to stop: it would sleep forever, an
     orphan holding the runner's memory. Linux only (``PR_SET_PDEATHSIG``).
     """
@@ -87,45 +100,88 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-class _Task(Generic[S, T, R]):
-    """One chunk of a batch, run here."""
-
-    def __init__(self, fn: Callable[[S, T], R], shared: S) -> None:
-        self.fn = fn
-        self.shared = shared
-
-    def __call__(self, items: Sequence[T]) -> list[R]:
-        return [self.fn(self.shared, item) for item in items]
+#: A stop message: an empty one.
+_STOP = b""
 
 
-#: In a worker: the batch whose ``shared`` value was last unpickled, and that value.
-_UNPICKLED: dict[int, object] = {}
-_BATCHES = itertools.count()
+def _run_chunk(fn: Callable[[S, T], R], shared: S, items: Sequence[T]) -> list[R] | Exception:
+    """One chunk's results, or the exception that ended it (raised later, in item order)."""
+    try:
+        return [fn(shared, item) for item in items]
+    except Exception as exc:
+        return exc
 
 
-class _RemoteTask(Generic[S, T, R]):
-    """One chunk of a batch, sent to a worker.
+def _claim(counter: Synchronized[int], limit: int) -> int | None:
+    """The next unclaimed chunk of the current batch, or ``None`` when all are taken."""
+    with counter.get_lock():
+        index = counter.value
+        if index >= limit:
+            return None
+        counter.value = index + 1
+    return index
 
-    ``shared`` (a consumer scan's name index covers every changed dataset) is
-    pickled once per batch here and unpickled once per batch in each worker;
-    only its bytes travel with every chunk.
+
+def _dumps_outcomes(outcomes: dict[int, list[R] | Exception]) -> bytes:
+    """Pickle a worker's outcomes; an error that cannot travel travels as its text."""
+    try:
+        return pickle.dumps(outcomes, pickle.HIGHEST_PROTOCOL)
+    except Exception:  # an unpicklable exception (or result): keep its message
+        safe: dict[int, list[R] | Exception] = {}
+        for index, outcome in outcomes.items():
+            try:
+                pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
+                safe[index] = outcome
+            except Exception as exc:
+                what = outcome if isinstance(outcome, Exception) else exc
+                safe[index] = RuntimeError(f"{type(what).__name__}: {what}")
+        return pickle.dumps(safe, pickle.HIGHEST_PROTOCOL)
+
+
+def _serve(
+    conn: Connection, counter: Synchronized[int], parent: int, inherited: list[Connection]
+) -> None:
+    """A worker's life: run each batch's chunks it can claim, until told to stop.
+
+    Messages come in order on ``conn``: a batch (claim chunks from the shared
+    counter, answer with the outcomes of the ones run here), a call (warm-up,
+    no answer), or the empty stop message.
     """
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the gate's to handle
+    for other in inherited:  # earlier workers' ends, copied by the fork
+        other.close()
+    while True:
+        try:
+            message = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        if message == _STOP:
+            return
+        kind, payload = pickle.loads(message)
+        if kind == "call":
+            fn, shared = payload
+            with contextlib.suppress(Exception):
+                fn(shared)
+            continue
+        fn, shared, chunks = payload
+        outcomes: dict[int, list[Any] | Exception] = {}
+        while (index := _claim(counter, len(chunks))) is not None:
+            outcomes[index] = _run_chunk(fn, shared, chunks[index])
+        conn.send_bytes(_dumps_outcomes(outcomes))
 
-    def __init__(self, fn: Callable[[S, T], R], shared: S) -> None:
-        self.fn = fn
-        self.batch = next(_BATCHES)
-        self.shared = pickle.dumps(shared, pickle.HIGHEST_PROTOCOL)
 
-    def __call__(self, items: Sequence[T]) -> list[R]:
-        if self.batch not in _UNPICKLED:
-            _UNPICKLED.clear()
-            _UNPICKLED[self.batch] = pickle.loads(self.shared)
-        shared = cast(S, _UNPICKLED[self.batch])
-        return [self.fn(shared, item) for item in items]
+class _Worker:
+    """One worker process and this process's end of its pipe."""
+
+    def __init__(self, process: BaseProcess, conn: Connection) -> None:
+        self.process = process
+        self.conn = conn
 
 
 class Workers:
-    """A lazily created process pool, shared by every batch of one run.
+    """Worker processes, started at the first batch big enough to need them and
+    shared by every batch of one run.
 
     ``jobs`` is the number of processes doing the work *including* this one:
     ``1`` keeps everything in-process, ``None`` means one per usable CPU.
@@ -135,8 +191,15 @@ class Workers:
 
     def __init__(self, jobs: int | None = None) -> None:
         self.jobs = default_count() if jobs is None else max(1, jobs)
-        self._pool: ProcessPoolExecutor | None = None
-        self._forked = False
+        self._workers: list[_Worker] = []
+        self._counter: Synchronized[int] | None = None
+        self._method: str | None = None
+        self._in_flight = False
+
+    @property
+    def start_method(self) -> str | None:
+        """``"fork"`` or ``"spawn"`` once workers run, else ``None``."""
+        return self._method if self._workers else None
 
     def __enter__(self) -> Workers:
         return self
@@ -145,23 +208,41 @@ class Workers:
         self.close()
 
     def close(self) -> None:
-        """Stop the workers; a later batch starts new ones."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """Stop the workers; a later batch starts new ones.
+
+        A batch cut short (an interrupt) leaves workers busy with answers
+        nobody reads: those are killed rather than waited for.
+        """
+        workers, self._workers = self._workers, []
+        for worker in workers:
+            if not self._in_flight:
+                with contextlib.suppress(OSError):
+                    worker.conn.send_bytes(_STOP)
+            worker.conn.close()
+        for worker in workers:
+            if self._in_flight:
+                worker.process.kill()
+            worker.process.join(timeout=5)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+        self._in_flight = False
 
     def prepare(self, fn: Callable[[S], object], shared: S) -> None:
         """Let running workers call ``fn(shared)`` now, ahead of the next batch.
 
         For imports the next batch needs: the workers are idle while this
         process diffs and greps, and the run's end is its critical path. Without
-        a pool yet, nothing happens: one forked later inherits what this
+        workers yet, nothing happens: one forked later inherits what this
         process has loaded by then. What ``fn`` returns or raises is ignored
         (the batch itself would raise the same error).
         """
-        if self._pool is not None:
-            for _ in range(self.jobs - 1):
-                self._pool.submit(fn, shared)
+        if not self._workers:
+            return
+        message = pickle.dumps(("call", (fn, shared)), pickle.HIGHEST_PROTOCOL)
+        for worker in self._workers:
+            with contextlib.suppress(OSError):  # a dead worker fails the next batch
+                worker.conn.send_bytes(message)
 
     def map(
         self,
@@ -174,72 +255,93 @@ class Workers:
     ) -> list[R]:
         """``[fn(shared, item) for item in items]``, spread over the workers.
 
-        ``fn`` must be a module-level function; ``shared`` is pickled once per
-        batch, the items once per chunk. Batches below the threshold for the pool's start
-        method stay in-process. The first exception in item order propagates.
+        ``fn`` must be a module-level function; the batch (``shared`` and the
+        items) is pickled once and sent once to each worker. Batches below the
+        threshold for the start method stay in-process. The first exception in
+        item order propagates.
         """
-        task: _Task[S, T, R] = _Task(fn, shared)
-        pool = self._pool_for(len(items), fork_threshold, spawn_threshold)
-        if pool is None:
-            return task(items)
+        if not self._ready(len(items), fork_threshold, spawn_threshold):
+            outcome = _run_chunk(fn, shared, items)
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+        counter = self._counter
+        assert counter is not None
         processes = self.jobs
         size = -(-len(items) // (processes * _CHUNKS_PER_PROCESS))
         size = max(_MIN_CHUNK, min(size, _MAX_CHUNK))
         chunks = [items[i : i + size] for i in range(0, len(items), size)]
-        # The first chunk is ours; the pool takes the rest in order, and we take
-        # back from the end whatever it has not started by the time we are free.
-        remote: _RemoteTask[S, T, R] = _RemoteTask(fn, shared)
-        futures: list[Future[list[R]] | None] = [None] + [
-            pool.submit(remote, c) for c in chunks[1:]
-        ]
-        results: list[list[R] | BaseException | None] = [None] * len(chunks)
+        outcomes: dict[int, list[R] | Exception] = {}
+        # The first chunk is ours before anyone claims: the workers start on
+        # the second while the batch is still reaching the last of them.
+        with counter.get_lock():
+            counter.value = 1
+        message = pickle.dumps(("batch", (fn, shared, chunks)), pickle.HIGHEST_PROTOCOL)
+        self._in_flight = True
         try:
-            results[0] = task(chunks[0])
-            for i in range(len(chunks) - 1, 0, -1):
-                future = futures[i]
-                if future is None or not future.cancel():
-                    break
-                try:
-                    results[i] = task(chunks[i])
-                except Exception as exc:  # raised below, in item order
-                    results[i] = exc
-            for i in range(1, len(chunks)):
-                outcome = results[i]
-                if isinstance(outcome, BaseException):
-                    raise outcome
-                if outcome is None:
-                    future = futures[i]
-                    assert future is not None
-                    results[i] = future.result()
+            for worker in self._workers:
+                worker.conn.send_bytes(message)
+            outcomes[0] = _run_chunk(fn, shared, chunks[0])
+            while (index := _claim(counter, len(chunks))) is not None:
+                outcomes[index] = _run_chunk(fn, shared, chunks[index])
+            for worker in self._workers:
+                outcomes.update(pickle.loads(worker.conn.recv_bytes()))
+        except (EOFError, OSError):
+            self.close()
+            raise BrokenProcessPool(
+                "a worker process ended unexpectedly (killed, or out of memory?)"
+            ) from None
         except BaseException:
-            for future in futures:
-                if future is not None:
-                    future.cancel()
+            self.close()
             raise
-        return [r for chunk in results if isinstance(chunk, list) for r in chunk]
+        self._in_flight = False
+        results: list[R] = []
+        for index in range(len(chunks)):
+            outcome = outcomes[index]
+            if isinstance(outcome, Exception):
+                raise outcome
+            results.extend(outcome)
+        return results
 
-    def _pool_for(
-        self, count: int, fork_threshold: int, spawn_threshold: int
-    ) -> ProcessPoolExecutor | None:
+    def _ready(self, count: int, fork_threshold: int, spawn_threshold: int) -> bool:
+        """Whether this batch goes to workers, starting them if it is the first."""
         if self.jobs <= 1 or count < 2:
-            return None
-        if self._pool is not None:
-            return (
-                self._pool
-                if count >= (fork_threshold if self._forked else spawn_threshold)
-                else None
-            )
+            return False
+        if self._workers:
+            return count >= (fork_threshold if self._method == "fork" else spawn_threshold)
         forked = fork_is_safe()
         if count < (fork_threshold if forked else spawn_threshold):
-            return None
+            return False
         # Not the platform's default when a fork is unsafe: before Python 3.14 that is
         # fork on Linux too, threads or not.
-        context = multiprocessing.get_context("fork" if forked else "spawn")
-        self._pool = ProcessPoolExecutor(
-            max_workers=self.jobs - 1,
-            mp_context=context,
-            initializer=_die_with_parent,
-            initargs=(os.getpid(),),
-        )
-        self._forked = forked
-        return self._pool
+        method = "fork" if forked else "spawn"
+        context = multiprocessing.get_context(method)
+        self._counter = context.Value("q", 0)
+        self._method = method
+        # A forked worker inherits this process's objects; frozen, its collector
+        # never walks them, so their pages stay shared instead of being copied.
+        # A process that froze nothing gets its collector back as it was; one
+        # that freezes its own (the command does) keeps these frozen too.
+        thaw = forked and gc.get_freeze_count() == 0
+        if forked:
+            gc.freeze()
+        try:
+            self._start(context, forked)
+        finally:
+            if thaw:
+                gc.unfreeze()
+        return True
+
+    def _start(self, context: Any, forked: bool) -> None:
+        assert self._counter is not None
+        for _ in range(self.jobs - 1):
+            ours, theirs = context.Pipe(duplex=True)
+            inherited = [w.conn for w in self._workers] if forked else []
+            process = context.Process(
+                target=_serve,
+                args=(theirs, self._counter, os.getpid(), inherited),
+                daemon=True,
+            )
+            process.start()
+            theirs.close()
+            self._workers.append(_Worker(process, ours))

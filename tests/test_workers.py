@@ -41,7 +41,7 @@ def test_results_keep_input_order_whatever_the_worker_count(jobs: int) -> None:
     with Workers(jobs) as workers:
         first = workers.map(square, 7, items, fork_threshold=2, spawn_threshold=2)
         again = workers.map(square, 1, items[:50], fork_threshold=2, spawn_threshold=2)
-        assert (workers._pool is not None) == (jobs > 1)  # one pool, reused by both batches
+        assert (workers.start_method is not None) == (jobs > 1)  # one start, both batches
     assert first == [i * i + 7 for i in items]
     assert again == [i * i + 1 for i in range(50)]
 
@@ -50,9 +50,8 @@ def test_the_pool_really_runs_items_elsewhere() -> None:
     with Workers(2) as workers:
         pids = workers.map(pid_of, 0.002, list(range(160)), fork_threshold=2, spawn_threshold=2)
     assert len(pids) == 160
-    # The calling process takes the first chunk instead of waiting; the pool
-    # has queued the next ones before that chunk ends, and a queued chunk is
-    # never taken back, so both processes did some of the work.
+    # The calling process takes the first chunk instead of waiting; the worker
+    # claims the next ones while that chunk runs, so both did some of the work.
     assert pids[0] == os.getpid()
     assert len(set(pids)) == 2
 
@@ -105,10 +104,10 @@ def test_the_first_error_in_item_order_is_raised_whatever_ran_where(jobs: int) -
 def test_small_batches_and_one_job_stay_in_process() -> None:
     with Workers(2) as workers:
         assert workers.map(square, 0, [1, 2, 3], fork_threshold=4, spawn_threshold=4) == [1, 4, 9]
-        assert workers._pool is None
+        assert workers.start_method is None
     with Workers(1) as workers:
         assert workers.map(square, 0, list(range(500)), fork_threshold=2, spawn_threshold=2)
-        assert workers._pool is None
+        assert workers.start_method is None
 
 
 def test_no_fork_while_another_thread_runs() -> None:
@@ -121,7 +120,7 @@ def test_no_fork_while_another_thread_runs() -> None:
         assert not fork_is_safe()
         with Workers(2) as workers:
             out = workers.map(square, 0, list(range(100)), fork_threshold=2, spawn_threshold=400)
-            assert workers._pool is None
+            assert workers.start_method is None
         assert out == [i * i for i in range(100)]
     finally:
         stop.set()
@@ -135,8 +134,7 @@ def test_with_another_thread_a_big_batch_spawns_instead_of_forking() -> None:
     try:
         with Workers(2) as workers:
             out = workers.map(square, 3, list(range(40)), fork_threshold=2, spawn_threshold=10)
-            assert workers._pool is not None
-            assert workers._pool._mp_context.get_start_method() == "spawn"
+            assert workers.start_method == "spawn"
         assert out == [i * i + 3 for i in range(40)]
     finally:
         stop.set()
