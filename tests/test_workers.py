@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,44 @@ def test_the_first_error_in_item_order_is_raised_whatever_ran_where(jobs: int) -
             workers.map(fail_at, bad, items, fork_threshold=2, spawn_threshold=2)
         assert caught.value.path == f"c{min(bad)}.yaml"
         assert caught.value.line == min(bad)  # survives the trip through pickle intact
+
+
+def die_in_a_worker(parent: int, item: int) -> int:
+    if os.getpid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer would
+    time.sleep(0.002)
+    return item
+
+
+def test_a_worker_killed_mid_batch_fails_the_batch_and_the_next_starts_afresh() -> None:
+    with Workers(2) as workers:
+        with pytest.raises(BrokenProcessPool, match="worker process ended unexpectedly"):
+            workers.map(
+                die_in_a_worker, os.getpid(), list(range(100)), fork_threshold=2, spawn_threshold=2
+            )
+        assert workers.start_method is None  # the dead pool is gone, not reused
+        again = workers.map(square, 0, list(range(40)), fork_threshold=2, spawn_threshold=2)
+        assert again == [i * i for i in range(40)]
+        assert workers.start_method == "fork"
+
+
+def unpicklable_error_in_a_worker(parent: int, item: int) -> int:
+    if os.getpid() != parent:
+        raise LookupError(lambda: item)  # a lambda cannot be pickled back
+    time.sleep(0.002)
+    return item
+
+
+def test_an_error_that_cannot_be_pickled_still_arrives_as_its_message() -> None:
+    with Workers(2) as workers:
+        with pytest.raises(RuntimeError, match=r"^LookupError: <function "):
+            workers.map(
+                unpicklable_error_in_a_worker,
+                os.getpid(),
+                list(range(160)),
+                fork_threshold=2,
+                spawn_threshold=2,
+            )
 
 
 def test_small_batches_and_one_job_stay_in_process() -> None:
