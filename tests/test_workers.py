@@ -129,15 +129,14 @@ def unpicklable_error_in_a_worker(parent: int, item: int) -> int:
 
 
 def test_an_error_that_cannot_be_pickled_still_arrives_as_its_message() -> None:
-    with Workers(2) as workers:
-        with pytest.raises(RuntimeError, match=r"^LookupError: <function "):
-            workers.map(
-                unpicklable_error_in_a_worker,
-                os.getpid(),
-                list(range(160)),
-                fork_threshold=2,
-                spawn_threshold=2,
-            )
+    with Workers(2) as workers, pytest.raises(RuntimeError, match=r"^LookupError: <function "):
+        workers.map(
+            unpicklable_error_in_a_worker,
+            os.getpid(),
+            list(range(160)),
+            fork_threshold=2,
+            spawn_threshold=2,
+        )
 
 
 def test_small_batches_and_one_job_stay_in_process() -> None:
