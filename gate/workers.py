@@ -112,13 +112,23 @@ def _run_chunk(fn: Callable[[S, T], R], shared: S, items: Sequence[T]) -> list[R
         return exc
 
 
+#: Seconds to wait for the claim lock, held for microseconds at a time: longer
+#: means its holder died holding it (the kernel's OOM killer picks no moment).
+_LOCK_TIMEOUT = 10.0
+
+
 def _claim(counter: Synchronized[int], limit: int) -> int | None:
     """The next unclaimed chunk of the current batch, or ``None`` when all are taken."""
-    with counter.get_lock():
+    lock = counter.get_lock()
+    if not lock.acquire(timeout=_LOCK_TIMEOUT):
+        raise BrokenProcessPool("a worker process ended while claiming work")
+    try:
         index = counter.value
         if index >= limit:
             return None
         counter.value = index + 1
+    finally:
+        lock.release()
     return index
 
 
@@ -274,8 +284,7 @@ class Workers:
         outcomes: dict[int, list[R] | Exception] = {}
         # The first chunk is ours before anyone claims: the workers start on
         # the second while the batch is still reaching the last of them.
-        with counter.get_lock():
-            counter.value = 1
+        counter.value = 1  # no worker claims before this batch reaches it
         message = pickle.dumps(("batch", (fn, shared, chunks)), pickle.HIGHEST_PROTOCOL)
         self._in_flight = True
         try:
