@@ -17,6 +17,7 @@ from gate import acks, dbt_changes, dbt_model_files, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
+from gate.consumers.scan import start_search as start_consumer_search
 from gate.dbt_changes import Entry
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
@@ -417,16 +418,23 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         for e in file_changes
         if e.change.status == "R" and e.change.old_path and e.change.new_path
     }
-    changes: list[Change] = diff_datasets(
-        base,
-        head,
-        dialect=dialect,
-        severity_of=config.severity_fn(),
-        renamed_paths=renamed,
-        now=datetime.now(timezone.utc),
-    )
+    # The consumer search starts before the diff and runs beside it (see start_search).
+    search = start_consumer_search(repo, settings.head, base, head, config.consumers)
+    try:
+        changes: list[Change] = diff_datasets(
+            base,
+            head,
+            dialect=dialect,
+            severity_of=config.severity_fn(),
+            renamed_paths=renamed,
+            now=datetime.now(timezone.utc),
+        )
+    except BaseException:
+        if search is not None:
+            search.pending.cancel()
+        raise
     consumer_scan = scan_consumers(
-        repo, settings.head, changes, base, head, config.consumers, dialect, workers
+        repo, settings.head, changes, base, head, config.consumers, dialect, workers, search
     )
     if consumer_scan.files_read:
         # A dbt properties entry without its model file builds nothing: for its

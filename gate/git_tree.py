@@ -127,6 +127,34 @@ def open_repo(path: str | os.PathLike[str] = ".") -> Repo:
     return Repo(Path(top))
 
 
+class PendingSearch:
+    """A ``git grep -l`` under way, whose file list is taken or thrown away later."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], prefix: str) -> None:
+        self._proc = proc
+        self._prefix = prefix
+
+    def result(self) -> list[str]:
+        """The matching files (sorted), once git has finished."""
+        proc = self._proc
+        try:
+            out, errors = proc.communicate()
+        except BaseException:
+            self.cancel()
+            raise
+        if proc.returncode == 1:  # no match
+            return []
+        if proc.returncode != 0:
+            raise GitError(f"git grep failed: {first_line(errors)}")
+        return sorted(p.removeprefix(self._prefix) for p in _paths(out))
+
+    def cancel(self) -> None:
+        """Stop the search if it still runs (a no-op once ``result()`` returned)."""
+        if self._proc.returncode is None:
+            self._proc.kill()
+            self._proc.communicate()
+
+
 class Repo:
     """A git working tree, read through a few git commands and one blob reader."""
 
@@ -286,36 +314,63 @@ class Repo:
         search instead of a parse of every file. ``meanwhile`` runs here while git
         searches (the search uses another core; the caller's next step need not wait).
         """
+        search = self.start_files_containing(head, globs, needles, ignore_case, words)
+        if search is None:
+            return []
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            return search.result()
+        finally:
+            search.cancel()
+
+    def start_files_containing(
+        self,
+        head: str | None,
+        globs: Sequence[str],
+        needles: Iterable[str],
+        ignore_case: bool = False,
+        words: bool = False,
+    ) -> PendingSearch | None:
+        """Start ``files_containing``'s search and return at once (``None``: nothing to find).
+
+        For a search whose answer may turn out not to be needed: the caller
+        works meanwhile, then takes ``result()`` or ``cancel()``s it.
+        """
         # Patterns go through stdin (-f -), never argv: thousands of long ids would
         # exceed the argument limit, and an id is data, not an option. A pattern
         # holds no newline, so an id with one is searched as its lines: that finds
         # a superset of the files, which the caller parses and compares exactly.
         lines = {line for needle in needles for line in needle.splitlines() if line.strip()}
         if not lines:
-            return []
+            return None
         where = ["--untracked"] if head is None else [self.resolve(head)]
         flags = (["-i"] if ignore_case else []) + (["-w"] if words else [])
-        proc = self._run(
-            "grep",
-            "-F",
-            *flags,
-            "-l",
-            "-z",
-            "--full-name",
-            "-f",
-            "-",
-            *where,
-            "--",
-            *_pathspecs(globs),
-            stdin="\n".join(sorted(lines)).encode("utf-8") + b"\n",
-            meanwhile=meanwhile,
-        )
-        if proc.returncode == 1:  # no match
-            return []
-        if proc.returncode != 0:
-            raise GitError(f"git grep failed: {first_line(proc.stderr)}")
-        prefix = "" if head is None else f"{where[0]}:"
-        return sorted(p.removeprefix(prefix) for p in _paths(proc.stdout))
+        args = ["grep", "-F", *flags, "-l", "-z", "--full-name", "-f", "-", *where, "--"]
+        try:
+            proc = subprocess.Popen(
+                [_GIT, *args, *_pathspecs(globs)],
+                cwd=self.root,
+                env=git_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as err:
+            raise GitError(f"cannot run git: {err}") from err
+        try:
+            # git reads all of its input before it answers, so this write ends.
+            assert proc.stdin is not None
+            with contextlib.suppress(BrokenPipeError):  # git failed early: see stderr
+                proc.stdin.write("\n".join(sorted(lines)).encode("utf-8") + b"\n")
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
+            proc.stdin = None  # communicate() must not touch it again
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        return PendingSearch(proc, "" if head is None else f"{where[0]}:")
 
     # reading
 
