@@ -366,8 +366,21 @@ def load_yaml(data: bytes | str, path: str, max_nodes: int | None = None) -> Any
         raise _too_deep(path) from None
     finally:
         loader.dispose()
-    _check_expansion(value, text, path)
+    if _may_expand(text):
+        _check_expansion(value, text, path)
     return value
+
+
+def _may_expand(text: str) -> bool:
+    """Whether the loaded value can be larger or deeper than the text shows.
+
+    Only aliases (and merge keys, which are aliases) share nodes, and both need
+    a ``*``. Without one the node count was bounded while composing, strings
+    are no longer than the text, and nesting is bounded by the lines plus the
+    indicators ``_nesting_bound`` counts (a line opens at most one level
+    without one): most contracts skip the walk, a tenth of their parse.
+    """
+    return "*" in text or text.count("\n") + _nesting_bound(text) + 1 >= MAX_DEPTH
 
 
 def line_of(value: Any, key: Any = None, default: int | None = None) -> int | None:

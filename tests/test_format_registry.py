@@ -72,3 +72,13 @@ def test_deeply_nested_options_fail_closed(prefix: str) -> None:
         parse_contract(f"{prefix}{spec}\n".encode(), "deep.yaml")
     assert str(caught.value).startswith("deep.yaml:")
     assert str(caught.value).endswith(": YAML nests too deeply (more than 256 levels)")
+
+
+def test_nesting_by_indentation_alone_is_refused_too() -> None:
+    # No alias and no indicator: only the line count bounds the depth, so the
+    # depth walk that alias-free documents skip must still run here.
+    text = "dataset: t\nx:\n" + "".join(" " * i + "a:\n" for i in range(1, 300)) + " " * 300 + "1\n"
+    assert "*" not in text
+    with pytest.raises(ContractError) as caught:
+        parse_contract(text.encode(), "deep.yaml")
+    assert str(caught.value).endswith("YAML nests too deeply (more than 256 levels)")
