@@ -34,13 +34,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from multiprocessing.sharedctypes import Synchronized
 from typing import Any, TypeVar
 
-__all__ = ["Workers", "default_count", "fork_is_safe"]
+from gate.model import GateError
+
+__all__ = ["WorkerDied", "Workers", "default_count", "fork_is_safe"]
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -100,6 +101,29 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+class WorkerDied(GateError):
+    """A worker process ended without an answer (the kernel's out-of-memory killer,
+    a resource limit, a signal): its share of the batch is lost, so the run
+    decides nothing. Not a bug of the gate, so not an internal error."""
+
+
+def _died(code: int | None) -> WorkerDied:
+    """Name how the worker ended (a signal, an exit code) when it is known."""
+    how = "ended"
+    if code is not None and code < 0:
+        try:
+            how = signal.Signals(-code).name
+        except ValueError:
+            how = f"signal {-code}"
+    elif code is not None:
+        how = f"exit code {code}"
+    hint = ", often the out-of-memory killer" if how == "SIGKILL" else ""
+    return WorkerDied(
+        f"a worker process died ({how}{hint}) before it answered, so nothing was decided; "
+        "re-run with --jobs 1 to work in one process, or give the job more memory"
+    )
+
+
 #: A stop message: an empty one.
 _STOP = b""
 
@@ -121,7 +145,7 @@ def _claim(counter: Synchronized[int], limit: int) -> int | None:
     """The next unclaimed chunk of the current batch, or ``None`` when all are taken."""
     lock = counter.get_lock()
     if not lock.acquire(timeout=_LOCK_TIMEOUT):
-        raise BrokenProcessPool("a worker process ended while claiming work")
+        raise _died(None)
     try:
         index = counter.value
         if index >= limit:
@@ -289,17 +313,21 @@ class Workers:
         self._in_flight = True
         try:
             for worker in self._workers:
-                worker.conn.send_bytes(message)
+                try:
+                    worker.conn.send_bytes(message)
+                except OSError:  # it died while idle
+                    worker.process.join(timeout=5)
+                    raise _died(worker.process.exitcode) from None
             outcomes[0] = _run_chunk(fn, shared, chunks[0])
             while (index := _claim(counter, len(chunks))) is not None:
                 outcomes[index] = _run_chunk(fn, shared, chunks[index])
             for worker in self._workers:
-                outcomes.update(pickle.loads(worker.conn.recv_bytes()))
-        except (EOFError, OSError):
-            self.close()
-            raise BrokenProcessPool(
-                "a worker process ended unexpectedly (killed, or out of memory?)"
-            ) from None
+                try:
+                    answer = worker.conn.recv_bytes()
+                except (EOFError, OSError):
+                    worker.process.join(timeout=5)
+                    raise _died(worker.process.exitcode) from None
+                outcomes.update(pickle.loads(answer))
         except BaseException:
             self.close()
             raise

@@ -8,13 +8,12 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
 
 from gate.model import ContractError
-from gate.workers import Workers, default_count, fork_is_safe
+from gate.workers import WorkerDied, Workers, default_count, fork_is_safe
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the fork path is Linux's"
@@ -111,7 +110,7 @@ def die_in_a_worker(parent: int, item: int) -> int:
 
 def test_a_worker_killed_mid_batch_fails_the_batch_and_the_next_starts_afresh() -> None:
     with Workers(2) as workers:
-        with pytest.raises(BrokenProcessPool, match="worker process ended unexpectedly"):
+        with pytest.raises(WorkerDied, match=r"a worker process died \(SIGKILL, often the out-of"):
             workers.map(
                 die_in_a_worker, os.getpid(), list(range(100)), fork_threshold=2, spawn_threshold=2
             )
