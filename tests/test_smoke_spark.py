@@ -500,26 +500,31 @@ def test_one_aggregation_pass_plus_one_job_per_duplicate_check(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A passing dataset: one aggregation + one job per duplicate check; a failing
-    one also one job for the offending values (only of the rules that failed)."""
+    """A passing dataset: one aggregation + one job per duplicate check (its keys as
+    Arrow); a failing one also one job for the offending values (only of the rules
+    that failed) and a Spark group-by per duplicate check that found a repeated key."""
     frame_class = type(spark.range(1))  # the classic (or Connect) DataFrame in use
     calls: list[str] = []
-    real_collect = frame_class.collect
 
-    def counting_collect(self: Any) -> Any:  # the real collect, counted
-        calls.append("collect")
-        return real_collect(self)
+    for method in ("collect", "toArrow"):
+        real = getattr(frame_class, method)
 
-    monkeypatch.setattr(frame_class, "collect", counting_collect)
+        def counting(self: Any, real: Any = real, method: str = method) -> Any:  # counted
+            calls.append(method)
+            return real(self)
+
+        monkeypatch.setattr(frame_class, method, counting)
     root, datasets = check_repo(tmp_path)
-    for name, status, jobs in (("v4_pass", "passed", 3), ("v4_fail", "failed", 4)):
+    for name, status, jobs in (
+        ("v4_pass", "passed", ["collect", "toArrow", "toArrow"]),
+        # aggregation, offending values, then per duplicate check keys + group-by
+        ("v4_fail", "failed", ["collect", "collect", *["toArrow", "collect"] * 2]),
+    ):
         calls.clear()
         chosen = [dataset for dataset in datasets if dataset.id == name]
         report = run_smoke(chosen, root, SmokeSettings(), spark=spark)
         assert report.datasets[0].status == status
-        # 1 aggregation (rows, coercion, 8 missing/invalid checks) + 2 duplicate checks,
-        # + 1 for the offending values when something failed.
-        assert len(calls) == jobs, name
+        assert calls == jobs, name
 
 
 # -- quarantine ------------------------------------------------------------------------------
@@ -663,3 +668,59 @@ def test_a_million_rows_with_one_bad_value_finds_exactly_that_value(
     ]
     duplicate = next(result for result in outcome.results if result.name == "duplicate")
     assert duplicate.status == "passed" and duplicate.failed_rows == 0
+
+
+def test_duplicate_keys_are_compared_after_spark_casts_them(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """``7`` and ``07`` are one BIGINT (counted from Spark's keys as Arrow); ``-0.0`` and
+    ``0.0``, and two NaNs, are one DOUBLE each (floating keys are grouped by Spark)."""
+    write_files(
+        tmp_path,
+        {
+            "c/d.yaml": "dataset: d\ncolumns:\n  - name: id\n    data_type: bigint\n"
+            "    checks:\n      - duplicate:\n  - name: x\n    data_type: double\n"
+            "    checks:\n      - duplicate:\n",
+            "c/d.sample.csv": "id,x\n7,-0.0\n07,0.0\n8,NaN\n9,NaN\n10,1.5\n",
+        },
+    )
+    outcome = smoke(tmp_path, ["c/d.yaml"], spark).datasets[0]
+    found = {r.column: (r.status, r.failed_rows, r.samples) for r in outcome.results}
+    assert found["id"] == ("failed", 1, ("7",))
+    assert found["x"] == ("failed", 2, ("0.0", "NaN"))
+
+
+def test_duplicates_counted_in_arrow_agree_with_a_spark_group_by(spark: Any) -> None:  # noqa: F811
+    """Every key type counted by pyarrow: the same duplicates as Spark's group-by,
+    NULL equal to NULL as in a group-by, for one key column and for several."""
+    from datetime import date, datetime
+    from decimal import Decimal
+
+    from pyspark.sql import functions as F
+
+    from gate.smoke import checks
+
+    rows = [
+        ("a", 1, Decimal("1.10"), date(2024, 1, 1), datetime(2024, 1, 1, 1), True, b"x"),
+        ("a", 1, Decimal("1.10"), date(2024, 1, 1), datetime(2024, 1, 1, 1), True, b"x"),
+        (None, None, None, None, None, None, None),
+        (None, None, None, None, None, None, None),
+        ("é", 2, Decimal("2.00"), date(2024, 1, 2), datetime(2024, 1, 1, 2), False, b"y"),
+        ("é", 3, Decimal("2.00"), date(2024, 1, 3), datetime(2024, 1, 1, 2), False, b"z"),
+        ("b", None, Decimal("3.00"), None, datetime(2024, 1, 1, 3), None, b""),
+    ]
+    df = spark.createDataFrame(
+        rows, "s string, i bigint, d decimal(10,2), dt date, ts timestamp, b boolean, y binary"
+    )
+    for keys in (["s"], ["i"], ["d"], ["dt"], ["ts"], ["b"], ["y"], ["s", "i"], ["i", "dt"]):
+        names = [f"k{index}" for index in range(len(keys))]
+        selected = df.select(
+            *[F.col(key).alias(name) for key, name in zip(keys, names, strict=True)]
+        )
+        assert all(
+            isinstance(field.dataType, checks._ARROW_KEY_TYPES) for field in selected.schema.fields
+        )
+        shown = [lambda column: column.cast("string")] * len(keys)
+        in_spark, _samples = checks.group_duplicates(selected, names, shown)
+        assert checks.count_arrow(selected.toArrow()) == in_spark > 0, keys

@@ -23,8 +23,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
+    BooleanType,
     ByteType,
     DataType,
+    DateType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -34,6 +37,8 @@ from pyspark.sql.types import (
     ShortType,
     StringType,
     StructType,
+    TimestampNTZType,
+    TimestampType,
 )
 
 from gate.smoke.checkspec import MissingSpec, ValiditySpec
@@ -306,9 +311,62 @@ def key_text(columns: list[Column]) -> Column:
 def duplicate_metrics(
     df: DataFrame, keys: list[Column], shown: list[Any], keep: Column | None
 ) -> tuple[int, list[str]]:
-    """One job: (duplicate rows beyond the first of each key, sample keys).
+    """(duplicate rows beyond the first of each key, sample keys): one job when none repeat.
 
     ``shown[i]`` turns the grouped ``i``-th key back into text (``Bound.shown``).
+
+    Spark computes the keys (its cast, so ``7`` and ``07`` are one BIGINT) and
+    hands them over as Arrow; pyarrow counts the distinct ones at C++ speed
+    (``count_arrow``). Grouping a million keys in Spark means a shuffle and a
+    hash aggregate over a million groups: 3 s of JVM CPU, against about 1 s for
+    the same keys as Arrow plus 0.15 s in pyarrow (measured). Only when a key
+    repeats does the Spark group-by run (``group_duplicates``), for the count
+    and the sample keys exactly as Spark shows them. Keys whose equality
+    pyarrow does not share with Spark (floating point: NaN, -0.0; arrays, maps,
+    structs) are grouped in Spark directly.
+    """
+    base = df.where(keep) if keep is not None else df
+    names = [f"k{index}" for index in range(len(keys))]
+    selected = base.select(*[key.alias(name) for key, name in zip(keys, names, strict=True)])
+    hashable = all(isinstance(f.dataType, _ARROW_KEY_TYPES) for f in selected.schema.fields)
+    if hashable and count_arrow(selected.toArrow()) == 0:
+        return 0, []
+    return group_duplicates(selected, names, shown)
+
+
+#: Key types whose equality is the same in pyarrow as in Spark's group-by.
+_ARROW_KEY_TYPES = (
+    BooleanType,
+    ByteType,
+    ShortType,
+    IntegerType,
+    LongType,
+    DecimalType,
+    StringType,
+    BinaryType,
+    DateType,
+    TimestampType,
+    TimestampNTZType,
+)
+
+
+def count_arrow(table: Any) -> int:
+    """Rows beyond the first of each distinct row of ``table`` (NULL equals NULL, as in a group-by)."""
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        return 0
+    if table.num_columns == 1:
+        distinct = pc.count_distinct(table.column(0), mode="all").as_py()
+    else:
+        distinct = table.group_by(table.column_names, use_threads=False).aggregate([]).num_rows
+    return int(table.num_rows - distinct)
+
+
+def group_duplicates(
+    selected: DataFrame, names: list[str], shown: list[Any]
+) -> tuple[int, list[str]]:
+    """The Spark group-by: duplicate rows and up to MAX_SAMPLES repeated keys, as text.
 
     A group-by of its own rather than ``count(DISTINCT key)`` in the dataset's
     aggregation: Spark rewrites a distinct aggregate next to others into an
@@ -317,14 +375,7 @@ def duplicate_metrics(
     keys travel through the shuffle (their text is made after grouping), and
     only repeated keys reach the (not code-generated) ``collect_list``.
     """
-    base = df.where(keep) if keep is not None else df
-    names = [f"k{index}" for index in range(len(keys))]
-    grouped = (
-        base.select(*[key.alias(name) for key, name in zip(keys, names, strict=True)])
-        .groupBy(*names)
-        .agg(F.count(F.lit(1)).alias("n"))
-        .where(F.col("n") > 1)
-    )
+    grouped = selected.groupBy(*names).agg(F.count(F.lit(1)).alias("n")).where(F.col("n") > 1)
     texts = [text_of(F.col(name)) for text_of, name in zip(shown, names, strict=True)]
     row = grouped.agg(
         F.sum(F.col("n") - 1).alias("dups"),
