@@ -10,8 +10,9 @@ A dataset's count-style metrics (rows, malformed records, coercion failures,
 ``missing`` and ``invalid`` counts with their sample values) are collected by
 ``Metrics`` into one aggregation: one Spark job, plus one for the sample
 values when something failed. Each ``duplicate`` check is one more job
-(``duplicate_metrics``): a group-by, never an exact
-``count(DISTINCT)`` beside the other aggregates (see there why).
+(``duplicate_metrics``): Spark's typed keys, counted as Arrow by pyarrow;
+a Spark group-by only when a key repeats. Never an exact
+``count(DISTINCT)`` beside the other aggregates (see ``group_duplicates``).
 """
 
 from __future__ import annotations

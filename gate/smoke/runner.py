@@ -8,7 +8,7 @@ Per dataset with a sample (``samples``), in this order:
    values each contract type cannot hold (``try_cast``: non-NULL before,
    NULL after), CHAR/VARCHAR lengths, JSON and UUID validity, and every
    ``missing`` / ``invalid`` check with up to five offending values;
-4. one job per ``duplicate`` check;
+4. one job per ``duplicate`` check (its keys as Arrow; a group-by when one repeats);
 5. thresholds decide each check (``thresholds``); optional quarantine.
 
 A dataset fails when any finding fails; it is ``error`` when its sample cannot
@@ -482,7 +482,7 @@ class _DatasetRun:
     def _plan_duplicate(
         self, plan: CheckPlan, bounds: list[rules.Bound], metrics: rules.Metrics
     ) -> _Render:
-        """A duplicate check: its own job (a group-by), run when its result is rendered.
+        """A duplicate check: its own job (``duplicate_metrics``), run when its result is rendered.
 
         The rows it considers are counted in the dataset's aggregation.
         """
