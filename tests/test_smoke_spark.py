@@ -724,3 +724,7 @@ def test_duplicates_counted_in_arrow_agree_with_a_spark_group_by(spark: Any) -> 
         shown = [lambda column: column.cast("string")] * len(keys)
         in_spark, _samples = checks.group_duplicates(selected, names, shown)
         assert checks.count_arrow(selected.toArrow()) == in_spark > 0, keys
+    lowered = spark.createDataFrame([("a",), ("A",)], "s string").selectExpr(
+        "s COLLATE UTF8_LCASE AS k0"
+    )
+    assert not checks._arrow_key(lowered.schema.fields[0].dataType)  # Spark groups 'a', 'A'

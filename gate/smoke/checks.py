@@ -329,13 +329,14 @@ def duplicate_metrics(
     base = df.where(keep) if keep is not None else df
     names = [f"k{index}" for index in range(len(keys))]
     selected = base.select(*[key.alias(name) for key, name in zip(keys, names, strict=True)])
-    hashable = all(isinstance(f.dataType, _ARROW_KEY_TYPES) for f in selected.schema.fields)
+    hashable = all(_arrow_key(field.dataType) for field in selected.schema.fields)
     if hashable and count_arrow(selected.toArrow()) == 0:
         return 0, []
     return group_duplicates(selected, names, shown)
 
 
-#: Key types whose equality is the same in pyarrow as in Spark's group-by.
+#: Key types whose equality is the same in pyarrow as in Spark's group-by
+#: (strings only with the binary collation: ``_arrow_key``).
 _ARROW_KEY_TYPES = (
     BooleanType,
     ByteType,
@@ -349,6 +350,13 @@ _ARROW_KEY_TYPES = (
     TimestampType,
     TimestampNTZType,
 )
+
+
+def _arrow_key(data_type: DataType) -> bool:
+    """pyarrow compares values of this type as Spark's group-by does (binary strings only)."""
+    if isinstance(data_type, StringType):
+        return getattr(data_type, "collation", "UTF8_BINARY") == "UTF8_BINARY"
+    return isinstance(data_type, _ARROW_KEY_TYPES)
 
 
 def count_arrow(table: Any) -> int:
