@@ -19,8 +19,8 @@ from typing import NoReturn
 
 from gate import __version__, rules
 from gate.engine import Settings, run
-from gate.model import GateError, UsageError
-from gate.report import EXIT_ERROR, RENDERERS
+from gate.model import ContractErrors, GateError, UsageError
+from gate.report import EXIT_ERROR, RENDERERS, refused
 from gate.report.text import escape_line
 from gate.rules import Severity
 
@@ -57,6 +57,7 @@ exit codes:
   0  no breaking change, or all of them acknowledged
   1  at least one unacknowledged breaking change (or a failed smoke test)
   2  the gate could not run: bad flag or ref, git failure, invalid contract
+     (every refused contract file is listed, one line each, then a count)
 
 docs: README.md, docs/rules.md (the rule catalogue), docs/configuration.md
 """
@@ -261,13 +262,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         settings = settings_from_args(args)
-        report = run(settings)
+        try:
+            report = run(settings)
+        except ContractErrors as exc:
+            _refuse(exc, args.format, args.output)
+            return EXIT_ERROR
         text = RENDERERS[args.format](report)
-        if args.output:
-            try:
-                Path(args.output).write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write --output {args.output}: {exc.strerror}") from None
+        _write_output(args.output, text)
         sys.stdout.write(text)
         return report.exit_code
     except GateError as exc:
@@ -291,6 +292,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             + "\n"
         )
         return EXIT_ERROR
+
+
+def _write_output(path: str | None, text: str) -> None:
+    if path:
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write --output {path}: {exc.strerror}") from None
+
+
+def _refuse(exc: ContractErrors, fmt: str, output: str | None) -> None:
+    """Every refused contract file: one line each on stderr, then the count.
+
+    The chosen format also gets the refusal (JSON's error object with
+    ``errors``, annotations on the lines, a Markdown table) on stdout and in
+    ``--output``, so a pipeline reading either never finds a stale or empty
+    report; text goes to stderr only (and to ``--output``), as before.
+    """
+    errors = exc.errors
+    rendered = refused.render(errors, fmt, PROG)
+    try:
+        _write_output(output, rendered)
+    finally:
+        if fmt != "text":
+            sys.stdout.write(rendered)
+        sys.stderr.write("".join(line + "\n" for line in refused.text_lines(errors, PROG)))
 
 
 def exit_now(code: int) -> NoReturn:

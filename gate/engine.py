@@ -24,7 +24,7 @@ from gate.formats import DEFAULT_GLOBS, parse_contract
 from gate.formats.dbt_project import Project
 from gate.git_tree import Repo, open_repo
 from gate.limits import DEFAULT_LIMITS, Limits
-from gate.model import Contract, ContractError, Dataset, GitError, UsageError
+from gate.model import Contract, ContractError, ContractErrors, Dataset, GitError, UsageError
 from gate.report.base import Report
 from gate.rules import Severity
 from gate.workers import Workers
@@ -69,20 +69,19 @@ _Item = tuple[bytes, str, str, Project | None]
 
 
 def _parse_one(limits: Limits, item: _Item) -> Contract | ContractError:
-    """A contract; at the base, an unreadable one comes back as its error instead.
+    """A contract, or the error that refuses it, as a value.
 
-    A contract that is invalid on the base branch must not block the pull
-    request that fixes it: the engine warns and compares what it can. A
-    HEAD-side error stays an error (exit 2). The base side skips the schema
-    validation: it could only add warnings, at half the validation cost.
+    A value, not a raise: a batch then parses every file, so the run can report
+    every refused HEAD file at once (in input order, whatever the worker
+    count), and a base-side error becomes a warning (a contract invalid on the
+    base branch must not block the pull request that fixes it). The base side
+    skips the schema validation: it could only add warnings, at half the cost.
     """
     data, path, side, project = item
     try:
         return parse_contract(data, path, project, limits, check_schema=side != "base")
     except ContractError as exc:
-        if side == "base":
-            return exc
-        raise
+        return exc
 
 
 def parse_many(
@@ -93,7 +92,8 @@ def parse_many(
 ) -> list[Contract | ContractError]:
     """Parse (data, path, side, dbt project) items, in worker processes when there are several.
 
-    YAML parsing dominates the run time of a large PR; on a 2-core runner two
+    A file that cannot be parsed comes back as its ``ContractError``, in its
+    place: the caller decides whether it is a warning or a refusal. YAML parsing dominates the run time of a large PR; on a 2-core runner two
     processes nearly halve it. ``workers`` is the run's pool (``jobs`` then
     does not matter); without one, a pool lives for this call only.
     """
@@ -137,28 +137,48 @@ def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
     return config.limits
 
 
-def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
-    """Two files declaring one dataset make pairing ambiguous: fail closed.
+def _clash(dataset: Dataset, other: Dataset) -> ContractError:
+    """``dataset`` is also declared in another file, as ``other``."""
+    same = (
+        ""
+        if other.id == dataset.id
+        else f" (as '{other.id}'): ids differing only in case name one table in most warehouses"
+    )
+    return ContractError(
+        dataset.path, f"dataset '{dataset.id}' is also declared in {other.path}{same}", dataset.line
+    )
+
+
+def _duplicates(datasets: Sequence[Dataset]) -> list[ContractError]:
+    """Two files declaring one dataset make pairing ambiguous: each clash is a refusal.
 
     Ids that differ only by case count as one, as they do inside one file:
-    most warehouses and Delta Lake resolve them to the same table.
+    most warehouses and Delta Lake resolve them to the same table. A third file
+    declaring it clashes with the first, so each clash names the file to look at.
     """
     seen: dict[str, Dataset] = {}
+    clashes: list[ContractError] = []
     for dataset in datasets:
         first = seen.get(dataset.id.casefold())
-        if first is not None and first.path != dataset.path:
-            same = (
-                ""
-                if first.id == dataset.id
-                else f" (as '{first.id}'): ids differing only in case name one table "
-                "in most warehouses"
-            )
-            raise ContractError(
-                dataset.path,
-                f"dataset '{dataset.id}' is also declared in {first.path}{same}",
-                dataset.line,
-            )
-        seen[dataset.id.casefold()] = dataset
+        if first is None:
+            seen[dataset.id.casefold()] = dataset
+        elif first.path != dataset.path:
+            clashes.append(_clash(dataset, first))
+    return clashes
+
+
+def _refuse(errors: Sequence[ContractError], order: Sequence[str] = ()) -> None:
+    """Raise ``ContractErrors`` if there are any, ordered by file as in ``order``.
+
+    The order is the input's (git lists changed files sorted), never the order
+    workers finished in; errors of one file, or of files not in ``order``, keep
+    the order they were found in.
+    """
+    if not errors:
+        return
+    rank = {path: i for i, path in reversed(list(enumerate(order)))}
+    ranked = sorted(errors, key=lambda e: rank.get(e.path, len(rank)))
+    raise ContractErrors(tuple(ranked))
 
 
 def _load(
@@ -196,12 +216,14 @@ def _read_sides(
     commits: tuple[str, str | None],
     limits: Limits,
     warnings: list[str],
+    refused: list[ContractError],
 ) -> tuple[list[Dataset], list[Dataset]]:
     """Read and parse both sides of every changed contract file.
 
     dbt models then take their model file's own ``config()`` into account. An
     unreadable base file adds a warning to ``warnings`` and contributes no
-    datasets; an unreadable HEAD file raises.
+    datasets; an unreadable HEAD file, and a dataset two HEAD files declare,
+    adds to ``refused`` (the run goes on collecting, then refuses them all).
     """
     entries: list[tuple[str, str | None, str, Project | None]] = []
     for entry in file_changes:
@@ -214,7 +236,10 @@ def _read_sides(
     head: list[Dataset] = []
     for side, contract in _load(repo, entries, workers, limits):
         if isinstance(contract, ContractError):
-            warnings.append(_base_warning(contract))
+            if side == "base":
+                warnings.append(_base_warning(contract))
+            else:
+                refused.append(contract)
             continue
         (base if side == "base" else head).extend(contract.datasets)
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
@@ -222,11 +247,11 @@ def _read_sides(
     base = dbt_model_files.apply_model_configs(repo, commits[0], base, old_projects)
     head = dbt_model_files.apply_model_configs(repo, commits[1], head, new_projects)
     # dbt allows a disabled model beside an enabled one of the same name.
-    _reject_duplicates([d for d in head if d.enabled])
+    refused += _duplicates([d for d in head if d.enabled])
     return base, head
 
 
-def _reject_declared_elsewhere(
+def _declared_elsewhere(
     repo: Repo,
     settings: Settings,
     globs: Sequence[str],
@@ -235,17 +260,17 @@ def _reject_declared_elsewhere(
     head: Sequence[Dataset],
     limits: Limits,
     workers: Workers,
-) -> None:
-    """A "new" dataset whose id an unchanged contract already declares is a clash.
+) -> list[ContractError]:
+    """Each "new" dataset whose id an unchanged contract already declares: a clash.
 
     Only changed files are parsed, so a copied contract would otherwise pass as
     ``model_added``. A text search finds the few unchanged files that mention a
-    new id; only those are parsed.
+    new id; only those are parsed (one of them unreadable at HEAD is refused too).
     """
     known = {d.id.casefold() for d in base}
     new = {d.id.casefold(): d for d in head if d.id.casefold() not in known and d.enabled}
     if not new:
-        return
+        return []
     changed = {e.change.new_path for e in file_changes if e.change.new_path}
     # A dbt version's id (``orders.v2``) is not in its file's text; its model name is.
     needles = sorted({*new, *(i.rpartition(".v")[0] for i in new if i.rpartition(".v")[0])})
@@ -265,28 +290,21 @@ def _reject_declared_elsewhere(
     projects = index.locate([*candidates, *mentions])
     candidates += [p for p in mentions if projects[p] is not None]
     if not candidates:
-        return
+        return []
     items = [
         (repo.read_file(settings.head, path) or b"", path, "head", projects[path])
         for path in candidates
     ]
+    found: list[ContractError] = []
     for contract in parse_many(items, limits=limits, workers=workers):
-        if isinstance(contract, ContractError):  # cannot happen on the HEAD side
-            raise contract
+        if isinstance(contract, ContractError):
+            found.append(contract)
+            continue
         for other in contract.datasets:
             dataset = new.get(other.id.casefold())
             if dataset is not None and other.enabled:
-                same = (
-                    ""
-                    if other.id == dataset.id
-                    else f" (as '{other.id}'): ids differing only in case name one table "
-                    "in most warehouses"
-                )
-                raise ContractError(
-                    dataset.path,
-                    f"dataset '{dataset.id}' is also declared in {other.path}{same}",
-                    dataset.line,
-                )
+                found.append(_clash(dataset, other))
+    return found
 
 
 def _tokens(settings: Settings) -> list[acks.Token]:
@@ -322,12 +340,9 @@ def _smoke(
             )
             for path in sorted(set(files) | set(dbt_files))
         ]
-        datasets = [
-            d
-            for _side, c in _load(repo, entries, workers, limits)
-            if not isinstance(c, ContractError)
-            for d in c.datasets
-        ]
+        loaded = [c for _side, c in _load(repo, entries, workers, limits)]
+        _refuse([c for c in loaded if isinstance(c, ContractError)], [e[0] for e in entries])
+        datasets = [d for c in loaded if not isinstance(c, ContractError) for d in c.datasets]
         projects = {p: proj for p, _b, _s, proj in entries}
         datasets = dbt_model_files.apply_model_configs(repo, settings.head, datasets, projects)
     workers.close()  # Spark starts its own processes and threads: no idle forks beside it
@@ -370,7 +385,12 @@ def _resolve_base(repo: Repo, base: str) -> str:
 
 
 def run(settings: Settings) -> Report:
-    """Run the gate once. Raises ``GateError`` subclasses for exit-code-2 problems."""
+    """Run the gate once. Raises ``GateError`` subclasses for exit-code-2 problems.
+
+    Refused contract files raise one ``ContractErrors`` (a ``ContractError``)
+    that lists every one of them; git, ref, config and usage problems raise
+    the first one alone, as they stop the run where they happen.
+    """
     # The workers stop first: forked, they hold copies of the repository's pipes.
     with open_repo(settings.repo) as repo, Workers(settings.jobs) as workers:
         return _run(repo, settings, workers)
@@ -411,8 +431,12 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         # Parsing may fork workers now: load the dialect the diff and the consumer
         # scan need first, so that workers inherit it instead of loading it again.
         types.load_dialect(dialect)
-    base, head = _read_sides(repo, file_changes, workers, (base_sha, head_commit), limits, warnings)
-    _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head, limits, workers)
+    refused: list[ContractError] = []
+    commits = (base_sha, head_commit)
+    base, head = _read_sides(repo, file_changes, workers, commits, limits, warnings, refused)
+    refused += _declared_elsewhere(repo, settings, globs, file_changes, base, head, limits, workers)
+    # Every refusal at once, in the order git lists the files (ContractErrors).
+    _refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])
     renamed = {
         e.change.old_path: e.change.new_path
         for e in file_changes

@@ -215,6 +215,26 @@ class ContractError(GateError):
         return (type(self), (self.path, self.detail, self.line))
 
 
+class ContractErrors(ContractError):
+    """Every contract file a run refused, in input order, at least one.
+
+    A platform checking hundreds of contracts wants every refusal of a run at
+    once, not one per run. It *is* a ``ContractError`` (the first one: same
+    ``path``, ``line``, ``detail`` and message), so code written for the single
+    error keeps working; ``errors`` holds them all.
+    """
+
+    def __init__(self, errors: tuple[ContractError, ...]) -> None:
+        if not errors:
+            raise ValueError("ContractErrors needs at least one error")
+        first = errors[0]
+        super().__init__(first.path, first.detail, first.line)
+        self.errors = errors
+
+    def __reduce__(self) -> tuple[type, tuple[tuple[ContractError, ...]]]:  # type: ignore[override]
+        return (type(self), (self.errors,))
+
+
 class GitError(GateError):
     """git could not answer: not a repository, unknown ref, shallow clone..."""
 

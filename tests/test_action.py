@@ -681,10 +681,88 @@ def test_broken_contract_is_exit_2(tmp_path: Path) -> None:
     assert run.code == 2, run.stdout + run.stderr
     assert_outputs(run, verdict="error", breaking="0")
     errors = run.annotations("error")
-    assert errors == [run.verdict_line]
-    assert ORDERS_PATH in run.verdict_line
+    # the refusal lands on its line; the verdict is the same one line as ever
+    assert errors == [
+        f"::error file={ORDERS_PATH},line=3,title=contract refused::invalid YAML: "
+        "did not find expected node content",
+        f"::error title=schema-contract-gate::{ORDERS_PATH}:3: invalid YAML: "
+        "did not find expected node content",
+    ]
+    assert errors[-1] == run.verdict_line
     assert "Traceback" not in run.stdout + run.stderr
-    assert run.report()["verdict"] == "error"
+    report = run.report()
+    assert report["verdict"] == "error"
+    assert report["errors"] == [
+        {
+            "path": ORDERS_PATH,
+            "line": 3,
+            "message": "invalid YAML: did not find expected node content",
+        }
+    ]
+
+
+#: Three contracts a PR breaks in three different ways, and what each refusal says.
+THREE_BROKEN = {
+    ORDERS_PATH: "dataset: lake/shop/orders\ncolumns: [\n",
+    f"{C}/shop/payments.yaml": contract("lake/shop/payments", [("id", "bigint")]).replace(
+        "    data_type: bigint\n", "    data_type: bigint\n    colour: red\n"
+    ),
+    f"{C}/shop/refunds.yaml": "dataset: lake/shop/refunds\ncolumns:\n  - name: id\n    data_type: 42\n",
+}
+THREE_REFUSALS = [
+    (ORDERS_PATH, 3, "invalid YAML: did not find expected node content"),
+    (f"{C}/shop/payments.yaml", 5, "unknown key 'colour' in columns[0] [Soda column keys]"),
+    (f"{C}/shop/refunds.yaml", 4, "column 'id': 'data_type' must be a string, found a number"),
+]
+
+
+def test_every_contract_the_pr_broke_is_refused_in_one_run(tmp_path: Path) -> None:
+    pr = make_pr(tmp_path, THREE_BROKEN)
+    run = run_action(pr.checkout().path, "pull_request", pr_payload(pr))
+    assert run.code == 2, run.stdout + run.stderr
+    assert_outputs(run, verdict="error", breaking="0")
+    verdict = "refused 3 contract files; nothing was compared"
+    assert run.annotations("error") == [
+        *(
+            f"::error file={path},line={line},title=contract refused::{message}"
+            for path, line, message in THREE_REFUSALS
+        ),
+        f"::error title=schema-contract-gate::{verdict}",
+    ]
+    # the log lists them as the CLI does; the summary has a row each
+    for path, line, message in THREE_REFUSALS:
+        assert f"schema-contract-gate: error: {path}:{line}: {message}" in run.stdout
+        assert f"| `{path}:{line}` | `{message}` |" in run.summary
+    assert f"The gate {verdict}." in run.summary
+    report = run.report()
+    assert report["message"] == verdict and report["exit_code"] == 2
+    assert report["errors"] == [
+        {"path": path, "line": line, "message": message} for path, line, message in THREE_REFUSALS
+    ]
+    assert report["errors_total"] == 3
+
+
+def test_refusals_beyond_githubs_ten_annotations_are_counted_and_all_in_the_summary(
+    tmp_path: Path,
+) -> None:
+    broken = {
+        f"{C}/bad/b{i:02d}.yaml": f"dataset: lake/bad/b{i:02d}\ncolumns: [\n" for i in range(12)
+    }
+    pr = make_pr(tmp_path, broken)
+    run = run_action(pr.checkout().path, "pull_request", pr_payload(pr))
+    assert run.code == 2, run.stdout + run.stderr
+    errors = run.annotations("error")
+    assert len(errors) == 10  # GitHub shows 10 per step: 9 refusals and the verdict
+    assert [e.split(",", 1)[0] for e in errors[:9]] == [
+        f"::error file={C}/bad/b{i:02d}.yaml" for i in range(9)
+    ]
+    assert errors[-1] == run.verdict_line
+    assert "refused 12 contract files; nothing was compared (3 refusal annotation(s) not shown" in (
+        run.verdict_line
+    )
+    for i in range(12):
+        assert f"| `{C}/bad/b{i:02d}.yaml:3` |" in run.summary
+    assert len(run.report()["errors"]) == 12
 
 
 @pytest.mark.parametrize(

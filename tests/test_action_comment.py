@@ -227,6 +227,32 @@ def test_a_contract_the_pr_broke_is_reported_in_the_comment(tmp_path: Path) -> N
     assert run.outputs["comment-url"] == comment["html_url"]
 
 
+def test_every_refused_contract_is_listed_in_the_comment_as_inert_text(tmp_path: Path) -> None:
+    evil = "<img src=x onerror=alert(1)></details>|@octocat"
+    files = {
+        ORDERS_PATH: "dataset: lake/shop/orders\ncolumns: [\n",
+        f"soda/contracts/shop/{evil}.yaml": "dataset: lake/shop/evil\ncolumns: [\n",
+        "soda/contracts/shop/payments.yaml": (
+            f'dataset: lake/shop/payments\ncolumns:\n  - name: id\n    "{evil}": 1\n'
+        ),
+    }
+    pr = make_pr(tmp_path, files)
+    with FakeGitHub() as api:
+        run = run_with(api, pr)
+    assert run.code == 2, run.stdout + run.stderr
+    [comment] = api.comments
+    body = comment["body"]
+    assert "refused 3 contract files; nothing was compared" in body
+    html = MarkdownIt("commonmark").enable("table").render(body.split("\n", 1)[1])
+    cells = re.findall(r"<td><code>(.*?)</code></td>", html)
+    assert len(cells) == 6  # where and what, for each of the three files
+    assert cells[2].startswith(f"{ORDERS_PATH}:3")
+    assert all("&lt;img src=x onerror=alert(1)&gt;" in cells[i] for i in (0, 5))
+    assert "<img" not in html and html.count("<details>") == html.count("</details>")
+    outside_code = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
+    assert "onerror" not in outside_code and "octocat" not in outside_code
+
+
 def test_pr_controlled_names_cannot_inject_markup_into_the_comment(tmp_path: Path) -> None:
     evil = "x<img src=x onerror=alert(1)></details>-->"
     pr = make_pr(tmp_path, {ORDERS_PATH: orders([("order_id", "int"), (evil, "string")])})

@@ -132,3 +132,23 @@ def test_the_corpus_through_the_cli_in_a_real_repository(tmp_path: Path) -> None
     proc = run_gate(repo.path, "--base", "main", "--head", "HEAD")
     assert proc.returncode == 2
     assert proc.stderr == f"schema-gate: error: models/{Path(name).name}{INVALID[name]}\n"
+
+
+def test_every_invalid_corpus_file_in_one_pr_is_refused_in_one_run(tmp_path: Path) -> None:
+    """Three real files broken three ways: three lines and a count, not three runs."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/keep.yaml", "dataset: lake/x/keep\ncolumns:\n  - name: id\n")
+    repo.commit("base")
+    repo.branch("feature")
+    for name in INVALID:
+        repo.write(f"models/{Path(name).name}", (CORPUS / name).read_bytes())
+    repo.commit("add the invalid ones")
+    proc = run_gate(repo.path, "--base", "main", "--head", "HEAD")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        *(
+            f"schema-gate: error: models/{Path(name).name}{said}"
+            for name, said in sorted(INVALID.items(), key=lambda item: Path(item[0]).name)
+        ),
+        f"schema-gate: refused {len(INVALID)} contract files; nothing was compared",
+    ]

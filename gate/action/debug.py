@@ -107,7 +107,10 @@ def _changed(
 
 
 def _parsed(result: Sequence[Any], items: Sequence[Any], *_: Any, **__: Any) -> list[str]:
-    lines = [f"parsed {len(items)} contract file(s) into {len(result)} contract(s)"]
+    from gate.model import ContractError
+
+    errors = sum(isinstance(r, ContractError) for r in result)
+    lines = [f"parsed {len(items)} contract file(s): {len(result) - errors} read, {errors} not"]
     lines += [f"read {path} ({side}, {len(data)} bytes)" for data, path, side, *_ in items]
     return lines
 

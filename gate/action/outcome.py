@@ -11,11 +11,13 @@ import dataclasses
 import html
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gate import __version__
 from gate.action.comment import Posted
-from gate.report import EXIT_ERROR, EXIT_OK
+from gate.model import ContractError
+from gate.report import EXIT_ERROR, EXIT_OK, refused
 from gate.report import github as github_report
 from gate.report.base import Report
 from gate.report.github import escape_data
@@ -149,6 +151,40 @@ def error_outcome(message: str, report_path: str) -> Outcome:
         },
         summary=summary,
         commands=[f"::error title=schema-contract-gate::{escape_data(message)}"],
+    )
+
+
+def refused_report(errors: Sequence[ContractError]) -> str:
+    """The JSON report of a run that refused contract files: the error object plus ``errors``."""
+    return json.dumps(refused.to_dict(errors), indent=2) + "\n"
+
+
+def refused_outcome(errors: Sequence[ContractError], report_path: str) -> Outcome:
+    """Every refused file: an annotation on its line (within GitHub's 10), all in the summary.
+
+    The summary (also the PR comment) has the table of refusals, capped like
+    every medium; the verdict line counts the annotations GitHub would drop.
+    """
+    outcome = error_outcome(refused.message(errors), report_path)
+    kept = refused.annotation_lines(errors, limit=ANNOTATION_LIMIT - 1)  # the verdict is one
+    verdict = refused.message(errors)
+    hidden = min(len(errors), refused.CAP) - len(kept)
+    if hidden > 0:
+        verdict += (
+            f" ({hidden} refusal annotation(s) not shown: GitHub shows {ANNOTATION_LIMIT} of "
+            "each kind per step; the job summary lists them.)"
+        )
+    summary = (
+        "## Schema contract gate: ⚠️ could not run\n\n"
+        f"The gate {refused.summary(errors)}.\n\n"
+        + "\n".join(refused.markdown_table(errors))
+        + "\n\nThe check fails closed: fix the files above and re-run. "
+        "See docs/github-action.md for the inputs and common causes.\n"
+    )
+    return dataclasses.replace(
+        outcome,
+        summary=summary,
+        commands=[*kept, f"::error title=schema-contract-gate::{escape_data(verdict)}"],
     )
 
 

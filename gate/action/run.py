@@ -53,11 +53,13 @@ from gate.action.outcome import (
     error_outcome,
     error_report,
     outcome_of,
+    refused_outcome,
+    refused_report,
     skip_outcome,
     with_comment,
 )
 from gate.action.report_file import write_report
-from gate.model import GateError, UsageError
+from gate.model import ContractErrors, GateError, UsageError
 
 API_TIMEOUT_ENV = "SCHEMA_GATE_API_TIMEOUT"
 #: Branch names shown in reports as they are; others (backticks, "<", ...) are not shown.
@@ -273,6 +275,17 @@ def _failed(message: str, workspace: str, console: Console) -> Outcome:
     return error_outcome(message, path)
 
 
+def _refused(exc: ContractErrors, workspace: str, console: Console) -> Outcome:
+    """Fail closed on every refused contract file: log, annotations, summary, JSON report."""
+    from gate.report import refused
+
+    console.info("\n".join(refused.text_lines(exc.errors, "schema-contract-gate")))
+    path = ""
+    if os.path.isdir(workspace):
+        path = write_report(workspace, refused_report(exc.errors), console.info)
+    return refused_outcome(exc.errors, path)
+
+
 def main(env: MutableMapping[str, str] | None = None, stream: IO[str] | None = None) -> int:
     env = os.environ if env is None else env
     console = Console(stream or sys.stdout, debug=debug.enabled(env))
@@ -288,7 +301,10 @@ def main(env: MutableMapping[str, str] | None = None, stream: IO[str] | None = N
     except Skip as skip:
         outcome = skip_outcome(str(skip))
     except GateError as exc:
-        outcome = _failed(str(exc), workspace, console)
+        if isinstance(exc, ContractErrors):
+            outcome = _refused(exc, workspace, console)
+        else:
+            outcome = _failed(str(exc), workspace, console)
         # a contract the PR broke is news for reviewers; so is a stale "passed" comment
         outcome = with_comment(outcome, action.post_comment(outcome.summary, news=True))
     except KeyboardInterrupt:
