@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, dbt_changes, dbt_model_files, dbt_sources, types
+from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
@@ -136,28 +136,30 @@ def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
     return config.limits
 
 
+def _clash(dataset: Dataset, other: Dataset) -> ContractError:
+    same = (
+        ""
+        if other.id == dataset.id
+        else f" (as '{other.id}'): ids differing only in case name one table in most warehouses"
+    )
+    return ContractError(
+        dataset.path, f"dataset '{dataset.id}' is also declared in {other.path}{same}", dataset.line
+    )
+
+
 def _reject_duplicates(datasets: Sequence[Dataset]) -> None:
     """Two files declaring one dataset make pairing ambiguous: fail closed.
 
     Ids that differ only by case count as one, as they do inside one file:
-    most warehouses and Delta Lake resolve them to the same table.
+    most warehouses and Delta Lake resolve them to the same table. Two dbt
+    projects may each have a model of one name (``gate.dbt_identity``).
     """
-    seen: dict[str, Dataset] = {}
+    seen: dict[str, list[Dataset]] = {}
     for dataset in datasets:
-        first = seen.get(dataset.id.casefold())
-        if first is not None and first.path != dataset.path:
-            same = (
-                ""
-                if first.id == dataset.id
-                else f" (as '{first.id}'): ids differing only in case name one table "
-                "in most warehouses"
-            )
-            raise ContractError(
-                dataset.path,
-                f"dataset '{dataset.id}' is also declared in {first.path}{same}",
-                dataset.line,
-            )
-        seen[dataset.id.casefold()] = dataset
+        for first in seen.get(dataset.id.casefold(), ()):
+            if first.path != dataset.path and dbt_identity.same_dataset(first, dataset):
+                raise _clash(dataset, first)
+        seen.setdefault(dataset.id.casefold(), []).append(dataset)
 
 
 def _load(
@@ -241,8 +243,11 @@ def _reject_declared_elsewhere(
     ``model_added``. A text search finds the few unchanged files that mention a
     new id; only those are parsed.
     """
-    known = {d.id.casefold() for d in base}
-    new = {d.id.casefold(): d for d in head if d.id.casefold() not in known and d.enabled}
+    known = {(d.project, d.id.casefold()) for d in base}
+    new: dict[str, list[Dataset]] = {}
+    for d in head:
+        if (d.project, d.id.casefold()) not in known and d.enabled:
+            new.setdefault(d.id.casefold(), []).append(d)
     if not new:
         return
     changed = {e.change.new_path for e in file_changes if e.change.new_path}
@@ -273,19 +278,9 @@ def _reject_declared_elsewhere(
         if isinstance(contract, ContractError):  # cannot happen on the HEAD side
             raise contract
         for other in contract.datasets:
-            dataset = new.get(other.id.casefold())
-            if dataset is not None and other.enabled:
-                same = (
-                    ""
-                    if other.id == dataset.id
-                    else f" (as '{other.id}'): ids differing only in case name one table "
-                    "in most warehouses"
-                )
-                raise ContractError(
-                    dataset.path,
-                    f"dataset '{dataset.id}' is also declared in {other.path}{same}",
-                    dataset.line,
-                )
+            for dataset in new.get(other.id.casefold(), ()) if other.enabled else ():
+                if dbt_identity.same_dataset(dataset, other):
+                    raise _clash(dataset, other)
 
 
 def _tokens(settings: Settings) -> list[acks.Token]:
@@ -412,6 +407,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         types.load_dialect(dialect)
     base, head = _read_sides(repo, file_changes, workers, (base_sha, head_commit), limits, warnings)
     _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head, limits, workers)
+    base, head = dbt_identity.qualify(base, head)
     renamed = {
         e.change.old_path: e.change.new_path
         for e in file_changes
@@ -433,7 +429,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         # readers the model is gone, as diff_datasets already compares it.
         built = [d for d in head if not d.model_file_missing]
         changes = explain_consumers(changes, consumer_scan.found, built, config.severity_fn())
-    acked = acks.apply(changes, _tokens(settings))
+    acked = acks.apply(changes, _tokens(settings), *dbt_identity.ack_names([*base, *head]))
     smoke = (
         _smoke(repo, settings, head, globs, dialect, limits, workers) if settings.smoke else None
     )

@@ -1,0 +1,241 @@
+"""Two dbt projects in one repository (a dbt Mesh monorepo), end to end.
+
+dbt keys a model by project and name (``model.<project>.<model>``), so the
+``platform`` and ``finance`` projects may each have a ``stg_orders``; a
+cross-project ``ref('platform', 'stg_orders')`` names one of them. The layout
+follows dbt-labs' jaffle-shop-mesh split (a platform project and a finance
+project that reads it); the files are written here for the gate.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from tests.conftest import run_gate
+from tests.gitrepo import GitRepo
+
+
+def project(name: str) -> str:
+    return f'name: {name}\nversion: "1.0"\nconfig-version: 2\nprofile: {name}\n'
+
+
+def props(name: str, *columns: str) -> str:
+    cols = "".join(f"      - name: {c}\n        data_type: int\n" for c in columns)
+    return (
+        textwrap.dedent(f"""\
+        version: 2
+        models:
+          - name: {name}
+            config:
+              contract: {{enforced: true}}
+            columns:
+        """)
+        + cols
+    )
+
+
+def mesh(**extra: str) -> dict[str, str]:
+    """platform and finance, each with an enforced ``stg_orders`` of its own."""
+    files = {
+        "platform/dbt_project.yml": project("platform"),
+        "platform/models/stg_orders.sql": "select 1 as id, 2 as amount\n",
+        "platform/models/_models.yml": props("stg_orders", "id", "amount"),
+        "finance/dbt_project.yml": project("finance"),
+        "finance/models/stg_orders.sql": "select 1 as id, 3 as total\n",
+        "finance/models/_models.yml": props("stg_orders", "id", "total"),
+    }
+    files.update({k.replace("__", "/"): v for k, v in extra.items()})
+    return files
+
+
+def start(tmp_path: Path, files: dict[str, str]) -> GitRepo:
+    repo = GitRepo(tmp_path / "repo")
+    for path, text in files.items():
+        repo.write(path, text)
+    repo.commit("base")
+    repo.branch("feature")
+    return repo
+
+
+def gate(repo: GitRepo, *args: str) -> tuple[int, dict]:
+    proc = run_gate(repo.path, "--base", "main", "--format", "json", *args)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def gate_error(repo: GitRepo, *args: str) -> str:
+    proc = run_gate(repo.path, "--base", "main", *args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0].removeprefix("schema-gate: error: ")
+
+
+def rules(report: dict) -> list[tuple[str, str, str | None]]:
+    return sorted((c["rule"], c["dataset"], c["column"]) for c in report["changes"])
+
+
+# -- identity: one name, two projects -------------------------------------------
+
+
+def test_two_projects_added_with_one_model_name_compare_cleanly(tmp_path: Path) -> None:
+    repo = start(tmp_path, {"README.md": "mesh\n"})
+    for path, text in mesh().items():
+        repo.write(path, text)
+    repo.commit("two projects")
+    code, report = gate(repo)
+    assert code == 0, report
+    assert rules(report) == [
+        ("model_added", "finance.stg_orders", None),
+        ("model_added", "platform.stg_orders", None),
+    ]
+
+
+def test_both_models_changed_additively_pair_within_their_project(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh())
+    repo.write("platform/models/_models.yml", props("stg_orders", "id", "amount", "placed_at"))
+    repo.write("finance/models/_models.yml", props("stg_orders", "id", "total", "currency"))
+    repo.commit("one column each")
+    code, report = gate(repo)
+    assert code == 0, report
+    assert rules(report) == [
+        ("column_added", "finance.stg_orders", "currency"),
+        ("column_added", "platform.stg_orders", "placed_at"),
+    ]
+
+
+def test_a_column_removed_in_one_project_is_that_project_s(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh())
+    repo.write("platform/models/_models.yml", props("stg_orders", "id"))
+    repo.commit("drop amount")
+    code, report = gate(repo)
+    assert code == 1
+    [change] = report["changes"]
+    # Only platform's file changed: the name is unambiguous in the run.
+    assert (change["rule"], change["dataset"], change["column"]) == (
+        "column_removed",
+        "stg_orders",
+        "amount",
+    )
+    assert change["path"] == "platform/models/_models.yml"
+
+
+def test_a_column_removed_while_both_are_compared_names_the_project(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh())
+    repo.write("platform/models/_models.yml", props("stg_orders", "id"))
+    repo.write("finance/models/_models.yml", props("stg_orders", "id", "total", "currency"))
+    repo.commit("drop amount, add currency")
+    code, report = gate(repo)
+    assert code == 1
+    assert rules(report) == [
+        ("column_added", "finance.stg_orders", "currency"),
+        ("column_removed", "platform.stg_orders", "amount"),
+    ]
+    text = run_gate(repo.path, "--base", "main").stdout
+    assert "platform.stg_orders" in text and "amount" in text
+
+
+def test_a_new_model_of_another_project_s_name_is_no_clash(tmp_path: Path) -> None:
+    """finance's properties file is unchanged: the clash search must not count it."""
+    files = mesh()
+    del files["platform/models/stg_orders.sql"], files["platform/models/_models.yml"]
+    repo = start(tmp_path, files)
+    repo.write("platform/models/stg_orders.sql", "select 1 as id\n")
+    repo.write("platform/models/_models.yml", props("stg_orders", "id"))
+    repo.commit("platform gets its own stg_orders")
+    code, report = gate(repo)
+    assert code == 0, report
+    assert rules(report) == [("model_added", "stg_orders", None)]
+
+
+def test_one_name_twice_in_one_project_still_fails_closed(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh())
+    repo.write("platform/models/more/_more.yml", props("stg_orders", "id"))
+    repo.commit("a second stg_orders in platform")
+    line = gate_error(repo)
+    assert "dataset 'stg_orders' is also declared in platform/models/_models.yml" in line, line
+
+
+def test_one_name_twice_in_one_project_in_two_changed_files_fails_closed(
+    tmp_path: Path,
+) -> None:
+    repo = start(tmp_path, mesh())
+    repo.write("finance/models/_models.yml", props("stg_orders", "id", "total", "currency"))
+    repo.write("finance/models/more/_more.yml", props("stg_orders", "id"))
+    repo.commit("finance declares stg_orders twice")
+    line = gate_error(repo)
+    assert "dataset 'stg_orders' is also declared in finance/models/" in line, line
+
+
+# -- acknowledgements ------------------------------------------------------------
+
+
+def _both_break(tmp_path: Path) -> GitRepo:
+    repo = start(tmp_path, mesh())
+    repo.write("platform/models/_models.yml", props("stg_orders", "id"))
+    repo.write("finance/models/_models.yml", props("stg_orders", "id"))
+    repo.commit("drop a column in each")
+    return repo
+
+
+def test_a_bare_name_does_not_acknowledge_both_projects(tmp_path: Path) -> None:
+    repo = _both_break(tmp_path)
+    code, report = gate(repo, "--accept", "stg_orders")
+    assert code == 1
+    assert not any(c["acknowledged"] for c in report["changes"])
+    [ambiguous] = report["ambiguous_acknowledgements"]
+    assert ambiguous["token"] == "stg_orders"
+    assert ambiguous["candidates"] == ["finance.stg_orders", "platform.stg_orders"]
+
+
+def test_qualified_tokens_acknowledge_one_project_each(tmp_path: Path) -> None:
+    repo = _both_break(tmp_path)
+    code, report = gate(repo, "--accept", "platform.stg_orders")
+    assert code == 1
+    acked = {c["dataset"] for c in report["changes"] if c["acknowledged"]}
+    assert acked == {"platform.stg_orders"}
+    code, report = gate(
+        repo, "--accept", "platform.stg_orders", "--accept", "model.finance.stg_orders"
+    )
+    assert code == 0, report
+    assert report["unmatched_acknowledgements"] == []
+
+
+def test_the_pr_body_takes_the_qualified_token(tmp_path: Path) -> None:
+    repo = _both_break(tmp_path)
+    body = tmp_path / "body.md"
+    body.write_text(
+        "Dropping columns.\n\naccept-breaking-change: platform.stg_orders, finance.stg_orders\n"
+    )
+    code, report = gate(repo, "--pr-body-file", str(body))
+    assert code == 0, report
+
+
+def test_a_bare_name_is_ambiguous_while_both_projects_changed(tmp_path: Path) -> None:
+    """Only platform's change breaks, but finance's model changed too: as for
+    ``schema.table`` tokens, a short name counts only when one changed dataset fits."""
+    repo = start(tmp_path, mesh())
+    repo.write("platform/models/_models.yml", props("stg_orders", "id"))
+    repo.write("finance/models/_models.yml", props("stg_orders", "id", "total", "currency"))
+    repo.commit("drop amount, add currency")
+    code, report = gate(repo, "--accept", "stg_orders")
+    assert code == 1
+    assert [a["token"] for a in report["ambiguous_acknowledgements"]] == ["stg_orders"]
+    code, report = gate(repo, "--accept", "platform.stg_orders")
+    assert code == 0, report
+    assert report["acknowledgements"] == ["platform.stg_orders"]
+
+
+def test_the_qualified_token_works_while_the_name_is_unambiguous(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh())
+    repo.write("platform/models/_models.yml", props("stg_orders", "id"))
+    repo.commit("drop amount")
+    for token in ("stg_orders", "platform.stg_orders", "model.platform.stg_orders"):
+        code, report = gate(repo, "--accept", token)
+        assert code == 0, (token, report)
+    code, report = gate(repo, "--accept", "finance.stg_orders")
+    assert code == 1
+    assert [t["token"] for t in report["unmatched_acknowledgements"]] == ["finance.stg_orders"]
