@@ -397,7 +397,10 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
 
     globbed = repo.changed(base_sha, head_commit, globs)
-    file_changes = dbt_changes.collect(repo, base_sha, head_commit, globs, globbed)
+    head_projects = dbt_sources.ProjectIndex(repo, head_commit, "head")
+    file_changes = dbt_changes.collect(
+        repo, base_sha, head_commit, globs, globbed, head_index=head_projects
+    )
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
     file_changes = [e for e in file_changes if not dbt_changes.is_pure_move(e)]
     warnings: list[str] = []
@@ -422,7 +425,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         now=datetime.now(timezone.utc),
     )
     consumer_scan = scan_consumers(
-        repo, settings.head, changes, base, head, config.consumers, dialect, workers
+        repo, settings.head, changes, base, head, config.consumers, dialect, workers, head_projects
     )
     if consumer_scan.files_read:
         # A dbt properties entry without its model file builds nothing: for its

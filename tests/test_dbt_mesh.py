@@ -239,3 +239,116 @@ def test_the_qualified_token_works_while_the_name_is_unambiguous(tmp_path: Path)
     code, report = gate(repo, "--accept", "finance.stg_orders")
     assert code == 1
     assert [t["token"] for t in report["unmatched_acknowledgements"]] == ["finance.stg_orders"]
+
+
+# -- consumers: refs resolve as dbt resolves them -------------------------------
+
+READERS = {
+    # finance reads its own stg_orders, and platform's through a cross-project ref
+    "finance/models/revenue.sql": "select o.id, o.total\nfrom {{ ref('stg_orders') }} as o\n",
+    "finance/models/platform_orders.sql": (
+        "select p.id, p.amount\nfrom {{ ref('platform', 'stg_orders') }} as p\n"
+    ),
+    "platform/models/orders_summary.sql": (
+        "select s.id, s.amount\nfrom {{ ref('stg_orders') }} as s\n"
+    ),
+}
+
+
+def narrow_id(name: str, *columns: str) -> str:
+    return props(name, *columns).replace(
+        "id\n        data_type: int", "id\n        data_type: smallint", 1
+    )
+
+
+def consumers_of(report: dict, rule: str, dataset: str, column: str) -> set[str]:
+    [change] = [
+        c
+        for c in report["changes"]
+        if (c["rule"], c["dataset"], c["column"]) == (rule, dataset, column)
+    ]
+    return {c["path"] for c in change["consumers"]}
+
+
+def test_a_change_in_platform_names_platform_s_readers_only(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh(**READERS))
+    repo.write("platform/models/_models.yml", narrow_id("stg_orders", "id", "amount"))
+    repo.commit("narrow platform's id")
+    code, report = gate(repo)
+    assert code == 1
+    # finance's revenue.sql reads finance's own stg_orders (ref('stg_orders') in
+    # finance), although finance's model is not compared in this run.
+    assert consumers_of(report, "type_narrowed", "stg_orders", "id") == {
+        "finance/models/platform_orders.sql",
+        "platform/models/orders_summary.sql",
+    }
+
+
+def test_a_change_in_finance_names_finance_s_readers_only(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh(**READERS))
+    repo.write("finance/models/_models.yml", narrow_id("stg_orders", "id", "total"))
+    repo.commit("narrow finance's id")
+    code, report = gate(repo)
+    assert code == 1
+    assert consumers_of(report, "type_narrowed", "stg_orders", "id") == {
+        "finance/models/revenue.sql"
+    }
+
+
+def test_readers_follow_qualified_ids_when_both_projects_change(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh(**READERS))
+    repo.write("platform/models/_models.yml", narrow_id("stg_orders", "id"))
+    repo.write("finance/models/_models.yml", narrow_id("stg_orders", "id", "total"))
+    repo.commit("narrow both ids, drop platform's amount")
+    code, report = gate(repo)
+    assert code == 1
+    assert consumers_of(report, "type_narrowed", "platform.stg_orders", "id") == {
+        "finance/models/platform_orders.sql",
+        "platform/models/orders_summary.sql",
+    }
+    assert consumers_of(report, "type_narrowed", "finance.stg_orders", "id") == {
+        "finance/models/revenue.sql"
+    }
+    broken = sorted(
+        (c["dataset"], c["path"]) for c in report["changes"] if c["rule"] == "consumer_broken"
+    )
+    assert broken == [
+        ("platform.stg_orders", "finance/models/platform_orders.sql"),
+        ("platform.stg_orders", "platform/models/orders_summary.sql"),
+    ]
+
+
+def test_a_cross_project_reader_is_broken_by_a_removed_column(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh(**READERS))
+    repo.write("platform/models/_models.yml", props("stg_orders", "id"))
+    repo.commit("drop platform's amount")
+    code, report = gate(repo)
+    assert code == 1
+    broken = [c for c in report["changes"] if c["rule"] == "consumer_broken"]
+    assert sorted((c["path"], c["line"]) for c in broken) == [
+        ("finance/models/platform_orders.sql", 1),
+        ("platform/models/orders_summary.sql", 1),
+    ]
+    text = run_gate(repo.path, "--base", "main").stdout
+    assert "platform_orders reads column 'stg_orders.amount'" in text, text
+
+
+def test_a_one_argument_ref_from_a_project_without_the_model_reads_the_other(
+    tmp_path: Path,
+) -> None:
+    """dbt looks in the current project first, then in every other one."""
+    files = mesh(**READERS)
+    files["marketing/dbt_project.yml"] = project("marketing")
+    files["marketing/models/campaigns.sql"] = "select c.amount\nfrom {{ ref('stg_orders') }} c\n"
+    del files["finance/models/stg_orders.sql"], files["finance/models/_models.yml"]
+    del files["finance/models/revenue.sql"]
+    repo = start(tmp_path, files)
+    repo.write("platform/models/_models.yml", props("stg_orders", "id"))
+    repo.commit("drop platform's amount")
+    code, report = gate(repo)
+    assert code == 1
+    assert consumers_of(report, "column_removed", "stg_orders", "amount") == {
+        "finance/models/platform_orders.sql",
+        "marketing/models/campaigns.sql",
+        "platform/models/orders_summary.sql",
+    }

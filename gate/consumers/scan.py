@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from gate.config import ConsumerConfig
 from gate.consumers.impact import wants_consumers
-from gate.consumers.names import NameIndex, dataset_names
+from gate.consumers.names import DbtScope, NameIndex, dataset_names
+from gate.dbt_sources import ProjectIndex, model_folders
 from gate.diff import Change
 from gate.git_tree import Repo
-from gate.model import Dataset, NotAnalysed, UsageError
+from gate.model import ContractError, Dataset, NotAnalysed, UsageError
 from gate.workers import Workers
 
 if TYPE_CHECKING:  # the readers import sqlglot's optimizer: only when there is work
@@ -42,11 +43,11 @@ class Scan:
 _Shared = tuple[str, NameIndex, dict[str, frozenset[str]], int]
 
 
-def _read_one(shared: _Shared, item: tuple[str, bytes]) -> FileResult:
+def _read_one(shared: _Shared, item: tuple[str, bytes, DbtScope | None]) -> FileResult:
     from gate.consumers.reader import read_consumer
 
-    path, data = item
-    return read_consumer(path, data, *shared)
+    path, data, scope = item
+    return read_consumer(path, data, *shared, scope=scope)
 
 
 def warm(dialect: str) -> None:
@@ -55,6 +56,40 @@ def warm(dialect: str) -> None:
     from gate.consumers.reader import read_consumer
 
     read_consumer("warm.sql", b"select a from t where b = 1", dialect, NameIndex([]), {})
+
+
+def _scopes(
+    repo: Repo,
+    head: str | None,
+    paths: Sequence[str],
+    datasets: Sequence[Dataset],
+    projects: ProjectIndex | None,
+) -> dict[str, DbtScope]:
+    """The dbt project of each candidate model file, when dbt projects matter.
+
+    Only a run that compares dbt models of a project pays for this: one batch
+    lookup of the ``dbt_project.yml`` files above the candidates (usually
+    already known from the comparison), and, only for a project other than the
+    changed models' own, one listing of its model file names.
+    """
+    changed_in = {d.project for d in datasets if d.project is not None}
+    if not changed_in:
+        return {}
+    index = projects if projects is not None else ProjectIndex(repo, head, "head")
+    try:
+        owners = index.owners(p for p in paths if p.endswith(".sql"))
+    except (ContractError, UsageError):
+        return {}  # an unreadable project: its files are read unscoped, as before
+    local: dict[str, frozenset[str]] = {}
+    scopes: dict[str, DbtScope] = {}
+    for path, project in owners.items():
+        if project is None:
+            continue
+        if changed_in - {project.name} and project.path not in local:
+            stems = project.sql_folders or model_folders(repo, head, project)
+            local[project.path] = frozenset(s.lower() for s in stems)
+        scopes[path] = DbtScope(project.name.lower(), local.get(project.path, frozenset()))
+    return scopes
 
 
 def scan(
@@ -66,8 +101,12 @@ def scan(
     config: ConsumerConfig,
     dialect: str,
     workers: Workers | None = None,
+    projects: ProjectIndex | None = None,
 ) -> Scan:
-    """Every read of a changed dataset in the consumer files at ``head``."""
+    """Every read of a changed dataset in the consumer files at ``head``.
+
+    ``projects`` is the run's index of dbt projects at ``head``, if it has one.
+    """
     wanted = [c for c in changes if wants_consumers(c)]
     if not config.enabled or not wanted or not config.globs:
         return Scan()
@@ -115,12 +154,14 @@ def scan(
             if path not in blobs
         ]
     shared: _Shared = (dialect, index, frozen, config.max_file_bytes)
+    scopes = _scopes(repo, head, [p for p, _d in texts], datasets, projects)
+    items = [(path, data, scopes.get(path)) for path, data in texts]
     if workers is None:
         workers = Workers(1)
     results = workers.map(
         _read_one,
         shared,
-        texts,
+        items,
         fork_threshold=_FORK_THRESHOLD,
         spawn_threshold=_SPAWN_THRESHOLD,
     )
