@@ -21,7 +21,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from gate.diff import SeverityFn
 from gate.model import Dataset
+from gate.rules import Severity
 
 _VERSION = re.compile(r"^(?P<model>.+)\.v[^.]+$")
 
@@ -104,3 +106,33 @@ def ack_names(datasets: Iterable[Dataset]) -> tuple[dict[str, set[str]], dict[st
         if bare != dataset.id:
             short.setdefault(dataset.id, set()).add(bare)
     return exact, short
+
+
+def policy_severity(severity_of: SeverityFn, datasets: Iterable[Dataset]) -> SeverityFn:
+    """``severity_of`` where a policy may name a dbt model either way.
+
+    A policy written for ``stg_orders`` still covers ``platform.stg_orders``
+    when the run qualifies the name, and ``platform.*`` covers every model of
+    the ``platform`` project whether or not its name is shared. Policies only
+    ever raise a severity to ``error``, so a model gets the strictest answer
+    over its names.
+    """
+    names: dict[str, set[str]] = {}
+    for dataset in datasets:
+        if dataset.project is not None:
+            bare = bare_id(dataset)
+            names.setdefault(dataset.id, set()).update({bare, f"{dataset.project}.{bare}"})
+            names[dataset.id].discard(dataset.id)
+    if not names:
+        return severity_of
+
+    def of(rule_id: str, dataset_id: str, breaks: str | None = None) -> Severity:
+        severity = severity_of(rule_id, dataset_id, breaks)
+        if severity is Severity.ERROR:
+            return severity
+        for other in sorted(names.get(dataset_id, ())):
+            if severity_of(rule_id, other, breaks) is Severity.ERROR:
+                return Severity.ERROR
+        return severity
+
+    return of

@@ -416,11 +416,12 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         for e in file_changes
         if e.change.status == "R" and e.change.old_path and e.change.new_path
     }
+    severity_of = dbt_identity.policy_severity(config.severity_fn(), [*base, *head])
     changes: list[Change] = diff_datasets(
         base,
         head,
         dialect=dialect,
-        severity_of=config.severity_fn(),
+        severity_of=severity_of,
         renamed_paths=renamed,
         now=datetime.now(timezone.utc),
     )
@@ -431,7 +432,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         # A dbt properties entry without its model file builds nothing: for its
         # readers the model is gone, as diff_datasets already compares it.
         built = [d for d in head if not d.model_file_missing]
-        changes = explain_consumers(changes, consumer_scan.found, built, config.severity_fn())
+        changes = explain_consumers(changes, consumer_scan.found, built, severity_of)
     acked = acks.apply(changes, _tokens(settings), *dbt_identity.ack_names([*base, *head]))
     smoke = (
         _smoke(repo, settings, head, globs, dialect, limits, workers) if settings.smoke else None

@@ -11,8 +11,15 @@ from __future__ import annotations
 
 import json
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
+from gate import acks, dbt_identity
+from gate.consumers import jinja
+from gate.consumers.names import DbtScope, NameIndex, ScopedIndex
+from gate.diff import Change
+from gate.model import Dataset
+from gate.rules import Severity
 from tests.conftest import run_gate
 from tests.gitrepo import GitRepo
 
@@ -352,3 +359,141 @@ def test_a_one_argument_ref_from_a_project_without_the_model_reads_the_other(
         "marketing/models/campaigns.sql",
         "platform/models/orders_summary.sql",
     }
+
+
+# -- config: policies and consumer names by either id ----------------------------
+
+
+def test_a_policy_names_a_model_bare_or_by_project(tmp_path: Path) -> None:
+    for pattern, frozen in (
+        ("stg_orders", {"finance.stg_orders", "platform.stg_orders"}),
+        ("platform.*", {"platform.stg_orders"}),
+        ("model.*", set()),
+    ):
+        repo = start(
+            tmp_path / pattern,
+            mesh(
+                **{
+                    ".schema-gate.yml": (
+                        f'policies:\n  - datasets: ["{pattern}"]\n'
+                        "    schema_contract: {columns: freeze}\n"
+                    )
+                }
+            ),
+        )
+        repo.write("platform/models/_models.yml", props("stg_orders", "id", "amount", "a"))
+        repo.write("finance/models/_models.yml", props("stg_orders", "id", "total", "b"))
+        repo.commit("a column each")
+        code, report = gate(repo)
+        errors = {c["dataset"] for c in report["changes"] if c["severity"] == "error"}
+        assert errors == frozen, pattern
+        assert code == (1 if frozen else 0)
+
+
+def test_platform_star_freezes_a_platform_model_shown_bare(tmp_path: Path) -> None:
+    repo = start(
+        tmp_path,
+        mesh(
+            **{
+                ".schema-gate.yml": (
+                    'policies:\n  - datasets: ["platform.*"]\n    schema_contract: freeze\n'
+                )
+            }
+        ),
+    )
+    repo.write("platform/models/_models.yml", props("stg_orders", "id", "amount", "a"))
+    repo.commit("a column")
+    code, report = gate(repo)
+    assert code == 1
+    assert rules(report) == [("column_added", "stg_orders", "a")]
+
+
+# -- the pure parts ----------------------------------------------------------------
+
+
+def _model(name: str, project: str | None, path: str = "m.yml") -> Dataset:
+    return Dataset(id=name, path=path, format="dbt", project=project)
+
+
+def test_qualify_only_names_two_projects_share_on_a_side() -> None:
+    base = [_model("stg_orders", "platform"), _model("orders.v2", "platform")]
+    head = [
+        _model("stg_orders", "platform"),
+        _model("stg_orders", "finance"),
+        _model("orders.v2", "platform"),
+        _model("orders", "finance"),  # shares the model name of platform's orders.v2
+        Dataset(id="customers", path="c.yaml", format="soda"),
+    ]
+    new_base, new_head = dbt_identity.qualify(base, head)
+    assert [d.id for d in new_base] == ["platform.stg_orders", "platform.orders.v2"]
+    assert [d.id for d in new_head] == [
+        "platform.stg_orders",
+        "finance.stg_orders",
+        "platform.orders.v2",
+        "finance.orders",
+        "customers",
+    ]
+    assert dbt_identity.qualify(base, base) == (base, base)
+
+
+def test_same_dataset_across_projects_and_formats() -> None:
+    a, b = _model("stg_orders", "platform"), _model("STG_ORDERS", "finance")
+    assert not dbt_identity.same_dataset(a, b)
+    assert dbt_identity.same_dataset(a, _model("Stg_Orders", "platform"))
+    assert dbt_identity.same_dataset(a, _model("stg_orders", None))
+    assert dbt_identity.same_dataset(a, Dataset(id="stg_orders", path="s.yaml", format="soda"))
+
+
+def _broken(dataset: str) -> Change:
+    return Change("column_removed", Severity.ERROR, dataset, "c", "p.yml", 1, "m")
+
+
+def test_ack_names_exact_and_short() -> None:
+    datasets = [
+        replace(_model("stg_orders", "platform"), id="platform.stg_orders"),
+        replace(_model("stg_orders", "finance"), id="finance.stg_orders"),
+        _model("customers", "platform"),
+    ]
+    exact, short = dbt_identity.ack_names(datasets)
+    changes = [_broken(d.id) for d in datasets]
+
+    def acked(*tokens: str) -> tuple[set[str], list[str]]:
+        result = acks.apply(changes, [acks.Token(t, "--accept") for t in tokens], exact, short)
+        return (
+            {c.dataset for c in result.changes if c.acknowledged},
+            [t.value for t, _c in result.ambiguous],
+        )
+
+    assert acked("stg_orders") == (set(), ["stg_orders"])
+    assert acked("platform.stg_orders") == ({"platform.stg_orders"}, [])
+    assert acked("model.finance.stg_orders") == ({"finance.stg_orders"}, [])
+    assert acked("customers", "model.platform.customers") == ({"customers"}, [])
+    # without the dbt names, nothing changes for anyone else
+    assert acks.apply(changes, [acks.Token("platform.customers", "x")]).unmatched
+
+
+def test_scoped_lookup_resolves_refs_as_dbt_does() -> None:
+    index = NameIndex(
+        [
+            replace(_model("stg_orders", "platform"), id="platform.stg_orders"),
+            replace(_model("stg_orders", "finance"), id="finance.stg_orders"),
+            _model("customers", "platform"),
+            Dataset(id="lake/shop/customers", path="c.yaml", format="soda"),
+        ]
+    )
+    in_finance = ScopedIndex(index, DbtScope("finance", frozenset({"stg_orders", "customers"})))
+    assert in_finance.lookup(("stg_orders",)) == {"finance.stg_orders"}
+    assert in_finance.lookup(("platform", "stg_orders")) == {"platform.stg_orders"}
+    # finance's own (uncontracted) customers model: not platform's; a Soda
+    # contract on a table of that name still matches, as without projects
+    assert in_finance.lookup(("customers",)) == {"lake/shop/customers"}
+    in_marketing = ScopedIndex(index, DbtScope("marketing"))
+    assert in_marketing.lookup(("customers",)) == {"customers", "lake/shop/customers"}
+    assert in_marketing.lookup(("stg_orders",)) == {"finance.stg_orders", "platform.stg_orders"}
+    assert index.lookup(("platform", "stg_orders")) == {"platform.stg_orders"}
+
+
+def test_two_argument_refs_keep_their_project() -> None:
+    text = "select * from {{ ref('platform', 'stg_orders') }} join {{ ref('x') }}"
+    assert "platform.stg_orders" in jinja.render(text)
+    assert jinja.ref_projects(text) == {"platform"}

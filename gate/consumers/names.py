@@ -53,6 +53,12 @@ def dataset_names(dataset: Dataset, extra: Sequence[str] = ()) -> set[Name]:
     return {n for n in names if n}
 
 
+def configured(extra: Mapping[str, Sequence[str]], dataset: Dataset) -> Sequence[str]:
+    """The ``consumers.tables`` names of a dataset: by its id, or by its bare dbt
+    model name when the run shows it as ``<project>.<model>``."""
+    return extra.get(dataset.id) or extra.get(bare_id(dataset), ())
+
+
 def _overlap(written: Name, name: Name) -> int:
     """How many trailing parts agree; 0 unless all of the shorter one agree."""
     size = min(len(written), len(name))
@@ -74,7 +80,7 @@ class NameIndex:
         for dataset in datasets:
             if dataset.project is not None:
                 self.projects[dataset.id] = dataset.project.lower()
-            for name in dataset_names(dataset, extra.get(dataset.id, ())):
+            for name in dataset_names(dataset, configured(extra, dataset)):
                 entries = self._by_last.setdefault(name[-1], [])
                 if (name, dataset.id) not in entries:
                     entries.append((name, dataset.id))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from gate.config import ConsumerConfig
 from gate.consumers.impact import wants_consumers
-from gate.consumers.names import DbtScope, NameIndex, dataset_names
+from gate.consumers.names import DbtScope, NameIndex, configured, dataset_names
 from gate.dbt_sources import ProjectIndex, model_folders
 from gate.diff import Change
 from gate.git_tree import Repo
@@ -117,7 +117,7 @@ def scan(
         name[-1]
         for d in datasets
         if d.id in ids
-        for name in dataset_names(d, config.tables.get(d.id, ()))
+        for name in dataset_names(d, configured(config.tables, d))
     }
     # Word matches: ``table_100`` must not pull in every ``table_1000``.
     # While git searches, every process loads the analyser it is about to need.
