@@ -497,3 +497,10 @@ def test_two_argument_refs_keep_their_project() -> None:
     text = "select * from {{ ref('platform', 'stg_orders') }} join {{ ref('x') }}"
     assert "platform.stg_orders" in jinja.render(text)
     assert jinja.ref_projects(text) == {"platform"}
+
+
+def test_a_project_has_a_model_by_its_file_or_a_version_file() -> None:
+    scope = DbtScope("finance", frozenset({"orders_v2", "orders_view", "stg_orders"}))
+    assert scope.is_local("stg_orders") and scope.is_local("orders")
+    assert not scope.is_local("customers")
+    assert not DbtScope("finance", frozenset({"orders_view"})).is_local("orders")

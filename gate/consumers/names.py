@@ -120,7 +120,11 @@ class DbtScope:
     ref_projects: frozenset[str] = frozenset()
 
     def is_local(self, name: str) -> bool:
-        return name in self.local or any(s.startswith(f"{name}_v") for s in self.local)
+        """Whether the project has a model ``name`` (``orders_v2.sql`` is ``orders`` too)."""
+        if name in self.local:
+            return True
+        version = re.compile(rf"{re.escape(name)}_v\d[\w.]*")
+        return any(version.fullmatch(stem) for stem in self.local)
 
 
 class ScopedIndex:
