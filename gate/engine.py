@@ -410,7 +410,10 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         types.load_dialect(dialect)
     base, head = _read_sides(repo, file_changes, workers, (base_sha, head_commit), limits, warnings)
     _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head, limits, workers)
-    base, head = dbt_identity.qualify(base, head)
+    if dbt_identity.shared_names(base, head):
+        base, head = dbt_identity.qualify(base, head)
+        # A qualified ``platform.orders`` may meet another format's dataset of that id.
+        _reject_duplicates([d for d in head if d.enabled])
     renamed = {
         e.change.old_path: e.change.new_path
         for e in file_changes

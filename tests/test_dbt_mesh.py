@@ -504,3 +504,20 @@ def test_a_project_has_a_model_by_its_file_or_a_version_file() -> None:
     assert scope.is_local("stg_orders") and scope.is_local("orders")
     assert not scope.is_local("customers")
     assert not DbtScope("finance", frozenset({"orders_view"})).is_local("orders")
+
+
+def test_a_qualified_id_meeting_another_format_s_dataset_fails_closed(tmp_path: Path) -> None:
+    files = mesh()
+    files["contracts/platform_orders.yaml"] = (
+        "dataset: platform.stg_orders\ncolumns:\n  - name: id\n    data_type: int\n"
+    )
+    repo = start(tmp_path, files)
+    repo.write("platform/models/_models.yml", props("stg_orders", "id", "amount", "a"))
+    repo.write("finance/models/_models.yml", props("stg_orders", "id", "total", "b"))
+    repo.write(
+        "contracts/platform_orders.yaml",
+        files["contracts/platform_orders.yaml"] + "  - name: note\n    data_type: string\n",
+    )
+    repo.commit("one column each")
+    line = gate_error(repo, "--contracts", "contracts/*.yaml")
+    assert "dataset 'platform.stg_orders' is also declared in" in line, line
