@@ -236,6 +236,7 @@ def _reject_declared_elsewhere(
     head: Sequence[Dataset],
     limits: Limits,
     workers: Workers,
+    index: dbt_sources.ProjectIndex | None = None,
 ) -> None:
     """A "new" dataset whose id an unchanged contract already declares is a clash.
 
@@ -265,7 +266,7 @@ def _reject_declared_elsewhere(
         for p in repo.files_containing(settings.head, dbt_globs, needles, ignore_case=True)
         if p not in changed and p not in candidates
     ]
-    index = dbt_sources.ProjectIndex(repo, settings.head, "head")
+    index = index or dbt_sources.ProjectIndex(repo, settings.head, "head")
     projects = index.locate([*candidates, *mentions])
     candidates += [p for p in mentions if projects[p] is not None]
     if not candidates:
@@ -409,7 +410,9 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         # scan need first, so that workers inherit it instead of loading it again.
         types.load_dialect(dialect)
     base, head = _read_sides(repo, file_changes, workers, (base_sha, head_commit), limits, warnings)
-    _reject_declared_elsewhere(repo, settings, globs, file_changes, base, head, limits, workers)
+    _reject_declared_elsewhere(
+        repo, settings, globs, file_changes, base, head, limits, workers, head_projects
+    )
     if dbt_identity.shared_names(base, head):
         base, head = dbt_identity.qualify(base, head)
         # A qualified ``platform.orders`` may meet another format's dataset of that id.
