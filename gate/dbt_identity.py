@@ -9,16 +9,18 @@ too.
 
 A dataset's id stays the bare model name while that is unambiguous in the
 run, so single-project repositories read exactly as before. When datasets of
-one model name belong to two projects on either side of the comparison, each
-of them is shown as ``<project>.<model>`` (dbt's ``unique_id`` without the
-``model.`` prefix, and the two-argument ``ref`` spelled with a dot), on both
-sides, so base and HEAD still pair. Pure: datasets in, datasets out.
+one model name belong to two projects on either side of the comparison, or
+a model's project changed between the sides, each of them is shown as
+``<project>.<model>`` (dbt's ``unique_id`` without the ``model.`` prefix, and
+the two-argument ``ref`` spelled with a dot), on both sides, so base and
+HEAD pair by project and name. A project renamed in place is the same
+project. Pure: datasets in, datasets out.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from gate.diff import SeverityFn
@@ -45,16 +47,32 @@ def same_dataset(a: Dataset, b: Dataset) -> bool:
     return a.project is None or b.project is None or a.project == b.project
 
 
-def shared_names(*sides: Iterable[Dataset]) -> set[str]:
-    """Model names (case-folded) that two dbt projects use on one side."""
-    shared: set[str] = set()
-    for side in sides:
-        projects: dict[str, set[str]] = {}
-        for dataset in side:
-            if dataset.project is not None:
-                projects.setdefault(model_name(dataset).casefold(), set()).add(dataset.project)
-        shared |= {name for name, found in projects.items() if len(found) > 1}
-    return shared
+def _projects(side: Iterable[Dataset]) -> dict[str, set[str]]:
+    """Model name (case-folded) -> the projects that have it."""
+    projects: dict[str, set[str]] = {}
+    for dataset in side:
+        if dataset.project is not None:
+            projects.setdefault(model_name(dataset).casefold(), set()).add(dataset.project)
+    return projects
+
+
+def shared_names(base: Iterable[Dataset], head: Iterable[Dataset]) -> set[str]:
+    """Model names (case-folded) whose project tells datasets apart in this run.
+
+    A name two projects use on one side, and a name whose project changed
+    between the sides (a model moved to another project: dbt's ``unique_id``
+    changed, and ``ref('platform', 'm')`` no longer finds it).
+    """
+    before, after = _projects(base), _projects(head)
+    shared = {name for side in (before, after) for name, found in side.items() if len(found) > 1}
+    return shared | {name for name in before.keys() & after.keys() if before[name] != after[name]}
+
+
+def follow_renames(base: Iterable[Dataset], renamed: Mapping[str, str]) -> list[Dataset]:
+    """Base datasets with their project's HEAD name when the project was renamed
+    in place (its ``dbt_project.yml`` ``name:`` changed, not its folder): the
+    same project, so its models still pair with themselves."""
+    return [replace(d, project=renamed[d.project]) if d.project in renamed else d for d in base]
 
 
 def _qualified(dataset: Dataset, shared: set[str]) -> Dataset:
@@ -71,7 +89,7 @@ def _qualified(dataset: Dataset, shared: set[str]) -> Dataset:
 def qualify(
     base: Sequence[Dataset], head: Sequence[Dataset]
 ) -> tuple[list[Dataset], list[Dataset]]:
-    """Both sides with ``<project>.<model>`` ids where two projects share a model name."""
+    """Both sides with ``<project>.<model>`` ids where the project tells models apart."""
     shared = shared_names(base, head)
     if not shared:
         return list(base), list(head)

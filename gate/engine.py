@@ -413,6 +413,13 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     _reject_declared_elsewhere(
         repo, settings, globs, file_changes, base, head, limits, workers, head_projects
     )
+    renamed_projects = {
+        e.base.name: e.head.name
+        for e in file_changes
+        if e.base and e.head and e.base.root == e.head.root and e.base.name != e.head.name
+    }
+    if renamed_projects:
+        base = dbt_identity.follow_renames(base, renamed_projects)
     if dbt_identity.shared_names(base, head):
         base, head = dbt_identity.qualify(base, head)
         # A qualified ``platform.orders`` may meet another format's dataset of that id.

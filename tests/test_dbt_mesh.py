@@ -521,3 +521,37 @@ def test_a_qualified_id_meeting_another_format_s_dataset_fails_closed(tmp_path: 
     repo.commit("one column each")
     line = gate_error(repo, "--contracts", "contracts/*.yaml")
     assert "dataset 'platform.stg_orders' is also declared in" in line, line
+
+
+# -- a model changes project ---------------------------------------------------------
+
+
+def test_a_model_moved_to_another_project_is_renamed_and_breaks_cross_project_refs(
+    tmp_path: Path,
+) -> None:
+    files = mesh(**READERS)
+    files["marketing/dbt_project.yml"] = project("marketing")
+    repo = start(tmp_path, files)
+    repo.move("platform/models/_models.yml", "marketing/models/_models.yml")
+    repo.move("platform/models/stg_orders.sql", "marketing/models/stg_orders.sql")
+    repo.remove("platform/models/orders_summary.sql")
+    repo.commit("stg_orders moves to marketing")
+    code, report = gate(repo)
+    assert code == 1
+    renamed = [c for c in report["changes"] if c["rule"] == "model_renamed"]
+    assert [(c["before"], c["after"]) for c in renamed] == [
+        ("platform.stg_orders", "marketing.stg_orders")
+    ]
+    broken = [c["path"] for c in report["changes"] if c["rule"] == "consumer_broken"]
+    assert broken == ["finance/models/platform_orders.sql"]
+    code, report = gate(repo, "--accept", "platform.stg_orders")
+    assert [c["rule"] for c in report["changes"] if not c["acknowledged"]] == ["consumer_broken"]
+
+
+def test_a_project_renamed_in_place_keeps_its_models(tmp_path: Path) -> None:
+    repo = start(tmp_path, mesh())
+    repo.write("platform/dbt_project.yml", project("core_platform"))
+    repo.commit("rename the platform project")
+    code, report = gate(repo)
+    assert code == 0, report
+    assert report["changes"] == []
