@@ -17,7 +17,7 @@ columns (to the next tab stop), so an indented tab makes a code block, not a lin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gate.diff import Change
@@ -128,44 +128,64 @@ class AckResult:
     ambiguous: tuple[tuple[Token, tuple[str, ...]], ...] = ()
 
 
-def _targets(value: str, datasets: dict[str, set[str]]) -> tuple[set[str], tuple[str, ...]]:
+def _targets(
+    value: str, datasets: dict[str, set[str]], short_names: Mapping[str, set[str]]
+) -> tuple[set[str], tuple[str, ...]]:
     """(datasets a token acknowledges, candidates when it is ambiguous).
 
     ``datasets`` maps each changed dataset's id to every id it goes by (its old
-    id too, for a rename). A full id wins; a short ``schema.table`` name counts
-    only when it names exactly one dataset, so ``shop.orders`` never acknowledges
-    both ``bronze/shop/orders`` and ``gold/shop/orders``.
+    id too, for a rename, and dbt's ``<project>.<model>`` spellings). A full id
+    wins; a short name (``schema.table``, or the bare model name of a dbt model
+    whose name two projects share) counts only when it names exactly one
+    dataset, so ``shop.orders`` never acknowledges both ``bronze/shop/orders``
+    and ``gold/shop/orders``, nor ``stg_orders`` both ``platform.stg_orders``
+    and ``finance.stg_orders``.
     """
     exact = {d for d, ids in datasets.items() if value in ids}
     if exact:
         return exact, ()
-    short = {d for d, ids in datasets.items() if any(value in names_for(i) for i in ids)}
+    short = {
+        d
+        for d, ids in datasets.items()
+        if any(value in names_for(i) or value in short_names.get(i, ()) for i in ids)
+    }
     if len(short) > 1:
         return set(), tuple(sorted(short))
     return short, ()
 
 
-def apply(changes: Sequence[Change], tokens: Iterable[Token]) -> AckResult:
+def apply(
+    changes: Sequence[Change],
+    tokens: Iterable[Token],
+    exact_names: Mapping[str, set[str]] | None = None,
+    short_names: Mapping[str, set[str]] | None = None,
+) -> AckResult:
     """Mark every blocking-capable change of an acknowledged dataset as ACKED.
 
     One token covers every breaking change of its dataset; a rename is covered
     by its old or its new name. Tokens that name no changed dataset come back in
     ``unmatched`` so a typo never passes silently; a short name that fits several
     datasets acknowledges none and comes back in ``ambiguous`` with the full ids.
+    ``exact_names`` and ``short_names`` give a dataset id more names of either
+    kind (dbt: ``model.<project>.<model>``; ``gate.dbt_identity.ack_names``).
     """
     tokens = list(tokens)
+    exact_names = exact_names or {}
+    short_names = short_names or {}
     datasets: dict[str, set[str]] = {}
     for change in changes:
         datasets.setdefault(change.dataset, {change.dataset})
         if change.old_dataset:
             datasets[change.dataset].add(change.old_dataset)
+    for ids in datasets.values():
+        ids |= {name for i in list(ids) for name in exact_names.get(i, ())}
     acked: set[str] = set()
     matched: set[str] = set()
     unmatched: list[Token] = []
     ambiguous: list[tuple[Token, tuple[str, ...]]] = []
     seen: set[str] = set()
     for token in tokens:
-        targets, candidates = _targets(token.value, datasets)
+        targets, candidates = _targets(token.value, datasets, short_names)
         if targets:
             acked |= targets
             matched.add(token.value)

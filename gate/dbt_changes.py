@@ -106,14 +106,18 @@ def collect(
     head: str | None,
     globs: Sequence[str],
     from_globs: Sequence[FileChange],
+    head_index: ProjectIndex | None = None,
 ) -> list[Entry]:
     """The files to compare: the glob-matched changes and the changed dbt
-    properties files, each side with the dbt project it belongs to."""
+    properties files, each side with the dbt project it belongs to.
+
+    ``head_index`` lets the caller keep the projects found at ``head``."""
     negations = exclusions(globs)
     listed = repo.changed(base, head, [*PROPERTY_GLOBS, *MODEL_GLOBS, *negations])
     from_dbt = [c for c in listed if not is_model_file(c.new_path or c.old_path or "")]
     model_files = [c for c in listed if is_model_file(c.new_path or c.old_path or "")]
-    base_index, head_index = ProjectIndex(repo, base, "base"), ProjectIndex(repo, head, "head")
+    base_index = ProjectIndex(repo, base, "base")
+    head_index = head_index if head_index is not None else ProjectIndex(repo, head, "head")
     merged = _merge(from_globs, from_dbt)
     refresh = _changed_projects([c for c, _g in merged], base_index, head_index)
     known = {p for c, _g in merged for p in (c.old_path, c.new_path) if p}

@@ -114,6 +114,12 @@ class ProjectIndex:
                 )
             self._at[folder] = project
 
+    def owners(self, paths: Iterable[str]) -> dict[str, Project | None]:
+        """path -> the project whose model paths hold it; one batch lookup for all."""
+        paths = list(paths)
+        self._load([f for path in paths for f in folders_above(path)])
+        return {path: self.owner(path) for path in paths}
+
     def owner(self, path: str) -> Project | None:
         """The project whose model paths hold the model file ``path``."""
         self._load(folders_above(path))

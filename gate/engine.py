@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, dbt_changes, dbt_model_files, dbt_sources, types
+from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
@@ -155,15 +155,18 @@ def _duplicates(datasets: Sequence[Dataset]) -> list[ContractError]:
     Ids that differ only by case count as one, as they do inside one file:
     most warehouses and Delta Lake resolve them to the same table. A third file
     declaring it clashes with the first, so each clash names the file to look at.
+    Two dbt projects may each have a model of one name (``gate.dbt_identity``).
     """
-    seen: dict[str, Dataset] = {}
+    seen: dict[str, list[Dataset]] = {}
     clashes: list[ContractError] = []
     for dataset in datasets:
-        first = seen.get(dataset.id.casefold())
-        if first is None:
-            seen[dataset.id.casefold()] = dataset
-        elif first.path != dataset.path:
-            clashes.append(_clash(dataset, first))
+        firsts = seen.setdefault(dataset.id.casefold(), [])
+        for first in firsts:
+            if first.path != dataset.path and dbt_identity.same_dataset(first, dataset):
+                clashes.append(_clash(dataset, first))
+                break
+        else:
+            firsts.append(dataset)
     return clashes
 
 
@@ -260,6 +263,7 @@ def _declared_elsewhere(
     head: Sequence[Dataset],
     limits: Limits,
     workers: Workers,
+    index: dbt_sources.ProjectIndex | None = None,
 ) -> list[ContractError]:
     """Each "new" dataset whose id an unchanged contract already declares: a clash.
 
@@ -267,8 +271,11 @@ def _declared_elsewhere(
     ``model_added``. A text search finds the few unchanged files that mention a
     new id; only those are parsed (one of them unreadable at HEAD is refused too).
     """
-    known = {d.id.casefold() for d in base}
-    new = {d.id.casefold(): d for d in head if d.id.casefold() not in known and d.enabled}
+    known = {(d.project, d.id.casefold()) for d in base}
+    new: dict[str, list[Dataset]] = {}
+    for d in head:
+        if (d.project, d.id.casefold()) not in known and d.enabled:
+            new.setdefault(d.id.casefold(), []).append(d)
     if not new:
         return []
     changed = {e.change.new_path for e in file_changes if e.change.new_path}
@@ -286,7 +293,7 @@ def _declared_elsewhere(
         for p in repo.files_containing(settings.head, dbt_globs, needles, ignore_case=True)
         if p not in changed and p not in candidates
     ]
-    index = dbt_sources.ProjectIndex(repo, settings.head, "head")
+    index = index or dbt_sources.ProjectIndex(repo, settings.head, "head")
     projects = index.locate([*candidates, *mentions])
     candidates += [p for p in mentions if projects[p] is not None]
     if not candidates:
@@ -301,9 +308,9 @@ def _declared_elsewhere(
             found.append(contract)
             continue
         for other in contract.datasets:
-            dataset = new.get(other.id.casefold())
-            if dataset is not None and other.enabled:
-                found.append(_clash(dataset, other))
+            for dataset in new.get(other.id.casefold(), ()) if other.enabled else ():
+                if dbt_identity.same_dataset(dataset, other):
+                    found.append(_clash(dataset, other))
     return found
 
 
@@ -423,7 +430,10 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
 
     globbed = repo.changed(base_sha, head_commit, globs)
-    file_changes = dbt_changes.collect(repo, base_sha, head_commit, globs, globbed)
+    head_projects = dbt_sources.ProjectIndex(repo, head_commit, "head")
+    file_changes = dbt_changes.collect(
+        repo, base_sha, head_commit, globs, globbed, head_index=head_projects
+    )
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
     file_changes = [e for e in file_changes if not dbt_changes.is_pure_move(e)]
     warnings: list[str] = []
@@ -434,14 +444,28 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     refused: list[ContractError] = []
     commits = (base_sha, head_commit)
     base, head = _read_sides(repo, file_changes, workers, commits, limits, warnings, refused)
-    refused += _declared_elsewhere(repo, settings, globs, file_changes, base, head, limits, workers)
+    refused += _declared_elsewhere(
+        repo, settings, globs, file_changes, base, head, limits, workers, head_projects
+    )
     # Every refusal at once, in the order git lists the files (ContractErrors).
     _refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])
+    renamed_projects = {
+        e.base.name: e.head.name
+        for e in file_changes
+        if e.base and e.head and e.base.root == e.head.root and e.base.name != e.head.name
+    }
+    if renamed_projects:
+        base = dbt_identity.follow_renames(base, renamed_projects)
+    if dbt_identity.shared_names(base, head):
+        base, head = dbt_identity.qualify(base, head)
+        # A qualified ``platform.orders`` may meet another format's dataset of that id.
+        _refuse(_duplicates([d for d in head if d.enabled]))
     renamed = {
         e.change.old_path: e.change.new_path
         for e in file_changes
         if e.change.status == "R" and e.change.old_path and e.change.new_path
     }
+    severity_of = dbt_identity.policy_severity(config.severity_fn(), [*base, *head])
     # The consumer search starts before the diff and runs beside it (see start_search).
     search = start_consumer_search(repo, settings.head, base, head, config.consumers)
     try:
@@ -449,7 +473,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
             base,
             head,
             dialect=dialect,
-            severity_of=config.severity_fn(),
+            severity_of=severity_of,
             renamed_paths=renamed,
             now=datetime.now(timezone.utc),
         )
@@ -458,14 +482,23 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
             search.pending.cancel()
         raise
     consumer_scan = scan_consumers(
-        repo, settings.head, changes, base, head, config.consumers, dialect, workers, search
+        repo,
+        settings.head,
+        changes,
+        base,
+        head,
+        config.consumers,
+        dialect,
+        workers,
+        head_projects,
+        search,
     )
     if consumer_scan.files_read:
         # A dbt properties entry without its model file builds nothing: for its
         # readers the model is gone, as diff_datasets already compares it.
         built = [d for d in head if not d.model_file_missing]
-        changes = explain_consumers(changes, consumer_scan.found, built, config.severity_fn())
-    acked = acks.apply(changes, _tokens(settings))
+        changes = explain_consumers(changes, consumer_scan.found, built, severity_of)
+    acked = acks.apply(changes, _tokens(settings), *dbt_identity.ack_names([*base, *head]))
     smoke = (
         _smoke(repo, settings, head, globs, dialect, limits, workers) if settings.smoke else None
     )

@@ -151,6 +151,10 @@ class Dataset:
     #: dbt: no file of the model's names is in its project's model paths, so dbt
     #: builds nothing for this properties entry (it only warns: NoNodeForYamlKey).
     model_file_missing: bool = field(default=False, compare=False)
+    #: dbt: the ``name:`` of the project the model belongs to (``None`` when the
+    #: properties file is in no dbt project). dbt keys a node by project and
+    #: model (``model.<project>.<model>``), so two projects may share a model name.
+    project: str | None = field(default=None, compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

@@ -133,7 +133,8 @@ def test_token_budget_bounds_a_pathological_file() -> None:
     ("template", "sql"),
     [
         ("select * from {{ ref('stg_orders') }}", "stg_orders"),
-        ('select * from {{ ref("pkg", "stg_orders") }}', "stg_orders"),
+        ('select * from {{ ref("pkg", "stg_orders") }}', "pkg.stg_orders"),
+        ("select * from {{ ref('pkg', 'orders', v=2) }}", "pkg.orders_v2"),
         ("select * from {{ ref('dim_customers', v=2) }}", "dim_customers_v2"),
         ("select * from {{ source('ecom', 'raw_orders') }}", "ecom.raw_orders"),
         ("select {{ dbt_utils.star(ref('x')) }} from t", "__jinja__"),

@@ -2,8 +2,11 @@
 
 The gate never runs dbt or Jinja (a model is untrusted text). It replaces:
 
-- ``{{ ref('m') }}``, ``{{ ref('pkg', 'm') }}`` -> ``m``; ``ref('m', v=2)`` -> ``m_v2``
-  (dbt's default relation name for a version);
+- ``{{ ref('m') }}`` -> ``m``; ``ref('m', v=2)`` -> ``m_v2`` (dbt's default
+  relation name for a version); ``{{ ref('project', 'm') }}`` -> ``project.m``
+  (the two-argument, cross-project ref keeps its project, so the consumer scan
+  can tell ``platform``'s ``stg_orders`` from ``finance``'s; a table name
+  ending in ``m`` still matches a contract that names only ``m``);
 - ``{{ source('s', 't') }}`` -> ``s.t``;
 - ``{{ config(...) }}`` -> nothing;
 - ``{{ this }}`` and any other ``{{ expression }}`` -> the placeholder ``__jinja__``
@@ -77,13 +80,19 @@ def _expression(inner: str) -> str:
     ref = _REF.match(body)
     if ref:
         name = ref["s2"] or ref["s1"]
-        return f"{name}_v{ref['v']}" if ref["v"] else name
+        name = f"{name}_v{ref['v']}" if ref["v"] else name
+        return f"{ref['s1']}.{name}" if ref["s2"] else name
     source = _SOURCE.match(body)
     if source:
         return f"{source['s1']}.{source['s2']}"
     if _CONFIG.match(body):
         return ""
     return PLACEHOLDER
+
+
+def ref_projects(text: str) -> set[str]:
+    """The projects (or packages) named by two-argument ``ref`` calls, lower-cased."""
+    return {m["a"].lower() for m in _NESTED.finditer(text) if m["fn"] == "ref" and m["b"]}
 
 
 def render(text: str) -> str:
@@ -96,7 +105,7 @@ def _nested(inner: str) -> list[str]:
     names = []
     for match in _NESTED.finditer(inner):
         if match["fn"] == "ref":
-            names.append(match["b"] or match["a"])
+            names.append(f"{match['a']}.{match['b']}" if match["b"] else match["a"])
         elif match["b"]:
             names.append(f"{match['a']}.{match['b']}")
     return names

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
+from gate.dbt_identity import bare_id
 from gate.model import Dataset
 
 Name = tuple[str, ...]
@@ -29,18 +31,32 @@ def split_name(text: str) -> Name:
 
 
 def dataset_names(dataset: Dataset, extra: Sequence[str] = ()) -> set[Name]:
-    """Every name a consumer may use for ``dataset``."""
+    """Every name a consumer may use for ``dataset``.
+
+    A dbt model in a project also goes by ``(project, model)``: the Jinja
+    pre-pass writes ``ref('platform', 'stg_orders')`` as ``platform.stg_orders``.
+    """
     names: set[Name] = set()
-    version = _DBT_VERSION.match(dataset.id) if dataset.format == "dbt" else None
+    dataset_id = bare_id(dataset)
+    version = _DBT_VERSION.match(dataset_id) if dataset.format == "dbt" else None
     if version:
         model, label = version["model"], version["version"]
         names |= {(model.lower(),), (f"{model}_v{label}".lower(),)}
     else:
-        names.add(split_name(dataset.id))
+        names.add(split_name(dataset_id))
+    if dataset.project is not None:
+        project = dataset.project.lower()
+        names |= {(project, *n) for n in names if len(n) == 1}
     for alias in (*dataset.aliases, *extra):
         if alias:
             names.add(split_name(alias))
     return {n for n in names if n}
+
+
+def configured(extra: Mapping[str, Sequence[str]], dataset: Dataset) -> Sequence[str]:
+    """The ``consumers.tables`` names of a dataset: by its id, or by its bare dbt
+    model name when the run shows it as ``<project>.<model>``."""
+    return extra.get(dataset.id) or extra.get(bare_id(dataset), ())
 
 
 def _overlap(written: Name, name: Name) -> int:
@@ -59,8 +75,12 @@ class NameIndex:
     ) -> None:
         extra = extra or {}
         self._by_last: dict[str, list[tuple[Name, str]]] = {}
+        #: dbt model ids -> their project (lower-cased), for ``DbtScope``.
+        self.projects: dict[str, str] = {}
         for dataset in datasets:
-            for name in dataset_names(dataset, extra.get(dataset.id, ())):
+            if dataset.project is not None:
+                self.projects[dataset.id] = dataset.project.lower()
+            for name in dataset_names(dataset, configured(extra, dataset)):
                 entries = self._by_last.setdefault(name[-1], [])
                 if (name, dataset.id) not in entries:
                     entries.append((name, dataset.id))
@@ -82,3 +102,62 @@ class NameIndex:
     def needles(self) -> set[str]:
         """The last part of every name: what ``git grep -F -i`` looks for."""
         return set(self._by_last)
+
+
+@dataclass(frozen=True)
+class DbtScope:
+    """Where a dbt model file sits: its project and the model names that project has.
+
+    ``local`` is every model file stem of the project (``stg_orders``,
+    ``orders_v2``): a one-argument ``ref`` to one of them resolves inside the
+    project, as dbt resolves it (the current project first), even when that
+    model has no contract. ``ref_projects`` are the projects the file names in
+    two-argument refs.
+    """
+
+    project: str
+    local: frozenset[str] = frozenset()
+    ref_projects: frozenset[str] = frozenset()
+
+    def is_local(self, name: str) -> bool:
+        """Whether the project has a model ``name`` (``orders_v2.sql`` is ``orders`` too)."""
+        if name in self.local:
+            return True
+        version = re.compile(rf"{re.escape(name)}_v\d[\w.]*")
+        return any(version.fullmatch(stem) for stem in self.local)
+
+
+class ScopedIndex:
+    """A ``NameIndex`` as seen from one dbt model file: refs resolve as dbt resolves them.
+
+    - ``ref('p', 'm')`` (written ``p.m``) names project ``p``'s model: dbt
+      models of other projects drop out;
+    - ``ref('m')`` names the file's own project's ``m`` when the project has
+      one (contracted or not); only when it has none may it be another
+      project's model.
+
+    Non-dbt datasets (a Soda or ODCS contract on the same table) and dbt
+    models outside any project are kept as the plain index finds them.
+    """
+
+    def __init__(self, index: NameIndex, scope: DbtScope) -> None:
+        self.index = index
+        self.scope = scope
+
+    def lookup(self, written: Name) -> set[str]:
+        found = self.index.lookup(written)
+        projects = self.index.projects
+        dbt = {i for i in found if i in projects}
+        if not dbt:
+            return found
+        others = found - dbt
+        known = self.scope.ref_projects | {self.scope.project} | set(projects.values())
+        if len(written) >= 2 and written[-2] in known:
+            return others | {i for i in dbt if projects[i] == written[-2]}
+        if len(written) == 1:
+            own = {i for i in dbt if projects[i] == self.scope.project}
+            if own:
+                return others | own
+            if self.scope.is_local(written[0]):
+                return others
+        return found

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gate.consumers import jinja, pyspark, sqlmesh
-from gate.consumers.names import NameIndex, split_name
+from gate.consumers.names import DbtScope, NameIndex, ScopedIndex, split_name
 from gate.consumers.sql import SqlError, TableName, Use, analyse
 from gate.model import NotAnalysed
 
@@ -57,7 +57,9 @@ def kind_of(path: str, text: str) -> str:
 class _Columns:
     """``columns_of`` for the SQL analyser: contract columns by written table name."""
 
-    def __init__(self, index: NameIndex, columns: Mapping[str, frozenset[str]]) -> None:
+    def __init__(
+        self, index: NameIndex | ScopedIndex, columns: Mapping[str, frozenset[str]]
+    ) -> None:
         self.index = index
         self.columns = columns
 
@@ -85,8 +87,13 @@ def read_consumer(
     index: NameIndex,
     columns: Mapping[str, frozenset[str]],
     max_bytes: int = DEFAULT_MAX_BYTES,
+    scope: DbtScope | None = None,
 ) -> FileResult:
-    """Analyse one file; never raises for bad content."""
+    """Analyse one file; never raises for bad content.
+
+    ``scope`` places a dbt model file in its project, so its refs resolve
+    as dbt resolves them (``ScopedIndex``); other kinds of file ignore it.
+    """
     if len(data) > max_bytes:
         return FileResult(
             not_analysed=(
@@ -98,7 +105,11 @@ def read_consumer(
     except UnicodeDecodeError as exc:
         return FileResult(not_analysed=(NotAnalysed(path, f"not UTF-8 (byte {exc.start})"),))
     kind = kind_of(path, text)
-    columns_of = _Columns(index, columns)
+    lookup: NameIndex | ScopedIndex = index
+    if kind == "dbt" and scope is not None:
+        refs = frozenset(jinja.ref_projects(text))
+        lookup = ScopedIndex(index, replace(scope, ref_projects=scope.ref_projects | refs))
+    columns_of = _Columns(lookup, columns)
     stem = posixpath.splitext(posixpath.basename(path))[0]
     problems: list[NotAnalysed] = []
     uses: list[tuple[Use, str]] = []
@@ -136,6 +147,6 @@ def read_consumer(
     found = [
         Found(dataset_id, use.table, use.column, path, use.line, obj, use.usage)
         for use, obj in uses
-        for dataset_id in sorted(index.lookup(use.table))
+        for dataset_id in sorted(lookup.lookup(use.table))
     ]
     return FileResult(found=tuple(dict.fromkeys(found)), not_analysed=tuple(problems), kind=kind)

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from gate.config import ConsumerConfig
 from gate.consumers.impact import wants_consumers
-from gate.consumers.names import NameIndex, dataset_names
+from gate.consumers.names import DbtScope, NameIndex, configured, dataset_names
+from gate.dbt_sources import ProjectIndex, model_folders
 from gate.diff import Change
 from gate.git_tree import PendingSearch, Repo
-from gate.model import Dataset, NotAnalysed, UsageError
+from gate.model import ContractError, Dataset, NotAnalysed, UsageError
 from gate.workers import Workers
 
 if TYPE_CHECKING:  # the readers import sqlglot's optimizer: only when there is work
@@ -42,11 +43,11 @@ class Scan:
 _Shared = tuple[str, NameIndex, dict[str, frozenset[str]], int]
 
 
-def _read_one(shared: _Shared, item: tuple[str, bytes]) -> FileResult:
+def _read_one(shared: _Shared, item: tuple[str, bytes, DbtScope | None]) -> FileResult:
     from gate.consumers.reader import read_consumer
 
-    path, data = item
-    return read_consumer(path, data, *shared)
+    path, data, scope = item
+    return read_consumer(path, data, *shared, scope=scope)
 
 
 def warm(dialect: str) -> None:
@@ -63,7 +64,7 @@ def _needles(datasets: Sequence[Dataset], ids: set[str], config: ConsumerConfig)
         name[-1]
         for d in datasets
         if d.id in ids
-        for name in dataset_names(d, config.tables.get(d.id, ()))
+        for name in dataset_names(d, configured(config.tables, d))
     }
 
 
@@ -107,6 +108,40 @@ def _mentions_any(data: bytes, needles: set[str]) -> bool:
     return any(line.strip() and line in text for line in lines)
 
 
+def _scopes(
+    repo: Repo,
+    head: str | None,
+    paths: Sequence[str],
+    datasets: Sequence[Dataset],
+    projects: ProjectIndex | None,
+) -> dict[str, DbtScope]:
+    """The dbt project of each candidate model file, when dbt projects matter.
+
+    Only a run that compares dbt models of a project pays for this: one batch
+    lookup of the ``dbt_project.yml`` files above the candidates (usually
+    already known from the comparison), and, only for a project other than the
+    changed models' own, one listing of its model file names.
+    """
+    changed_in = {d.project for d in datasets if d.project is not None}
+    if not changed_in:
+        return {}
+    index = projects if projects is not None else ProjectIndex(repo, head, "head")
+    try:
+        owners = index.owners(p for p in paths if p.endswith(".sql"))
+    except (ContractError, UsageError):
+        return {}  # an unreadable project: its files are read unscoped, as before
+    local: dict[str, frozenset[str]] = {}
+    scopes: dict[str, DbtScope] = {}
+    for path, project in owners.items():
+        if project is None:
+            continue
+        if changed_in - {project.name} and project.path not in local:
+            stems = project.sql_folders or model_folders(repo, head, project)
+            local[project.path] = frozenset(s.lower() for s in stems)
+        scopes[path] = DbtScope(project.name.lower(), local.get(project.path, frozenset()))
+    return scopes
+
+
 def scan(
     repo: Repo,
     head: str | None,
@@ -116,15 +151,19 @@ def scan(
     config: ConsumerConfig,
     dialect: str,
     workers: Workers | None = None,
+    projects: ProjectIndex | None = None,
     search: Search | None = None,
 ) -> Scan:
     """Every read of a changed dataset in the consumer files at ``head``.
 
+    ``projects`` is the run's index of dbt projects at ``head``, if it has one.
     ``search`` is ``start_search``'s, begun before the diff with the same
     datasets; without one, the search starts here. Either way it ends here.
     """
     try:
-        return _scan(repo, head, changes, base, head_datasets, config, dialect, workers, search)
+        return _scan(
+            repo, head, changes, base, head_datasets, config, dialect, workers, projects, search
+        )
     finally:
         if search is not None:
             search.pending.cancel()
@@ -139,6 +178,7 @@ def _scan(
     config: ConsumerConfig,
     dialect: str,
     workers: Workers | None,
+    projects: ProjectIndex | None,
     search: Search | None,
 ) -> Scan:
     wanted = [c for c in changes if wants_consumers(c)]
@@ -191,12 +231,14 @@ def _scan(
         # a breaking one are worth analysing.
         texts = [(path, data) for path, data in texts if _mentions_any(data, needles)]
     shared: _Shared = (dialect, index, frozen, config.max_file_bytes)
+    scopes = _scopes(repo, head, [p for p, _d in texts], datasets, projects)
+    items = [(path, data, scopes.get(path)) for path, data in texts]
     if workers is None:
         workers = Workers(1)
     results = workers.map(
         _read_one,
         shared,
-        texts,
+        items,
         fork_threshold=_FORK_THRESHOLD,
         spawn_threshold=_SPAWN_THRESHOLD,
     )

@@ -533,6 +533,7 @@ class _Parser:
             id=dataset_id,
             path=self.path,
             format=FORMAT,
+            project=self.project.name if self.project else None,
             columns=tuple(columns),
             checks=tuple(checks),
             line=line,
