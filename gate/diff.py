@@ -760,8 +760,10 @@ def diff_datasets(
     # and say "disabled" where it was removed.
     disabled = {d.id: d for d in head if not d.enabled}
     # A dbt properties entry whose model file was there at the base and is gone
-    # now: dbt builds nothing for it, so it is absent too.
-    had_file = {d.id for d in base if d.model_file}
+    # now: dbt builds nothing for it, so it is absent too. "There" is anything
+    # but known missing: a name two files held at the base (one disabled, as
+    # dbt allows) has no single file, yet dbt built it.
+    had_file = {d.id for d in base if not d.model_file_missing}
     orphans = {d.id: d for d in head if d.model_file_missing and d.id in had_file}
     base = [d for d in base if d.enabled]
     head = [d for d in head if d.enabled and d.id not in orphans]
