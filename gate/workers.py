@@ -25,9 +25,12 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Generic, TypeVar, cast
 
-__all__ = ["Workers", "default_count", "fork_is_safe"]
+from gate.model import GateError
+
+__all__ = ["WorkerDied", "Workers", "default_count", "fork_is_safe"]
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -85,6 +88,34 @@ def _die_with_parent(parent: int) -> None:
         return
     if os.getppid() != parent:  # the gate ended before the line above
         os._exit(1)
+
+
+class WorkerDied(GateError):
+    """A worker process ended without an answer (the kernel's out-of-memory killer,
+    a resource limit, a signal): its share of the batch is lost, so the run
+    decides nothing. Not a bug of the gate, so not an internal error."""
+
+
+def _died(pool: ProcessPoolExecutor) -> WorkerDied:
+    """Name how the worker ended when the pool still knows (a signal, an exit code)."""
+    codes = [p.exitcode for p in getattr(pool, "_processes", {}).values()]
+    # The pool terminates (SIGTERM) the others once one died: name another cause first.
+    code = next((c for c in codes if c not in (None, 0, -signal.SIGTERM)), None)
+    if code is None:
+        code = next((c for c in codes if c not in (None, 0)), None)
+    how = "ended"
+    if code is not None and code < 0:
+        try:
+            how = f"{signal.Signals(-code).name}"
+        except ValueError:
+            how = f"signal {-code}"
+    elif code is not None:
+        how = f"exit code {code}"
+    hint = ", often the out-of-memory killer" if how == "SIGKILL" else ""
+    return WorkerDied(
+        f"a worker process died ({how}{hint}) before it answered, so nothing was decided; "
+        "re-run with --jobs 1 to work in one process, or give the job more memory"
+    )
 
 
 class _Task(Generic[S, T, R]):
@@ -160,8 +191,11 @@ class Workers:
         (the batch itself would raise the same error).
         """
         if self._pool is not None:
-            for _ in range(self.jobs - 1):
-                self._pool.submit(fn, shared)
+            try:
+                for _ in range(self.jobs - 1):
+                    self._pool.submit(fn, shared)
+            except BrokenProcessPool:
+                raise _died(self._pool) from None
 
     def map(
         self,
@@ -186,6 +220,19 @@ class Workers:
         size = -(-len(items) // (processes * _CHUNKS_PER_PROCESS))
         size = max(_MIN_CHUNK, min(size, _MAX_CHUNK))
         chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        try:
+            return self._spread(task, fn, shared, chunks, pool)
+        except BrokenProcessPool:
+            raise _died(pool) from None
+
+    def _spread(
+        self,
+        task: _Task[S, T, R],
+        fn: Callable[[S, T], R],
+        shared: S,
+        chunks: list[Sequence[T]],
+        pool: ProcessPoolExecutor,
+    ) -> list[R]:
         # The first chunk is ours; the pool takes the rest in order, and we take
         # back from the end whatever it has not started by the time we are free.
         remote: _RemoteTask[S, T, R] = _RemoteTask(fn, shared)
