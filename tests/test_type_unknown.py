@@ -266,7 +266,11 @@ def test_a_hostile_unknown_type_comes_out_inert_in_every_format(shop: GitRepo) -
     assert "\u202e" not in text and not any(ln.startswith("::") for ln in text.splitlines())
     md = run_gate(shop.path, "--base", "main", "--head", "HEAD", "--format", "markdown").stdout
     assert "type_unknown" in md and "\u202e" not in md
-    assert all("``" in ln for ln in md.splitlines() if "<img" in ln.lower())  # in code spans
+    hostile_lines = [ln for ln in md.splitlines() if "<img" in ln.lower() or "@admin" in ln.lower()]
+    assert hostile_lines  # the type is shown, so the next line checks something
+    for line in hostile_lines:  # only inside code spans: no tag, no mention
+        outside = "".join(line.split("``")[::2])
+        assert "<img" not in outside.lower() and "@admin" not in outside.lower(), line
     gh = run_gate(shop.path, "--base", "main", "--head", "HEAD", "--format", "github").stdout
     assert "title=type_unknown" in gh and "\u202e" not in gh
     assert all(ln.startswith("::") for ln in gh.splitlines())  # no line of its own
