@@ -30,6 +30,9 @@ class Entry:
     change: FileChange
     base: Project | None
     head: Project | None
+    #: A model file of a model this file describes changed (deleted, renamed,
+    #: its ``config()`` edited): then even an unchanged move must be compared.
+    model_file_changed: bool = False
 
 
 def _merge(
@@ -121,13 +124,14 @@ def collect(
     merged = _merge(from_globs, from_dbt)
     refresh = _changed_projects([c for c, _g in merged], base_index, head_index)
     known = {p for c, _g in merged for p in (c.old_path, c.new_path) if p}
+    implicated: set[str] = set()
     if refresh:
         extra = _whole_projects(repo, base, head, refresh, negations, known)
         merged.extend((c, False) for c in extra)
         known.update(p for c in extra for p in (c.old_path, c.new_path) if p)
     if model_files:
         extra = properties_of_changed_models(
-            repo, (base, head), (base_index, head_index), model_files, negations, known
+            repo, (base, head), (base_index, head_index), model_files, negations, known, implicated
         )
         merged.extend((c, False) for c in extra)
     base_of = base_index.locate(c.old_path for c, _g in merged if c.old_path)
@@ -141,7 +145,8 @@ def collect(
             if kept is None:
                 continue
             change = kept
-        entries.append(Entry(change, before, after))
+        touched = bool({change.old_path, change.new_path} & implicated)
+        entries.append(Entry(change, before, after, touched))
     return entries
 
 
@@ -158,8 +163,11 @@ def _keep_dbt_sides(change: FileChange, old: bool, new: bool) -> FileChange | No
 
 def is_pure_move(entry: Entry) -> bool:
     """A moved file with the same content and the same dbt context cannot change
-    any dataset; with folder-level configs the folder itself is context."""
+    any dataset; with folder-level configs the folder itself is context, and the
+    model files of its models are too (a deleted one removes the model)."""
     c = entry.change
+    if entry.model_file_changed:
+        return False
     if c.status != "R" or c.old_blob != c.new_blob or entry.base != entry.head:
         return False
     project = entry.base

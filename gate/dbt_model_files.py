@@ -48,11 +48,16 @@ def properties_of_changed_models(
     changes: Sequence[FileChange],
     negations: Sequence[str],
     known: set[str],
+    implicated: set[str] | None = None,
 ) -> list[FileChange]:
     """Properties files whose models' own ``config()`` (or, with folder configs,
     folder) changed in a model file, or whose model file is gone, so that the
     unchanged properties file is compared again. Only changed model files of
     dbt projects are read.
+
+    Every such properties file, already compared or not, is added to
+    ``implicated``: a properties file that moved unchanged is not a pure move
+    when its model's file changed in the same PR.
 
     A model file deleted (or renamed to another name, or out of the model
     paths) while no file of its name was added to the same project leaves a
@@ -98,6 +103,12 @@ def properties_of_changed_models(
         }
         old_blobs = repo.existing(commits[0], sorted(paths))
         new_blobs = repo.existing(commits[1], sorted(paths))
+        if implicated is not None:
+            implicated.update(
+                p
+                for commit in commits
+                for p in repo.files_containing(commit, globs, sorted(wanted))
+            )
         for path in sorted(paths):
             known.add(path)
             if path in old_blobs and path in new_blobs:

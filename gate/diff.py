@@ -446,6 +446,7 @@ class _DatasetDiff:
                     after=name,
                 )
         self.column_type(old, new, name)
+        self.physical_types(old, new, name)
         self.required(old, new, name)
         self.enum(old, new, name)
         old_unique = old.unique or name == self.old_sole_key
@@ -530,6 +531,44 @@ class _DatasetDiff:
             before=before,
             after=after,
         )
+
+    def physical_types(self, old: Column, new: Column, name: str) -> None:
+        """A column's type on a named engine (DCS ``config.snowflakeType``), in that
+        engine's dialect: the same rules as ``data_type``, the engine named."""
+        if old.physical_types == new.physical_types:
+            return
+        before_of, after_of = dict(old.physical_types), dict(new.physical_types)
+        for dialect in sorted(before_of.keys() | after_of.keys()):
+            was, now = before_of.get(dialect), after_of.get(dialect)
+            before, after = _type_text(was, dialect), _type_text(now, dialect)
+            what = f"column '{name}' {dialect} type"
+            if was is None:
+                self.emit(
+                    "type_declared", f"{what} now declared: {after}", column=name,
+                    line=new.line, after=after,
+                )  # fmt: skip
+                continue
+            if now is None:
+                self.emit(
+                    "type_removed", f"{what} no longer declared (was {before})", column=name,
+                    line=new.line, before=before,
+                )  # fmt: skip
+                continue
+            result = types.compare(was, now, dialect)
+            rule_id = {
+                types.TypeChange.WIDENED: "type_widened",
+                types.TypeChange.NARROWED: "type_narrowed",
+                types.TypeChange.CHANGED: "type_changed",
+            }.get(result.change)
+            if rule_id is None and result.removed_fields:
+                rule_id = "type_changed"
+            if rule_id is None:
+                continue
+            verb = rule_id.removeprefix("type_")
+            self.emit(
+                rule_id, f"{what} {verb}: {before} -> {after}", column=name, line=new.line,
+                before=before, after=after,
+            )  # fmt: skip
 
     def required(self, old: Column, new: Column, name: str) -> None:
         before, after = _required_rank(old.required), _required_rank(new.required)
@@ -760,8 +799,10 @@ def diff_datasets(
     # and say "disabled" where it was removed.
     disabled = {d.id: d for d in head if not d.enabled}
     # A dbt properties entry whose model file was there at the base and is gone
-    # now: dbt builds nothing for it, so it is absent too.
-    had_file = {d.id for d in base if d.model_file}
+    # now: dbt builds nothing for it, so it is absent too. "There" is anything
+    # but known missing: a name two files held at the base (one disabled, as
+    # dbt allows) has no single file, yet dbt built it.
+    had_file = {d.id for d in base if not d.model_file_missing}
     orphans = {d.id: d for d in head if d.model_file_missing and d.id in had_file}
     base = [d for d in base if d.enabled]
     head = [d for d in head if d.enabled and d.id not in orphans]

@@ -84,6 +84,9 @@ class Column:
     ``constraints`` are the value constraints that are not part of the type
     (``minimum``, ``pattern``, ``minLength``...), as ``(key, value)`` pairs sorted
     by key, keys in the DCS/ODCS spelling whatever the format.
+    ``physical_types`` are the column's types on named engines beside
+    ``data_type``, as ``(dialect, type)`` pairs sorted by dialect (DCS
+    ``config.snowflakeType`` and the like), each compared in its own dialect.
     """
 
     name: str
@@ -99,6 +102,7 @@ class Column:
     stable_id: str | None = None
     description: str | None = field(default=None, compare=False)
     constraints: tuple[tuple[str, Any], ...] = ()
+    physical_types: tuple[tuple[str, str], ...] = ()
 
     @property
     def primary_key(self) -> bool:

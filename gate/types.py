@@ -453,6 +453,26 @@ _UNPARSED_NAMES: dict[str, frozenset[str]] = {
     "spark": frozenset({"void"}),
     "spark2": frozenset({"void"}),
     "databricks": frozenset({"void"}),
+    # MySQL's spatial types beside GEOMETRY, Oracle's binary, row-id, LOB and
+    # object types, T-SQL's HIERARCHYID, DuckDB's VARINT, Hive's UNIONTYPE.
+    "mysql": frozenset(
+        {
+            "point",
+            "linestring",
+            "polygon",
+            "multipoint",
+            "multilinestring",
+            "multipolygon",
+            "geometrycollection",
+        }
+    ),
+    "oracle": frozenset(
+        {"raw", "long raw", "xmltype", "rowid", "urowid", "bfile", "nclob", "sdo_geometry"}
+    ),
+    "tsql": frozenset({"hierarchyid"}),
+    "fabric": frozenset({"hierarchyid"}),
+    "duckdb": frozenset({"varint"}),
+    "hive": frozenset({"uniontype"}),
 }
 
 #: Types a contract format defines whatever the dialect: ODCS's logical

@@ -9,13 +9,18 @@ while ``--jobs 1`` stays in-process.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from gate.consumers import scan
 from gate.workers import fork_is_safe
-from tests.conftest import run_gate
+from tests.conftest import gate_env, run_gate
 from tests.gitrepo import GitRepo
 
 C = "soda/contracts"
@@ -109,3 +114,75 @@ def test_every_bad_contract_in_a_parallel_batch_is_one_line_in_input_order(
         assert "Traceback" not in proc.stderr
         seen[jobs] = proc.stderr
     assert seen["2"] == seen["1"] and seen["4"] == seen["1"]
+
+
+#: ``python -m gate`` whose forked workers die for real (SIGKILL, as the kernel's
+#: out-of-memory killer sends it) at their first contract. The gate's own share
+#: waits until one has died, so a chunk surely reached the pool: otherwise the
+#: calling process could take every chunk back and no worker would run.
+DYING = """
+import os, signal, sys, time
+from gate import cli, engine
+
+parent = os.getpid()
+marker, pids = sys.argv[1], sys.argv[2]
+del sys.argv[1:3]
+os.register_at_fork(after_in_child=lambda: open(pids, "a").write(f"{os.getpid()}\\n"))
+parse = engine._parse_one
+
+def dying_parse(limits, item):
+    if os.getpid() != parent:
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(marker) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return parse(limits, item)
+
+engine._parse_one = dying_parse
+cli.entry()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not fork_is_safe() or not Path("/proc").is_dir(), reason="forks, reads /proc")
+def test_a_worker_killed_mid_run_is_one_line_exit_2_and_no_orphan(
+    shop: GitRepo, tmp_path: Path
+) -> None:
+    script = tmp_path / "dying_gate.py"
+    script.write_text(DYING)
+    marker, pids = tmp_path / "died", tmp_path / "pids"
+    args = ["--base", "main", "--head", "feature", "--jobs", "3"]
+    proc = subprocess.run(
+        [sys.executable, str(script), str(marker), str(pids), *args],
+        cwd=shop.path,
+        env=gate_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert marker.exists(), "no worker ran a contract: the test proved nothing"
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == ""  # no report: a run missing a worker's share decides nothing
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert lines[0].startswith("schema-gate: error: a worker process died (SIGKILL"), lines[0]
+    assert "--jobs 1" in lines[0]
+    workers = [int(p) for p in pids.read_text().split()]
+    assert len(workers) >= 2
+    try:
+        deadline = time.monotonic() + 30
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in workers), "a worker outlived the gate"
+    finally:
+        for pid in filter(_alive, workers):
+            os.kill(pid, signal.SIGKILL)

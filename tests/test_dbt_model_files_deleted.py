@@ -303,3 +303,117 @@ def test_two_files_of_one_name_are_not_missing(tmp_path: Path) -> None:
     )
     repo.write("models/schema.yml", props(model("orders", "id", config=ENFORCED)))
     assert rules(gate(repo)[1]) == [("column_removed", "orders", "x")]
+
+
+# -- attacks from review (review2): each one was a silent pass or is a shape
+# the first tests did not cover --------------------------------------------
+
+
+def test_a_moved_properties_file_with_the_model_file_deleted(tmp_path: Path) -> None:
+    """The properties file moved unchanged (git: a rename, same blob) while its
+    model's file was deleted: the move is not "pure", the model is gone.
+    Was a silent pass with a committed HEAD (the worktree saw delete + add)."""
+    repo = shop(tmp_path)
+    repo.remove("models/marts/orders.sql")
+    repo.move("models/marts/orders.yml", "models/other/orders.yml")
+    repo.commit("move the properties, drop the model")
+    code, report = gate(repo, "--head", "feature")
+    assert (code, rules(report)) == (1, [("model_removed", "orders", None)])
+    assert report["changes"][0]["path"] == "models/other/orders.yml"
+    assert "models/marts/orders.sql was deleted" in report["changes"][0]["message"]
+
+
+def test_a_moved_properties_file_with_the_contract_dropped_in_the_model_file(
+    tmp_path: Path,
+) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/marts/orders.yml": props(model("orders", "id")),
+            "models/marts/orders.sql": "{{ config(contract={'enforced': true}) }}\nselect 1\n",
+        },
+    )
+    repo.write("models/marts/orders.sql", "select 1 as id\n")
+    repo.move("models/marts/orders.yml", "models/other/orders.yml")
+    repo.commit("move the properties, unenforce in SQL")
+    code, report = gate(repo, "--head", "feature")
+    assert (code, rules(report)) == (1, [("contract_enforcement_removed", "orders", None)])
+
+
+def test_both_files_of_a_name_deleted_one_was_disabled(tmp_path: Path) -> None:
+    """dbt allows two files of one name when all but one are disabled; the gate
+    could not say which file the base built, so it counted "no file" and
+    deleting both was only a model_file_missing warning (exit 0)."""
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/schema.yml": props(model("orders", "id", config=ENFORCED)),
+            "models/a/orders.sql": "select 1 as id\n",
+            "models/b/orders.sql": "{{ config(enabled=false) }}\nselect 1 as id\n",
+        },
+    )
+    repo.remove("models/a/orders.sql")
+    repo.remove("models/b/orders.sql")
+    code, report = gate(repo)
+    assert (code, rules(report)) == (1, [("model_removed", "orders", None)])
+
+
+def test_a_model_file_in_a_second_nested_model_path(tmp_path: Path) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT + "model-paths: [models, more/models]\n",
+            "models/schema.yml": props(model("orders", "id", config=ENFORCED)),
+            "more/models/deep/er/orders.py": "def model(dbt, session):\n    return 1\n",
+        },
+    )
+    repo.remove("more/models/deep/er/orders.py")
+    code, report = gate(repo)
+    assert (code, rules(report)) == (1, [("model_removed", "orders", None)])
+    assert "more/models/deep/er/orders.py was deleted" in report["changes"][0]["message"]
+
+
+def test_dropping_the_model_path_that_holds_the_file(tmp_path: Path) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT + "model-paths: [models, extra]\n",
+            "models/schema.yml": props(model("orders", "id", config=ENFORCED)),
+            "extra/orders.sql": "select 1 as id\n",
+        },
+    )
+    repo.write("dbt_project.yml", PROJECT + "model-paths: [models]\n")
+    code, report = gate(repo)
+    assert (code, rules(report)) == (1, [("model_removed", "orders", None)])
+    # Renaming the model path and moving every file with it is no change ...
+    repo.write("dbt_project.yml", PROJECT + "model-paths: [transform]\n")
+    repo.move("models/schema.yml", "transform/schema.yml")
+    repo.move("extra/orders.sql", "transform/orders.sql")
+    code, report = gate(repo)
+    assert (code, report["changes"]) == (0, [])
+    # ... but leaving the model file behind removes the model.
+    repo.move("transform/orders.sql", "models/orders.sql")
+    code, report = gate(repo)
+    assert (code, rules(report)) == (1, [("model_removed", "orders", None)])
+
+
+def test_a_model_file_renamed_and_edited(tmp_path: Path) -> None:
+    """git sees a delete plus an add: the new name is another model."""
+    repo = shop(tmp_path)
+    repo.remove("models/marts/orders.sql")
+    repo.write("models/marts/sales.sql", "-- rewritten\nselect 9 as id, 8 as amount, 7 as z\n")
+    repo.commit("rename and rewrite")
+    code, report = gate(repo, "--head", "feature")
+    assert (code, rules(report)) == (1, [("model_removed", "orders", None)])
+
+
+def test_a_model_file_renamed_only_in_case(tmp_path: Path) -> None:
+    """dbt names a model by its file's stem, case and all (``Orders`` is not
+    ``orders`` on the case-sensitive file systems CI runs on)."""
+    repo = shop(tmp_path)
+    repo.move("models/marts/orders.sql", "models/marts/Orders.sql")
+    repo.commit("case")
+    code, report = gate(repo, "--head", "feature")
+    assert (code, rules(report)) == (1, [("model_removed", "orders", None)])

@@ -533,3 +533,100 @@ def test_absurd_nesting_fails_closed_with_a_line() -> None:
     assert str(caught.value) == (
         "deep.yaml:5: nested fields and element types go deeper than 64 levels"
     )
+
+
+# -- physical types (review2) -------------------------------------------------
+# A field's ``config.snowflakeType`` (and the other engines') is its physical
+# column type there: datacontract-cli's SQL exports use it before ``type``
+# (``sql_type_converter.convert_to_snowflake``); its Snowflake fixture declares
+# ``type: timestamp`` with ``snowflakeType: TIMESTAMP_LTZ``. The gate ignored
+# it, so narrowing it passed silently.
+
+PHYSICAL = """\
+    dataContractSpecification: 1.1.0
+    id: orders
+    info: {{title: Orders, version: 1.0.0}}
+    models:
+      orders:
+        fields:
+          amount:
+            type: decimal
+            config:
+              snowflakeType: {amount}
+              avroType: bytes
+          processed_at:
+            type: timestamp
+            config: {{snowflakeType: {ts}, bigqueryType: TIMESTAMP}}
+    """
+
+
+def physical(amount: str = "NUMBER(38,2)", ts: str = "TIMESTAMP_LTZ") -> Dataset:
+    return parse_text(PHYSICAL.format(amount=amount, ts=ts)).datasets[0]
+
+
+def test_config_physical_types_are_read_per_engine() -> None:
+    amount, processed = physical().columns
+    assert amount.physical_types == (("snowflake", "NUMBER(38,2)"),)  # avroType is no SQL
+    assert processed.physical_types == (("bigquery", "TIMESTAMP"), ("snowflake", "TIMESTAMP_LTZ"))
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"amount": "NUMBER(10,2)"}, [("type_narrowed", "amount", "DECIMAL(38,2)")]),
+        ({"amount": "NUMBER(38, 2)"}, []),  # spelling only
+        ({"amount": "NUMBER(38,4)"}, [("type_narrowed", "amount", "DECIMAL(38,2)")]),
+        ({"amount": "VARCHAR"}, [("type_changed", "amount", "DECIMAL(38,2)")]),
+        ({"ts": "TIMESTAMP_NTZ"}, [("type_changed", "processed_at", "TIMESTAMPLTZ")]),
+        ({"amount": "NUMBER(38,4)", "ts": "timestamp_ltz"}, [("type_narrowed", "amount", "DECIMAL(38,2)")]),
+    ],
+)  # fmt: skip
+def test_a_changed_physical_type_is_compared_in_its_engines_dialect(
+    change: dict[str, str], expected: list[tuple[str, str, str]]
+) -> None:
+    from gate.diff import diff_datasets
+
+    changes = diff_datasets([physical()], [physical(**change)], dialect="spark")
+    changes = [c for c in changes if c.rule.startswith("type_")]  # not version_not_bumped
+    assert [(c.rule, c.column, c.before) for c in changes] == expected
+    for c in changes:
+        assert "snowflake type" in c.message
+
+
+def test_a_physical_type_declared_or_dropped() -> None:
+    from gate.diff import diff_datasets
+
+    without = parse_text(
+        PHYSICAL.format(amount="NUMBER(38,2)", ts="X").replace(
+            "config: {snowflakeType: X, bigqueryType: TIMESTAMP}", "description: none"
+        )
+    ).datasets[0]
+    dropped = diff_datasets([physical()], [without], dialect="spark")
+    dropped = [c for c in dropped if c.rule.startswith("type_")]
+    assert [(c.rule, c.severity.value, c.before) for c in dropped] == [
+        ("type_removed", "warning", "TIMESTAMP"),
+        ("type_removed", "warning", "TIMESTAMPLTZ"),
+    ]
+    declared = diff_datasets([without], [physical()], dialect="spark")
+    declared = [c for c in declared if c.rule.startswith("type_")]
+    assert [(c.rule, c.after) for c in declared] == [
+        ("type_declared", "TIMESTAMP"),
+        ("type_declared", "TIMESTAMPLTZ"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ("config: [a]", "field 'amount': 'config'"),
+        ("config: {snowflakeType: 5}", "field 'amount': 'config.snowflakeType'"),
+    ],
+)
+def test_a_malformed_config_fails_closed_with_its_line(config: str, message: str) -> None:
+    text = PHYSICAL.format(amount="X", ts="TIMESTAMP").replace(
+        "config:\n              snowflakeType: X\n              avroType: bytes", config
+    )
+    with pytest.raises(ContractError) as caught:
+        parse_text(text)
+    assert message in str(caught.value)
+    assert caught.value.line == 9

@@ -283,3 +283,53 @@ def test_a_rename_that_moves_the_column_is_removal_plus_addition(tmp_path: Path)
         "column_added",
         "column_removed",
     ]
+
+
+# -- DCS physical types (review2) ----------------------------------------------------
+# datacontract-cli's Snowflake fixture declares ``type: timestamp`` with
+# ``config: {snowflakeType: TIMESTAMP_LTZ}``; its SQL export uses the config
+# type. The scenario below is written for the gate after reading it.
+
+DCS = """\
+dataContractSpecification: 1.1.0
+id: orders
+info:
+  title: Orders
+  version: 1.0.0
+models:
+  orders:
+    fields:
+      order_total:
+        type: number
+        config:
+          snowflakeType: {total}
+      processed_at:
+        type: timestamp
+        config:
+          snowflakeType: {ts}
+"""
+
+
+def test_a_narrowed_dcs_physical_type_blocks_whatever_the_dialect(tmp_path: Path) -> None:
+    repo = feature(
+        tmp_path, {"datacontract.yaml": DCS.format(total="NUMBER(38,2)", ts="TIMESTAMP_LTZ")}
+    )
+    repo.write(
+        "datacontract.yaml",
+        DCS.format(total="NUMBER(12,2)", ts="TIMESTAMP_NTZ").replace("1.0.0", "2.0.0"),
+    )
+    repo.commit("narrow the Snowflake types")
+    for dialect in ("spark", "snowflake"):
+        code, report, _ = gate_json(repo, "--dialect", dialect)
+        assert code == 1
+        found = [(c["rule"], c["column"], c["line"], c["message"]) for c in report["changes"]]
+        assert found == [
+            ("type_narrowed", "order_total", 9,
+             "column 'order_total' snowflake type narrowed: DECIMAL(38,2) -> DECIMAL(12,2)"),
+            ("type_changed", "processed_at", 13,
+             "column 'processed_at' snowflake type changed: TIMESTAMPLTZ -> TIMESTAMPNTZ"),
+            ("version_bumped", None, 7, "contract version 1.0.0 -> 2.0.0"),
+        ], dialect  # fmt: skip
+    text = run_gate(repo.path, "--base", "main", "--head", "HEAD")
+    assert text.returncode == 1
+    assert "type_narrowed orders.order_total" in text.stdout

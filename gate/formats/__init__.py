@@ -109,27 +109,41 @@ def _check_types(dataset: Dataset, path: str, seen: set[str], total: int, limits
     Returns the characters of the distinct types seen so far in the file.
     """
     for name, column in _walk(dataset.columns):
-        text = column.data_type
-        if text is None or text in seen:
-            continue
-        problem = types.check_bounds(text)
-        if problem is not None:
-            raise ContractError(
-                path,
-                f"dataset '{dataset.id}': column '{name}': the type {problem}; "
-                "refusing to parse it",
-                column.line,
-            )
-        seen.add(text)
-        total += len(text)
-        if total > limits.type_chars_per_file:
-            raise ContractError(
-                path,
-                f"the distinct data_type values add up to more than "
-                f"{limits.type_chars_per_file:,} characters (at dataset '{dataset.id}', column "
-                f"'{name}'); raise limits.type_chars_per_file in the config",
-                column.line,
-            )
+        for text in (column.data_type, *(t for _d, t in column.physical_types)):
+            if text is None or text in seen:
+                continue
+            total = _check_type(dataset, path, name, column, text, seen, total, limits)
+    return total
+
+
+def _check_type(
+    dataset: Dataset,
+    path: str,
+    name: str,
+    column: Column,
+    text: str,
+    seen: set[str],
+    total: int,
+    limits: Limits,
+) -> int:
+    """One type text (a data_type or a physical type): bounded, then counted."""
+    problem = types.check_bounds(text)
+    if problem is not None:
+        raise ContractError(
+            path,
+            f"dataset '{dataset.id}': column '{name}': the type {problem}; refusing to parse it",
+            column.line,
+        )
+    seen.add(text)
+    total += len(text)
+    if total > limits.type_chars_per_file:
+        raise ContractError(
+            path,
+            f"the distinct data_type values add up to more than "
+            f"{limits.type_chars_per_file:,} characters (at dataset '{dataset.id}', column "
+            f"'{name}'); raise limits.type_chars_per_file in the config",
+            column.line,
+        )
     return total
 
 

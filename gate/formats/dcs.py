@@ -82,6 +82,17 @@ _STRINGS = frozenset({"string", "text", "varchar"})
 _DECIMALS = frozenset({"number", "decimal", "numeric"})
 _OBJECTS = frozenset({"object", "record", "struct"})
 _MAX_REF_DEPTH = 16
+#: DCS ``config`` keys that give a field's physical column type on one engine
+#: (datacontract-cli's SQL exports and tests use them before ``type``), and the
+#: dialect that reads it. ``avroType`` is not a SQL type.
+PHYSICAL_TYPE_KEYS = {
+    "bigqueryType": "bigquery",
+    "databricksType": "databricks",
+    "glueType": "hive",
+    "redshiftType": "redshift",
+    "snowflakeType": "snowflake",
+    "sqlserverType": "tsql",
+}
 
 
 def detect(doc: Any) -> bool:
@@ -245,6 +256,7 @@ class _Parser:
             self.relationships.append(
                 Relationship((path_name,), references.lower(), field.key_line("references"))
             )
+        physical = self.physical_types(field, what)
         # A string's maxLength is its type (varchar(n)); everything else is a constraint.
         in_type = ("maxLength",) if (data_type or "").lower().startswith("varchar") else ()
         column = Column(
@@ -262,8 +274,23 @@ class _Parser:
             constraints=value_constraints.read(
                 field, self.path, what, field.key_line, skip=in_type
             ),
+            physical_types=physical,
         )
         return column, is_key
+
+    def physical_types(self, field: YMap, what: str) -> tuple[tuple[str, str], ...]:
+        """``config.<engine>Type``: the column's type on that engine, compared in its dialect."""
+        if field.get("config") is None:
+            return ()
+        config = require_mapping(
+            field["config"], self.path, f"{what}: 'config'", field.key_line("config")
+        )
+        out: list[tuple[str, str]] = []
+        for key, dialect in PHYSICAL_TYPE_KEYS.items():
+            text = optional_str(config, key, self.path, f"{what}: 'config.{key}'")
+            if text is not None and text.strip():
+                out.append((dialect, text.strip()))
+        return tuple(sorted(out))
 
     # -- models -------------------------------------------------------------
 

@@ -1,0 +1,126 @@
+"""Boundaries of the smoke test's fast paths, on a real local Spark (review2).
+
+The smoke test counts every rule in one aggregation and asks for offending
+values in a second job only for the rules that counted something; a JSON
+sample of 50,000 records or more is parsed by Spark once and held as Arrow
+(``gate.smoke.readers.MIN_PARTITION_ROWS``). These tests pin what must not
+change at those seams: the same findings on either side of 50,000 records,
+malformed records kept, and each failing rule showing its own offending values.
+The scenarios are written for the gate; Soda v4's duplicate semantics (missing
+values excluded for one column, every row counted for several) follow
+soda-core's ``duplicate_check.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.smoke import SmokeSettings, readers, run_smoke
+from tests.spark_fixtures import (
+    datasets_in,
+    find,
+    spark,  # noqa: F401  (the session fixture)
+    write_files,
+)
+
+pytestmark = pytest.mark.spark
+
+CONTRACT = """\
+dataset: j
+columns:
+  - name: id
+    data_type: bigint
+    checks:
+      - duplicate:
+  - name: qty
+    data_type: int
+    checks:
+      - invalid:
+          valid_min: 0
+  - name: a
+    data_type: string
+  - name: b
+    data_type: string
+checks:
+  - duplicate:
+      columns: [a, b]
+"""
+
+#: Lines that are not plain records, at the end of every sample.
+ODD = [
+    '{"id": 1, "qty": ',  # cut off: malformed
+    "42",  # valid JSON, not a record: malformed
+    '{"id": null, "qty": -1, "a": "k", "b": null}',
+    '{"id": null, "qty": -2, "a": "k", "b": null}',  # (k, NULL) twice: one duplicate
+    '{"id": 5, "qty": "7x", "a": "p", "b": "q"}',  # id 5 twice; qty cannot be an int
+]
+
+
+def run(root: Path, session: Any, lines: list[str]) -> Any:
+    write_files(root, {"c/j.yaml": CONTRACT, "c/j.sample.jsonl": "\n".join(lines) + "\n"})
+    report = run_smoke(datasets_in(root, "c/j.yaml"), root, SmokeSettings(), spark=session)
+    return report.datasets[0]
+
+
+def records(n: int) -> list[str]:
+    plain = [
+        json.dumps({"id": i, "qty": i % 7, "a": "x", "b": str(i)}) for i in range(n - len(ODD))
+    ]
+    return plain + ODD
+
+
+@pytest.mark.parametrize("n", [readers.MIN_PARTITION_ROWS - 1, readers.MIN_PARTITION_ROWS, 50_001])
+def test_the_same_findings_on_either_side_of_50000_json_records(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+    n: int,
+) -> None:
+    assert readers.MIN_PARTITION_ROWS == 50_000  # the boundary these sizes straddle
+    outcome = run(tmp_path, spark, records(n))
+    assert (outcome.status, outcome.rows) == ("failed", n)
+    found = {
+        (r.name, r.column): (r.status, r.failed_rows, r.samples)
+        for r in outcome.results
+        if r.status != "passed"
+    }
+    # Every rule that fails shows its own offending values, none of another rule's.
+    assert found == {
+        ("malformed_record", None): ("failed", 2, ("42", '{"id": 1, "qty": ')),
+        ("cast_to_int", "qty"): ("failed", 1, ("7x",)),
+        ("invalid", "qty"): ("failed", 2, ("-1", "-2")),
+        # Missing ids (the two NULLs, the two malformed records) are no duplicates.
+        ("duplicate", "id"): ("failed", 1, ("5",)),
+        # Several columns: every row counts, NULLs group together as in SQL's GROUP BY;
+        # the two malformed records are a (NULL, NULL) pair.
+        ("duplicate", "a,b"): ("failed", 2, ("(NULL, NULL)", "(k, NULL)")),
+    }, found
+    assert f"among {n - 4:,} non-missing values" in find(outcome, "duplicate", "id").message
+    assert f"among {n:,} rows" in find(outcome, "duplicate", "a,b").message
+
+
+def test_a_json_array_sample_of_exactly_50000_elements(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    elements = [{"id": i % 49_999, "qty": 1, "a": "x", "b": str(i)} for i in range(50_000)]
+    write_files(tmp_path, {"c/j.yaml": CONTRACT, "c/j.sample.json": json.dumps(elements)})
+    report = run_smoke(datasets_in(tmp_path, "c/j.yaml"), tmp_path, SmokeSettings(), spark=spark)
+    outcome = report.datasets[0]
+    assert (outcome.status, outcome.rows) == ("failed", 50_000)
+    duplicate = find(outcome, "duplicate", "id")
+    assert (duplicate.status, duplicate.failed_rows, duplicate.samples) == ("failed", 1, ("0",))
+    assert find(outcome, "malformed_record").status == "passed"
+    assert find(outcome, "duplicate", "a,b").status == "passed"
+
+
+def test_a_passing_dataset_shows_no_values(spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    lines = [json.dumps({"id": i, "qty": 1, "a": "x", "b": str(i)}) for i in range(20)]
+    outcome = run(tmp_path, spark, lines)
+    assert outcome.status == "passed"
+    assert all(r.samples == () and not r.failed_rows for r in outcome.results), [
+        r.to_dict() for r in outcome.results
+    ]
