@@ -494,50 +494,18 @@ class Repo:
 
     # internals
 
-    def _run(
-        self,
-        *args: str,
-        stdin: bytes | None = None,
-        meanwhile: Callable[[], object] | None = None,
-    ) -> subprocess.CompletedProcess[bytes]:
-        if meanwhile is None:
-            try:
-                return subprocess.run(
-                    [_GIT, *args],
-                    cwd=self.root,
-                    env=git_env(),
-                    input=stdin,
-                    capture_output=True,
-                    check=False,
-                )
-            except OSError as err:
-                raise GitError(f"cannot run git: {err}") from err
+    def _run(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
         try:
-            proc = subprocess.Popen(
+            return subprocess.run(
                 [_GIT, *args],
                 cwd=self.root,
                 env=git_env(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                input=stdin,
+                capture_output=True,
+                check=False,
             )
         except OSError as err:
             raise GitError(f"cannot run git: {err}") from err
-        with proc:
-            try:
-                # git reads all of its input before it answers, so this write ends.
-                assert proc.stdin is not None
-                with contextlib.suppress(BrokenPipeError):  # git failed early: see stderr
-                    proc.stdin.write(stdin or b"")
-                with contextlib.suppress(BrokenPipeError):
-                    proc.stdin.close()
-                proc.stdin = None  # communicate() below must not touch it again
-                meanwhile()
-                out, errors = proc.communicate()
-            except BaseException:
-                proc.kill()
-                raise
-        return subprocess.CompletedProcess([_GIT, *args], proc.returncode, out, errors)
 
     def _out(self, *args: str, stdin: bytes | None = None) -> bytes:
         proc = self._run(*args, stdin=stdin)
