@@ -9,11 +9,8 @@ while ``--jobs 1`` stays in-process.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +19,7 @@ from gate.consumers import scan
 from gate.workers import fork_is_safe
 from tests.conftest import gate_env, run_gate
 from tests.gitrepo import GitRepo
+from tests.processes import assert_all_end
 
 C = "soda/contracts"
 N = 40
@@ -144,14 +142,6 @@ cli.entry()
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.skipif(not fork_is_safe() or not Path("/proc").is_dir(), reason="forks, reads /proc")
 def test_a_worker_killed_mid_run_is_one_line_exit_2_and_no_orphan(
     shop: GitRepo, tmp_path: Path
@@ -178,11 +168,4 @@ def test_a_worker_killed_mid_run_is_one_line_exit_2_and_no_orphan(
     assert "--jobs 1" in lines[0]
     workers = [int(p) for p in pids.read_text().split()]
     assert len(workers) >= 2
-    try:
-        deadline = time.monotonic() + 30
-        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(_alive(p) for p in workers), "a worker outlived the gate"
-    finally:
-        for pid in filter(_alive, workers):
-            os.kill(pid, signal.SIGKILL)
+    assert_all_end(workers)

@@ -14,6 +14,7 @@ import pytest
 
 from gate.model import ContractError
 from gate.workers import WorkerDied, Workers, default_count, fork_is_safe
+from tests.processes import assert_all_end
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the fork path is Linux's"
@@ -199,14 +200,6 @@ os.kill(os.getpid(), signal.SIGKILL)  # as a CI timeout would, with no clean-up
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 def test_workers_end_when_the_gate_is_killed(tmp_path: Path) -> None:
     out = tmp_path / "pids"
@@ -217,11 +210,4 @@ def test_workers_end_when_the_gate_is_killed(tmp_path: Path) -> None:
     assert proc.returncode == -9, out.read_text()
     workers = [int(p) for p in out.read_text().split()]
     assert workers  # the pool had started and done some of the work
-    try:
-        deadline = time.monotonic() + 30
-        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(_alive(p) for p in workers), "a worker outlived the gate"
-    finally:
-        for pid in filter(_alive, workers):
-            os.kill(pid, signal.SIGKILL)
+    assert_all_end(workers)
