@@ -72,7 +72,12 @@ def follow_renames(base: Iterable[Dataset], renamed: Mapping[str, str]) -> list[
     """Base datasets with their project's HEAD name when the project was renamed
     in place (its ``dbt_project.yml`` ``name:`` changed, not its folder): the
     same project, so its models still pair with themselves."""
-    return [replace(d, project=renamed[d.project]) if d.project in renamed else d for d in base]
+    return [
+        replace(d, project=renamed[d.project])
+        if d.project is not None and d.project in renamed
+        else d
+        for d in base
+    ]
 
 
 def _qualified(dataset: Dataset, shared: set[str]) -> Dataset:

@@ -634,5 +634,10 @@ def test_a_new_untracked_project_in_the_working_tree(tmp_path: Path) -> None:
 def test_a_copied_versioned_model_clashes_with_the_unchanged_original(tmp_path: Path) -> None:
     repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/c.yml": props(VERSIONED)})
     repo.write("models/copy.yml", props(VERSIONED))
-    line = gate_error(repo)
-    assert "dataset 'customers.v1' is also declared in models/c.yml" in line, line
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.splitlines() == [
+        "schema-gate: error: models/copy.yml:11: dataset 'customers.v1' is also declared in models/c.yml",
+        "schema-gate: error: models/copy.yml:12: dataset 'customers.v2' is also declared in models/c.yml",
+        "schema-gate: refused 1 contract file (2 errors); nothing was compared",
+    ], proc.stderr
