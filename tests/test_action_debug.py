@@ -58,6 +58,9 @@ def test_runner_debug_shows_stages_files_git_and_api(tmp_path: Path) -> None:
     assert f"read {ORDERS_PATH} (base, " in text and f"read {ORDERS_PATH} (head, " in text
     assert "Repo.changed: 2 changed contract file(s)" in text
     assert "config: none (defaults)" in text
+    # the consumer search (git grep) and the analysis of what it found
+    assert "PendingSearch.result: git grep: " in text
+    assert "scan_consumers: consumers: " in text
     # git commands, the action's (the fetch of the base) and the gate's (the diff)
     assert "git command: fetch --no-tags" in text and pr.base_sha in text
     assert "git command: diff --raw" in text

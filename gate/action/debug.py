@@ -8,7 +8,9 @@ The action prints, as ``::debug::`` lines with escaped values:
   git preparation, the gate run, the report file, the PR comment) and in total;
 - inside the gate run, each step with its time and what it read: the config
   file, the changed contract files (status and both paths), every contract
-  file parsed (path, side, bytes), blobs read, the diff and the smoke test;
+  file parsed (path, side, bytes), blobs read, each ``git grep`` search (for
+  renamed datasets and for consumers), the diff, the consumer analysis and
+  the smoke test;
 - every git command the process starts (from Python's ``subprocess.Popen``
   audit event, so the gate's commands are seen as well as the action's own);
 - each GitHub API request (method, URL, status, bytes, time).
@@ -146,9 +148,9 @@ def trace_gate(log: Log) -> list[str]:
             lambda r, *a, **k: [f"{len(r)} contract file(s) at head"],
         ),
         (
-            git_tree.Repo,
-            "files_containing",
-            lambda r, *a, **k: [f"{len(r)} unchanged file(s) mention a new dataset id"],
+            git_tree.PendingSearch,
+            "result",
+            lambda r, *a, **k: [f"git grep: {len(r)} file(s) mention a searched name"],
         ),
         (engine, "parse_many", _parsed),
         (
@@ -156,6 +158,14 @@ def trace_gate(log: Log) -> list[str]:
             "diff_datasets",
             lambda r, base, head, *a, **k: [
                 f"{len(r)} change(s) from {len(base)} base and {len(head)} head dataset(s)"
+            ],
+        ),
+        (
+            engine,
+            "scan_consumers",
+            lambda r, *a, **k: [
+                f"consumers: {len(r.found)} read(s) in {r.files_read} file(s) analysed,"
+                f" {len(r.not_analysed)} not analysed"
             ],
         ),
         (engine, "_smoke", lambda r, *a, **k: ["smoke test"]),
