@@ -102,18 +102,36 @@ def test_the_first_error_in_item_order_is_raised_whatever_ran_where(jobs: int) -
         assert caught.value.line == min(bad)  # survives the trip through pickle intact
 
 
-def die_in_a_worker(parent: int, item: int) -> int:
+def wait_for_a_worker(marker: str) -> None:
+    """Hold the caller's first item until a worker has claimed a chunk.
+
+    Without this the test depends on a race: a spawned worker re-imports the
+    gate (a second or more on a busy runner), and by then the calling process
+    has claimed and run every chunk itself, so no worker ever ran the item
+    that was meant to fail in one.
+    """
+    deadline = time.monotonic() + 60
+    while not os.path.exists(marker) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def die_in_a_worker(shared: tuple[int, str], item: int) -> int:
+    parent, marker = shared
     if os.getpid() != parent:
+        Path(marker).touch()
         os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer would
-    time.sleep(0.002)
+    wait_for_a_worker(marker)
     return item
 
 
-def test_a_worker_killed_mid_batch_fails_the_batch_and_the_next_starts_afresh() -> None:
+def test_a_worker_killed_mid_batch_fails_the_batch_and_the_next_starts_afresh(
+    tmp_path: Path,
+) -> None:
+    shared = (os.getpid(), str(tmp_path / "claimed"))
     with Workers(2) as workers:
         with pytest.raises(WorkerDied, match=r"a worker process died \(SIGKILL, often the out-of"):
             workers.map(
-                die_in_a_worker, os.getpid(), list(range(100)), fork_threshold=2, spawn_threshold=2
+                die_in_a_worker, shared, list(range(100)), fork_threshold=2, spawn_threshold=2
             )
         assert workers.start_method is None  # the dead pool is gone, not reused
         # Fork when this is the sole thread; in a full run Spark's Py4J threads
@@ -124,18 +142,21 @@ def test_a_worker_killed_mid_batch_fails_the_batch_and_the_next_starts_afresh() 
         assert workers.start_method == expected
 
 
-def unpicklable_error_in_a_worker(parent: int, item: int) -> int:
+def unpicklable_error_in_a_worker(shared: tuple[int, str], item: int) -> int:
+    parent, marker = shared
     if os.getpid() != parent:
+        Path(marker).touch()
         raise LookupError(lambda: item)  # a lambda cannot be pickled back
-    time.sleep(0.002)
+    wait_for_a_worker(marker)
     return item
 
 
-def test_an_error_that_cannot_be_pickled_still_arrives_as_its_message() -> None:
+def test_an_error_that_cannot_be_pickled_still_arrives_as_its_message(tmp_path: Path) -> None:
+    shared = (os.getpid(), str(tmp_path / "claimed"))
     with Workers(2) as workers, pytest.raises(RuntimeError, match=r"^LookupError: <function "):
         workers.map(
             unpicklable_error_in_a_worker,
-            os.getpid(),
+            shared,
             list(range(160)),
             fork_threshold=2,
             spawn_threshold=2,
