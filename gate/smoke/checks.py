@@ -1,10 +1,12 @@
 """Spark expressions for the smoke test's row-level rules and their aggregates.
 
-Everything here builds ``Column`` expressions with the DataFrame API only (no
-SQL text, no RDDs, no ``sparkContext``), so it runs unchanged on a local
-session, a cluster and Spark Connect, and nothing from a contract is ever
-parsed as SQL: values travel as literals, regexes as ``rlike`` patterns, types
-through ``Column.try_cast``.
+Rules are ``sqlexpr`` trees. The dataset's aggregation runs as one
+``spark.sql`` query whose text holds only gate-made names, every value from
+the contract a named parameter; the same trees render as ``Column`` objects
+where the DataFrame API is used (duplicate keys, the quarantine). Contract
+types go through ``Column.try_cast`` in a projection, never through SQL text.
+No RDDs, no ``sparkContext``: it runs unchanged on a local session, a cluster
+and Spark Connect, and nothing from a contract is ever parsed as SQL.
 
 A dataset's count-style metrics (rows, malformed records, coercion failures,
 ``missing`` and ``invalid`` counts with their sample values) are collected by
@@ -17,7 +19,7 @@ a Spark group-by only when a key repeats. Never an exact
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
@@ -42,9 +44,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from gate.smoke import sqlexpr
 from gate.smoke.checkspec import MissingSpec, ValiditySpec
 from gate.smoke.result import MAX_SAMPLES
 from gate.smoke.schema import TargetType
+from gate.smoke.sqlexpr import Expr
 
 UUID_REGEX = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 _NUMERIC_DDL = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
@@ -64,35 +68,38 @@ class Bound:
     """A contract column bound to its column in the sample."""
 
     name: str  # the contract's (and sample's) column name
-    raw: Column  # the value as read from the file
+    internal: str  # its positional name in the frame (``c0``)
     source: DataType  # its Spark type as read
     target: TargetType | None  # what it must fit; None without a data_type
     castable: bool = True  # Spark can try_cast source -> target
-    #: Built expressions, reused by every check on the column: each new
-    #: ``Column`` is a round trip to the JVM (or a bigger plan over Connect).
-    _built: dict[str, Column] = field(default_factory=dict, repr=False, compare=False)
+    #: The frame's column that holds the value in the contract's type: the
+    #: runner projects ``cast_column()`` under this name once Spark's analyzer
+    #: has accepted the cast, so no contract type is ever SQL text.
+    typed_name: str = ""
 
     def mark_uncastable(self) -> None:
         """Spark refuses the cast: check the column as it is in the file."""
         self.castable = False
-        self._built.clear()
 
-    def _once(self, name: str, build: Any) -> Column:
-        if name not in self._built:
-            self._built[name] = build()
-        return self._built[name]
+    @property
+    def raw(self) -> Expr:
+        """The value as read from the file."""
+        return sqlexpr.col(self.internal)
 
     @property
     def casts(self) -> bool:
         return bool(self.target and self.target.spark_ddl and self.castable)
 
+    def cast_column(self) -> Column:
+        """``try_cast`` to the contract type, as a Column (for the projection)."""
+        assert self.target is not None and self.target.spark_ddl is not None
+        return F.col(self.internal).try_cast(self.target.spark_ddl)
+
     @property
-    def typed(self) -> Column:
+    def typed(self) -> Expr:
         """The value in the contract's type (NULL where it does not fit)."""
         if self.casts:
-            assert self.target is not None and self.target.spark_ddl is not None
-            ddl = self.target.spark_ddl
-            return self._once("typed", lambda: self.raw.try_cast(ddl))
+            return sqlexpr.col(self.typed_name)
         return self.raw
 
     @property
@@ -103,8 +110,13 @@ class Bound:
         return isinstance(self.source, _NUMERIC_TYPES)
 
     @property
-    def raw_text(self) -> Column:
-        return self._once("raw_text", lambda: as_text(self.raw, self.source))
+    def raw_text(self) -> Expr:
+        """The value as read, as text: JSON for arrays, maps and structs."""
+        if is_complex(self.source):
+            return sqlexpr.call("to_json", self.raw)
+        if isinstance(self.source, StringType):
+            return self.raw
+        return self.raw.cast("string")
 
     def shown(self, value: Column) -> Column:
         """``value``, a copy of ``typed`` (e.g. after a group-by), as ``typed_text`` shows it."""
@@ -113,9 +125,9 @@ class Bound:
         return as_text(value, self.source)
 
     @property
-    def typed_text(self) -> Column:
+    def typed_text(self) -> Expr:
         if self.casts:
-            return self._once("typed_text", lambda: self.typed.cast("string"))
+            return self.typed.cast("string")
         return self.raw_text
 
 
@@ -135,28 +147,33 @@ def as_text(column: Column, data_type: DataType) -> Column:
 class Metrics:
     """Aggregate expressions collected for one pass over a dataset.
 
-    Counts go into one aggregation (one job). Sample values do not: Spark
-    computes ``collect_set`` in an object aggregate that is not code-generated,
-    and beside the counts it turned the whole pass into one (measured: a
-    million rows took four times the CPU of the counts alone). So samples are
-    asked for afterwards, and only for the conditions that counted something:
-    one more job over the rows that fail one of them (``collect``).
+    Counts go into one aggregation (one job), sent as one SQL query with
+    parameters (``sqlexpr``: a few Py4J calls instead of ~1,450 Column
+    calls). Sample values do not: Spark computes ``collect_set`` in an object
+    aggregate that is not code-generated, and beside the counts it turned the
+    whole pass into one (measured: a million rows took four times the CPU of
+    the counts alone). So samples are asked for afterwards, and only for the
+    conditions that counted something: one more job over the rows that fail
+    one of them (``collect``).
     """
 
     def __init__(self) -> None:
-        self.exprs: list[Column] = []
+        self.exprs: list[tuple[str, Expr]] = []
         #: samples key -> (count key, condition, text to show)
-        self._samples: dict[str, tuple[str, Column, Column]] = {}
+        self._samples: dict[str, tuple[str, Expr, Expr]] = {}
 
-    def add(self, expr: Column) -> str:
+    def _add(self, expr: Expr) -> str:
         alias = f"m{len(self.exprs)}"
-        self.exprs.append(expr.alias(alias))
+        self.exprs.append((alias, expr))
         return alias
 
-    def count_if(self, condition: Column) -> str:
-        return self.add(F.count_if(condition))  # one call: each Column is a JVM round trip
+    def count_rows(self) -> str:
+        return self._add(sqlexpr.Expr("count_rows", ()))
 
-    def samples(self, count_key: str, condition: Column, text: Column) -> str:
+    def count_if(self, condition: Expr) -> str:
+        return self._add(sqlexpr.call("count_if", condition))
+
+    def samples(self, count_key: str, condition: Expr, text: Expr) -> str:
         """Up to MAX_SAMPLES distinct offending values, sorted (stable across runs).
 
         ``count_key`` counts the same ``condition``: no job looks for samples
@@ -170,46 +187,59 @@ class Metrics:
         """Run the one aggregation job, and the samples job when something failed."""
         values: dict[str, Any] = {}
         if self.exprs:
-            values = df.agg(*self.exprs).collect()[0].asDict()
-        wanted: list[tuple[str, Column, Column]] = []
+            params = sqlexpr.Params()
+            select = [f"{_aggregate(expr, params)} AS `{alias}`" for alias, expr in self.exprs]
+            values = _query(df, select, None, params)
+        wanted: list[tuple[str, Expr, Expr]] = []
         for key, (count_key, condition, text) in self._samples.items():
             values[key] = []
             if values.get(count_key):
                 wanted.append((key, condition, text))
         if wanted:
-            failing = _any([condition for _key, condition, _text in wanted])
-            row = (
-                df.where(failing)
-                .agg(
-                    *[
-                        F.slice(
-                            F.array_sort(F.collect_set(F.when(condition, text))), 1, MAX_SAMPLES
-                        ).alias(key)
-                        for key, condition, text in wanted
-                    ]
-                )
-                .collect()[0]
-            )
+            params = sqlexpr.Params()
+            select = [
+                f"slice(array_sort(collect_set(CASE WHEN {sqlexpr.to_sql(condition, params)} "
+                f"THEN {sqlexpr.to_sql(text, params)} END)), 1, {int(MAX_SAMPLES)}) AS `{key}`"
+                for key, condition, text in wanted
+            ]
+            failing = sqlexpr.any_of([condition for _key, condition, _text in wanted])
+            row = _query(df, select, sqlexpr.to_sql(failing, params), params)
             values.update({key: list(row[key] or []) for key, _c, _t in wanted})
         return values
 
 
-def _any(conditions: list[Column]) -> Column:
-    if not conditions:
-        return F.lit(False)
-    out = F.coalesce(conditions[0], F.lit(False))
-    for condition in conditions[1:]:
-        out = out | F.coalesce(condition, F.lit(False))
-    return out
+def _aggregate(expr: Expr, params: sqlexpr.Params) -> str:
+    if expr.op == "count_rows":
+        return "count(1)"
+    return sqlexpr.to_sql(expr, params)
 
 
-def missing_condition(bound: Bound, spec: MissingSpec) -> Column:
+def _query(
+    df: DataFrame, select: list[str], where: str | None, params: sqlexpr.Params
+) -> dict[str, Any]:
+    """The one row of an aggregation of ``df``: ``select`` and ``where`` with ``params``.
+
+    The frame goes in as ``{frame}`` (a temporary view on a local session, a
+    relation of the plan over Spark Connect, dropped after analysis either
+    way). ``str.format`` reads the text, so it must hold no other brace; it
+    cannot, since values are parameters and names are gate-made.
+    """
+    text = f"SELECT {', '.join(select)} FROM {{frame}}"
+    if where is not None:
+        text += f" WHERE {where}"
+    if text.count("{") != 1 or text.count("}") != 1:
+        raise ValueError("a brace in generated SQL text")
+    rows = df.sparkSession.sql(text, args=params.values, frame=df).collect()
+    return rows[0].asDict()
+
+
+def missing_condition(bound: Bound, spec: MissingSpec) -> Expr:
     """NULL (after the cast to the contract type), a missing value, or a missing format."""
     conditions = [bound.typed.isNull()]
     if spec.values:
         conditions.append(bound.raw_text.isin(list(spec.values)))
     conditions.extend(bound.raw_text.rlike(regex) for regex in spec.regexes)
-    return _any(conditions)
+    return sqlexpr.any_of(conditions)
 
 
 def _is_number(value: Any) -> bool:
@@ -222,10 +252,10 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def invalid_condition(bound: Bound, spec: ValiditySpec) -> Column:
+def invalid_condition(bound: Bound, spec: ValiditySpec) -> Expr:
     """The value breaks a validity option (only meaningful where it is not missing)."""
     text = bound.typed_text
-    conditions: list[Column] = []
+    conditions: list[Expr] = []
     if spec.valid_values is not None:
         if bound.numeric and spec.valid_values and all(map(_is_number, spec.valid_values)):
             conditions.append(~bound.typed.isin(list(spec.valid_values)))
@@ -243,26 +273,26 @@ def invalid_condition(bound: Bound, spec: ValiditySpec) -> Column:
             continue
         if _is_number(limit):
             number = bound.typed if bound.numeric else text.try_cast("double")
-            outside = number < F.lit(limit) if below else number > F.lit(limit)
+            outside = number < limit if below else number > limit
             conditions.append(number.isNull() | outside)
         else:
-            conditions.append(text < F.lit(str(limit)) if below else text > F.lit(str(limit)))
-    length = F.length(text)
+            conditions.append(text < str(limit) if below else text > str(limit))
+    length = sqlexpr.call("length", text)
     if spec.valid_length is not None:
-        conditions.append(length != F.lit(spec.valid_length))
+        conditions.append(length != spec.valid_length)
     if spec.valid_min_length is not None:
-        conditions.append(length < F.lit(spec.valid_min_length))
+        conditions.append(length < spec.valid_min_length)
     if spec.valid_max_length is not None:
-        conditions.append(length > F.lit(spec.valid_max_length))
-    return _any(conditions)
+        conditions.append(length > spec.valid_max_length)
+    return sqlexpr.any_of(conditions)
 
 
 @dataclass(frozen=True)
 class CoercionRule:
     """One way a contract column's values can fail to fit its type."""
 
-    condition: Column  # the value does not fit
-    text: Column  # how to show an offending value
+    condition: Expr  # the value does not fit
+    text: Expr  # how to show an offending value
     message: str  # "are not valid INT", "are longer than VARCHAR(10)"
 
 
@@ -281,19 +311,23 @@ def coercion_rules(bound: Bound) -> list[CoercionRule]:
     if target.max_length is not None:
         rules.append(
             CoercionRule(
-                raw.isNotNull() & (F.length(text) > F.lit(target.max_length)),
+                raw.isNotNull() & (sqlexpr.call("length", text) > target.max_length),
                 text,
                 f"longer than {target.label} allows",
             )
         )
     if target.validator == "json":
         rules.append(
-            CoercionRule(raw.isNotNull() & F.try_parse_json(text).isNull(), text, "not valid JSON")
+            CoercionRule(
+                raw.isNotNull() & sqlexpr.call("try_parse_json", text).isNull(),
+                text,
+                "not valid JSON",
+            )
         )
     if target.validator == "uuid":
         rules.append(
             CoercionRule(
-                raw.isNotNull() & ~F.coalesce(text.rlike(UUID_REGEX), F.lit(False)),
+                raw.isNotNull() & ~sqlexpr.call("coalesce", text.rlike(UUID_REGEX), False),
                 text,
                 "not valid UUID",
             )

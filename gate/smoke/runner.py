@@ -32,7 +32,7 @@ from gate.git_tree import Repo
 from gate.limits import Limits
 from gate.model import Check, Dataset, GateError
 from gate.smoke import checks as rules
-from gate.smoke import checkspec, files, quarantine, readers, schema, session
+from gate.smoke import checkspec, files, quarantine, readers, schema, session, sqlexpr
 from gate.smoke.checkspec import CheckPlan
 from gate.smoke.result import (
     ERROR,
@@ -270,7 +270,8 @@ class _DatasetRun:
         self.bounds: dict[str, rules.Bound] = {}
         self.cast_results: list[SmokeResult] = []
         self.malformed_count = 0
-        self.quarantine_rules: list[tuple[str, Any]] = []
+        #: (label, condition): an Expr, or a builder of a Column (window functions)
+        self.quarantine_rules: list[tuple[str, sqlexpr.Expr | Callable[[], Any]]] = []
 
     def deadline_expired(self) -> bool:
         """The dataset's time is up: a failing job was cancelled, not refused."""
@@ -289,25 +290,36 @@ class _DatasetRun:
             )
             self.bounds[column.name] = rules.Bound(
                 name=column.name,
-                raw=F.col(internal),
+                internal=internal,
                 source=self.source_types[internal],
                 target=target,
+                typed_name=f"t{index}",
             )
-        self._check_castable()
+        self._project_casts()
 
-    def _check_castable(self) -> None:
-        """Let Spark's analyzer say which casts it refuses (no job runs)."""
+    def _project_casts(self) -> None:
+        """Add each column's value in its contract type to the frame, as ``t<n>``.
+
+        Spark's analyzer says which casts it refuses (no job runs); those
+        columns are checked as they are in the file. The casts are made here,
+        with ``Column.try_cast``, so the aggregation's SQL text names the
+        typed values and never holds a contract type.
+        """
         casting = [bound for bound in self.bounds.values() if bound.casts]
         if not casting:
             return
         try:
-            _ = self.df.select(*[bound.typed for bound in casting]).schema
+            projected = self.df.select(
+                "*", *[bound.cast_column().alias(bound.typed_name) for bound in casting]
+            )
+            _ = projected.schema
+            self.df = projected
             return
         except Exception:
             pass
         for bound in casting:
             try:
-                _ = self.df.select(bound.typed).schema
+                _ = self.df.select(bound.cast_column()).schema
             except Exception as err:
                 bound.mark_uncastable()
                 column = self.dataset.column(bound.name)
@@ -335,6 +347,11 @@ class _DatasetRun:
                         line=column.line if column else None,
                     )
                 )
+        castable = [bound for bound in casting if bound.casts]
+        if castable:
+            self.df = self.df.select(
+                "*", *[bound.cast_column().alias(bound.typed_name) for bound in castable]
+            )
 
     # evaluating -------------------------------------------------------------
 
@@ -345,7 +362,7 @@ class _DatasetRun:
         )
         self._bind()
         metrics = rules.Metrics()
-        rows_key = metrics.add(F.count(F.lit(1)))
+        rows_key = metrics.count_rows()
         malformed = self._plan_malformed(metrics)
         coercion = self._plan_coercion(metrics)
         checks = self._plan_checks(metrics)
@@ -366,7 +383,7 @@ class _DatasetRun:
             return []
         if not self.loaded.corrupt:  # Spark found nothing to set aside
             return [lambda values, rows: self._malformed(0, [], rows)]
-        corrupt = F.col(readers.CORRUPT)
+        corrupt = sqlexpr.col(readers.CORRUPT)
         condition = corrupt.isNotNull()
         count_key = metrics.count_if(condition)
         samples_key = metrics.samples(count_key, condition, corrupt)
@@ -489,13 +506,16 @@ class _DatasetRun:
         keep = ~rules.missing_condition(bounds[0], plan.missing) if len(bounds) == 1 else None
         considered_key = metrics.count_if(keep) if keep is not None else None
         typed = [bound.typed for bound in bounds]
-        self.quarantine_rules.append((plan.label, _duplicated(typed, keep)))
+        self.quarantine_rules.append((plan.label, lambda: _duplicated(typed, keep)))
 
         def render(values: dict[str, Any], rows: int) -> SmokeResult:
             considered = int(values[considered_key] or 0) if considered_key else rows
             try:
                 duplicates, samples = rules.duplicate_metrics(
-                    self.df, typed, [bound.shown for bound in bounds], keep
+                    self.df,
+                    [sqlexpr.to_column(key) for key in typed],
+                    [bound.shown for bound in bounds],
+                    sqlexpr.to_column(keep) if keep is not None else None,
                 )
             except Exception as err:  # e.g. a MAP column cannot be grouped
                 if self.deadline_expired():
@@ -692,7 +712,10 @@ class _DatasetRun:
             quarantine.clear(folder, self.dataset.id)
             return
         labels = F.array(
-            *[F.when(condition, F.lit(label)) for label, condition in self.quarantine_rules]
+            *[
+                F.when(_rule_column(condition), F.lit(label))
+                for label, condition in self.quarantine_rules
+            ]
         )
         violated = F.filter(labels, lambda item: item.isNotNull())
         columns = [F.col(f"c{index}") for index in range(len(self.loaded.names))]
@@ -711,14 +734,21 @@ class _DatasetRun:
         quarantine.write(table, folder, self.dataset.id)
 
 
-def _duplicated(keys: list[Any], keep: Any) -> Any:
+def _rule_column(rule: sqlexpr.Expr | Callable[[], Any]) -> Any:
+    """A quarantine rule's row-level condition as a Column, built only when quarantining."""
+    return sqlexpr.to_column(rule) if isinstance(rule, sqlexpr.Expr) else rule()
+
+
+def _duplicated(typed: list[sqlexpr.Expr], keep: sqlexpr.Expr | None) -> Any:
     """Row-level: this row's key occurs more than once (for the quarantine)."""
     from pyspark.sql import Window
 
+    keys = [sqlexpr.to_column(key) for key in typed]
     window = Window.partitionBy(*keys)
     repeated = F.count(F.lit(1)).over(window) > 1
     if keep is None:
         return repeated
     # Missing values are never duplicates; count only the kept rows per key.
-    kept = F.sum(F.when(keep, F.lit(1)).otherwise(F.lit(0))).over(window) > 1
-    return keep & kept
+    kept_column = sqlexpr.to_column(keep)
+    kept = F.sum(F.when(kept_column, F.lit(1)).otherwise(F.lit(0))).over(window) > 1
+    return kept_column & kept
