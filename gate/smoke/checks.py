@@ -1,20 +1,20 @@
-"""Spark expressions for the smoke test's row-level rules and their aggregates.
+"""The smoke test's row-level rules, and the one Spark job that counts them.
 
-Rules are ``sqlexpr`` trees. The dataset's aggregation runs as one
-``spark.sql`` query whose text holds only gate-made names, every value from
-the contract a named parameter; the same trees render as ``Column`` objects
-where the DataFrame API is used (duplicate keys, the quarantine). Contract
-types go through ``Column.try_cast`` in a projection, never through SQL text.
-No RDDs, no ``sparkContext``: it runs unchanged on a local session, a cluster
-and Spark Connect, and nothing from a contract is ever parsed as SQL.
+Rules are ``sqlexpr`` trees. A dataset's pass runs as one ``spark.sql``
+query whose text holds only gate-made names, every value from the contract a
+named parameter; the same trees render as ``Column`` objects where the
+DataFrame API is used (repeated keys, the quarantine). Contract types go
+through ``Column.try_cast`` in a projection, never through SQL text. No RDDs,
+no ``sparkContext``: it runs unchanged on a local session, a cluster and
+Spark Connect, and nothing from a contract is ever parsed as SQL.
 
-A dataset's count-style metrics (rows, malformed records, coercion failures,
-``missing`` and ``invalid`` counts with their sample values) are collected by
-``Metrics`` into one aggregation: one Spark job, plus one for the sample
-values when something failed. Each ``duplicate`` check is one more job
-(``duplicate_metrics``): Spark's typed keys, counted as Arrow by pyarrow;
-a Spark group-by only when a key repeats. Never an exact
-``count(DISTINCT)`` beside the other aggregates (see ``group_duplicates``).
+A dataset's metrics (rows, malformed records, coercion failures, ``missing``
+and ``invalid`` counts with their offending values, the keys of each
+``duplicate`` check) come from ``Metrics``: one Spark job whose per-row
+flags and keys pyarrow counts, plus one for the offending values of a large
+sample when something failed, plus a Spark group-by (``repeated_keys``) only
+when a key repeats. Never an exact ``count(DISTINCT)`` beside the other
+aggregates (see ``group_duplicates``).
 """
 
 from __future__ import annotations
@@ -145,33 +145,40 @@ def as_text(column: Column, data_type: DataType) -> Column:
 
 
 class Metrics:
-    """Aggregate expressions collected for one pass over a dataset.
+    """Every count of one pass over a dataset, from one Spark job.
 
-    Counts go into one aggregation (one job), sent as one SQL query with
-    parameters (``sqlexpr``: a few Py4J calls instead of ~1,450 Column
-    calls). Sample values do not: Spark computes ``collect_set`` in an object
-    aggregate that is not code-generated, and beside the counts it turned the
-    whole pass into one (measured: a million rows took four times the CPU of
-    the counts alone). So samples are asked for afterwards, and only for the
-    conditions that counted something: one more job over the rows that fail
-    one of them (``collect``).
+    One query (SQL text with parameters, ``sqlexpr``) projects, per row, one
+    boolean per condition and the typed keys of each ``duplicate`` check; it
+    comes back as Arrow (``toArrow``) and pyarrow counts at C++ speed. Why per
+    row rather than a ``select`` of aggregates: the aggregates needed a second
+    job for the offending values (``collect_set`` in an object aggregate, not
+    code-generated: beside the counts it made a million-row pass four times
+    slower) and a third for each duplicate check's keys; at 10,000 rows each
+    job is ~0.05-0.1 s of scheduling, more than the data costs (measured:
+    docs/smoke-test.md). The flags cost a bit per row and condition.
+
+    Offending values ride along as text (NULL where the row passes) when the
+    sample is small (``texts``, one partition); above that they would be a
+    string per failing row, so a second job aggregates at most MAX_SAMPLES of
+    them, over the failing rows only, and only when something failed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, texts: bool) -> None:
+        self.texts = texts
         self.exprs: list[tuple[str, Expr]] = []
         #: samples key -> (count key, condition, text to show)
         self._samples: dict[str, tuple[str, Expr, Expr]] = {}
-
-    def _add(self, expr: Expr) -> str:
-        alias = f"m{len(self.exprs)}"
-        self.exprs.append((alias, expr))
-        return alias
+        #: duplicate key -> (its key columns, the count key of the rows it considers)
+        self._keys: dict[str, tuple[list[str], str | None]] = {}
+        self._key_exprs: list[tuple[str, Expr]] = []
 
     def count_rows(self) -> str:
-        return self._add(sqlexpr.Expr("count_rows", ()))
+        return ROWS
 
     def count_if(self, condition: Expr) -> str:
-        return self._add(sqlexpr.call("count_if", condition))
+        alias = f"m{len(self.exprs)}"
+        self.exprs.append((alias, condition))
+        return alias
 
     def samples(self, count_key: str, condition: Expr, text: Expr) -> str:
         """Up to MAX_SAMPLES distinct offending values, sorted (stable across runs).
@@ -183,41 +190,100 @@ class Metrics:
         self._samples[key] = (count_key, condition, text)
         return key
 
+    def duplicates(self, typed: list[Expr], considered_key: str | None) -> str:
+        """Rows beyond the first of each key among the rows ``considered_key`` counts (all if None).
+
+        The value is ``None`` when pyarrow cannot decide (a key type whose
+        equality differs from Spark's, ``_arrow_key``) and ``0`` or more
+        otherwise; a caller that needs the repeated keys asks Spark
+        (``group_duplicates``).
+        """
+        key = f"d{len(self._keys)}"
+        names = []
+        for index, expr in enumerate(typed):
+            name = f"{key}_{index}"
+            names.append(name)
+            self._key_exprs.append((name, expr))
+        self._keys[key] = (names, considered_key)
+        return key
+
     def collect(self, df: DataFrame) -> dict[str, Any]:
-        """Run the one aggregation job, and the samples job when something failed."""
-        values: dict[str, Any] = {}
-        if self.exprs:
-            params = sqlexpr.Params()
-            select = [f"{_aggregate(expr, params)} AS `{alias}`" for alias, expr in self.exprs]
-            values = _query(df, select, None, params)
+        """The one job (flags and keys as Arrow), and the values job when one is needed."""
+        import pyarrow.compute as pc
+
+        params = sqlexpr.Params()
+        select = [f"{sqlexpr.to_sql(expr, params)} AS `{alias}`" for alias, expr in self.exprs]
+        select += [f"{sqlexpr.to_sql(expr, params)} AS `{name}`" for name, expr in self._key_exprs]
+        if self.texts:
+            select += [
+                f"CASE WHEN {sqlexpr.to_sql(condition, params)} "
+                f"THEN {sqlexpr.to_sql(text, params)} END AS `{key}`"
+                for key, (_count, condition, text) in self._samples.items()
+            ]
+        result = _query(df, select or ["true AS `_`"], None, params)
+        ungrouped: set[str] = set()  # keys pyarrow cannot count: Spark groups them
+        if self._keys:
+            types = {field.name: field.dataType for field in result.schema.fields}
+            for key, (names, _considered) in self._keys.items():
+                if not all(_arrow_key(types[name]) for name in names):
+                    ungrouped.add(key)
+            # Never ship them: a type Arrow cannot carry would fail the whole pass.
+            dropped = [name for key in ungrouped for name in self._keys[key][0]]
+            if dropped:
+                result = result.drop(*dropped)
+        table = result.toArrow()
+        values: dict[str, Any] = {ROWS: table.num_rows}
+        for alias, _expr in self.exprs:
+            values[alias] = int(pc.sum(table.column(alias)).as_py() or 0)
+        for key, (names, considered) in self._keys.items():
+            if key in ungrouped:
+                values[key] = None
+                continue
+            keys = table.select(names)
+            if considered is not None:
+                keys = keys.filter(pc.fill_null(table.column(considered), False))
+            values[key] = count_arrow(keys)
         wanted: list[tuple[str, Expr, Expr]] = []
         for key, (count_key, condition, text) in self._samples.items():
             values[key] = []
-            if values.get(count_key):
+            if not values[count_key]:
+                continue
+            if self.texts:
+                shown = pc.unique(pc.drop_null(table.column(key))).to_pylist()
+                values[key] = sorted(shown, key=_utf8)[:MAX_SAMPLES]
+            else:
                 wanted.append((key, condition, text))
         if wanted:
-            params = sqlexpr.Params()
-            select = [
-                f"slice(array_sort(collect_set(CASE WHEN {sqlexpr.to_sql(condition, params)} "
-                f"THEN {sqlexpr.to_sql(text, params)} END)), 1, {int(MAX_SAMPLES)}) AS `{key}`"
-                for key, condition, text in wanted
-            ]
-            failing = sqlexpr.any_of([condition for _key, condition, _text in wanted])
-            row = _query(df, select, sqlexpr.to_sql(failing, params), params)
-            values.update({key: list(row[key] or []) for key, _c, _t in wanted})
+            values.update(_offending_values(df, wanted))
         return values
 
 
-def _aggregate(expr: Expr, params: sqlexpr.Params) -> str:
-    if expr.op == "count_rows":
-        return "count(1)"
-    return sqlexpr.to_sql(expr, params)
+#: The key of the row count in ``Metrics.collect``'s values.
+ROWS = "rows"
+
+
+def _utf8(text: str) -> bytes:
+    """Spark's ``array_sort`` order for strings: their UTF-8 bytes (UTF8_BINARY)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _offending_values(df: DataFrame, wanted: list[tuple[str, Expr, Expr]]) -> dict[str, list]:
+    """Up to MAX_SAMPLES distinct values per condition: one aggregation over the failing rows."""
+    params = sqlexpr.Params()
+    select = [
+        f"slice(array_sort(collect_set(CASE WHEN {sqlexpr.to_sql(condition, params)} "
+        f"THEN {sqlexpr.to_sql(text, params)} END)), 1, {int(MAX_SAMPLES)}) AS `{key}`"
+        for key, condition, text in wanted
+    ]
+    failing = sqlexpr.any_of([condition for _key, condition, _text in wanted])
+    row = _query(df, select, sqlexpr.to_sql(failing, params), params).collect()[0]
+    return {key: list(row[key] or []) for key, _c, _t in wanted}
 
 
 def _query(
     df: DataFrame, select: list[str], where: str | None, params: sqlexpr.Params
-) -> dict[str, Any]:
-    """The one row of an aggregation of ``df``: ``select`` and ``where`` with ``params``.
+) -> DataFrame:
+    """``select`` (and ``where``) over ``df``, as SQL text with ``params``.
 
     The frame goes in as ``{frame}`` (a temporary view on a local session, a
     relation of the plan over Spark Connect, dropped after analysis either
@@ -229,8 +295,7 @@ def _query(
         text += f" WHERE {where}"
     if text.count("{") != 1 or text.count("}") != 1:
         raise ValueError("a brace in generated SQL text")
-    rows = df.sparkSession.sql(text, args=params.values, frame=df).collect()
-    return rows[0].asDict()
+    return df.sparkSession.sql(text, args=params.values, frame=df)
 
 
 def missing_condition(bound: Bound, spec: MissingSpec) -> Expr:
@@ -343,29 +408,25 @@ def key_text(columns: list[Column]) -> Column:
     return F.concat(F.lit("("), F.concat_ws(", ", *shown), F.lit(")"))
 
 
-def duplicate_metrics(
+def repeated_keys(
     df: DataFrame, keys: list[Column], shown: list[Any], keep: Column | None
 ) -> tuple[int, list[str]]:
-    """(duplicate rows beyond the first of each key, sample keys): one job when none repeat.
+    """(duplicate rows beyond the first of each key, sample keys), grouped by Spark.
 
     ``shown[i]`` turns the grouped ``i``-th key back into text (``Bound.shown``).
 
-    Spark computes the keys (its cast, so ``7`` and ``07`` are one BIGINT) and
-    hands them over as Arrow; pyarrow counts the distinct ones at C++ speed
-    (``count_arrow``). Grouping a million keys in Spark means a shuffle and a
-    hash aggregate over a million groups: 3 s of JVM CPU, against about 1 s for
-    the same keys as Arrow plus 0.15 s in pyarrow (measured). Only when a key
-    repeats does the Spark group-by run (``group_duplicates``), for the count
-    and the sample keys exactly as Spark shows them. Keys whose equality
-    pyarrow does not share with Spark (floating point: NaN, -0.0; arrays, maps,
-    structs) are grouped in Spark directly.
+    Called only when ``Metrics`` found a key repeated, or could not tell: the
+    keys come back with the dataset's one job (Spark's cast, so ``7`` and
+    ``07`` are one BIGINT) and pyarrow counts the distinct ones at C++ speed.
+    Grouping a million keys in Spark means a shuffle and a hash aggregate over
+    a million groups: 3 s of JVM CPU, against about 1 s for the same keys as
+    Arrow plus 0.15 s in pyarrow (measured). Keys whose equality pyarrow does
+    not share with Spark (floating point: NaN, -0.0; arrays, maps, structs)
+    are always grouped here.
     """
     base = df.where(keep) if keep is not None else df
     names = [f"k{index}" for index in range(len(keys))]
     selected = base.select(*[key.alias(name) for key, name in zip(keys, names, strict=True)])
-    hashable = all(_arrow_key(field.dataType) for field in selected.schema.fields)
-    if hashable and count_arrow(selected.toArrow()) == 0:
-        return 0, []
     return group_duplicates(selected, names, shown)
 
 

@@ -4,12 +4,13 @@ Per dataset with a sample (``samples``), in this order:
 
 1. read the sample as it is in the file (``readers``);
 2. schema: the sample's column names against the contract's (``schema``);
-3. one aggregation job for every count-style metric: rows, malformed records,
+3. one Spark job for every metric (``checks.Metrics``): rows, malformed records,
    values each contract type cannot hold (``try_cast``: non-NULL before,
-   NULL after), CHAR/VARCHAR lengths, JSON and UUID validity, and every
-   ``missing`` / ``invalid`` check with up to five offending values;
-4. one job per ``duplicate`` check (its keys as Arrow; a group-by when one repeats);
-5. thresholds decide each check (``thresholds``); optional quarantine.
+   NULL after), CHAR/VARCHAR lengths, JSON and UUID validity, every
+   ``missing`` / ``invalid`` check with up to five offending values, and the
+   keys of every ``duplicate`` check, counted by pyarrow (a Spark group-by
+   only when a key repeats; a values job for a large sample that failed);
+4. thresholds decide each check (``thresholds``); optional quarantine.
 
 A dataset fails when any finding fails; it is ``error`` when its sample cannot
 be read or Spark fails on it (one line says why), ``no_sample`` when it has no
@@ -361,13 +362,16 @@ class _DatasetRun:
             self.dataset.columns, self.loaded.names, self.dataset.allow_extra_columns
         )
         self._bind()
-        metrics = rules.Metrics()
+        rows_known = self.loaded.rows
+        metrics = rules.Metrics(
+            texts=rows_known is not None and rows_known < readers.MIN_PARTITION_ROWS
+        )
         rows_key = metrics.count_rows()
         malformed = self._plan_malformed(metrics)
         coercion = self._plan_coercion(metrics)
         checks = self._plan_checks(metrics)
-        values = metrics.collect(self.df)  # the one aggregation job
-        rows = int(values.get(rows_key) or 0)
+        values = metrics.collect(self.df)  # the one job
+        rows = int(values[rows_key])
         out = [*schema_results, *(render(values, rows) for render in malformed)]
         position = {column.name: index for index, column in enumerate(self.dataset.columns)}
         coerced = [*self.cast_results, *(render(values, rows) for render in coercion)]
@@ -499,29 +503,34 @@ class _DatasetRun:
     def _plan_duplicate(
         self, plan: CheckPlan, bounds: list[rules.Bound], metrics: rules.Metrics
     ) -> _Render:
-        """A duplicate check: its own job (``duplicate_metrics``), run when its result is rendered.
+        """A duplicate check: its keys come back with the dataset's one job.
 
-        The rows it considers are counted in the dataset's aggregation.
+        pyarrow counts them there; only when a key repeats (or pyarrow cannot
+        compare the type as Spark does) does a Spark group-by run, when the
+        result is rendered, for the count and the keys exactly as Spark shows them.
         """
         keep = ~rules.missing_condition(bounds[0], plan.missing) if len(bounds) == 1 else None
         considered_key = metrics.count_if(keep) if keep is not None else None
         typed = [bound.typed for bound in bounds]
+        repeated_key = metrics.duplicates(typed, considered_key)
         self.quarantine_rules.append((plan.label, lambda: _duplicated(typed, keep)))
 
         def render(values: dict[str, Any], rows: int) -> SmokeResult:
             considered = int(values[considered_key] or 0) if considered_key else rows
-            try:
-                duplicates, samples = rules.duplicate_metrics(
-                    self.df,
-                    [sqlexpr.to_column(key) for key in typed],
-                    [bound.shown for bound in bounds],
-                    sqlexpr.to_column(keep) if keep is not None else None,
-                )
-            except Exception as err:  # e.g. a MAP column cannot be grouped
-                if self.deadline_expired():
-                    raise
-                reason = f"skipped: Spark cannot group: {session.first_line(err)}"
-                return self._skipped(plan.check, reason)
+            duplicates, samples = values[repeated_key], []
+            if duplicates != 0:  # a key repeats (or pyarrow cannot tell): Spark groups them
+                try:
+                    duplicates, samples = rules.repeated_keys(
+                        self.df,
+                        [sqlexpr.to_column(key) for key in typed],
+                        [bound.shown for bound in bounds],
+                        sqlexpr.to_column(keep) if keep is not None else None,
+                    )
+                except Exception as err:  # e.g. a MAP column cannot be grouped
+                    if self.deadline_expired():
+                        raise
+                    reason = f"skipped: Spark cannot group: {session.first_line(err)}"
+                    return self._skipped(plan.check, reason)
             return self._duplicate(plan, rows, considered, duplicates, samples)
 
         return render
