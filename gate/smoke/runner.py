@@ -532,7 +532,8 @@ class _DatasetRun:
 
         def render(values: dict[str, Any], rows: int) -> SmokeResult:
             considered = int(values[considered_key] or 0) if considered_key else rows
-            duplicates, samples = values[repeated_key], []
+            duplicates: int | None = values[repeated_key]
+            samples: list[str] = []
             if duplicates != 0:  # a key repeats (or pyarrow cannot tell): Spark groups them
                 try:
                     duplicates, samples = rules.repeated_keys(

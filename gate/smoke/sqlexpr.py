@@ -92,10 +92,10 @@ class Expr:
     def __invert__(self) -> Expr:
         return Expr("not", (self,))
 
-    def __lt__(self, other: Any) -> Expr:  # type: ignore[override]
+    def __lt__(self, other: Any) -> Expr:
         return Expr("lt", (self, _operand(other)))
 
-    def __gt__(self, other: Any) -> Expr:  # type: ignore[override]
+    def __gt__(self, other: Any) -> Expr:
         return Expr("gt", (self, _operand(other)))
 
     def __eq__(self, other: Any) -> Expr:  # type: ignore[override]
