@@ -226,3 +226,64 @@ def test_a_sample_over_the_row_limit_exits_2(tmp_path: Path) -> None:
         "schema-gate: error: contracts/orders.sample.jsonl: 11 rows is more than the sample "
         "limit of 10 rows (raise limits.sample_rows in the base side's config)"
     )
+
+
+# -- the aggregation's SQL text: values are parameters, names are the gate's -------------
+
+HOSTILE_CONTRACT = """\
+dataset: hostile
+columns:
+  - name: "a`b, (SELECT 1) AS x --"
+    data_type: varchar(20)
+    checks:
+      - invalid:
+          valid_values: ["x' OR '1'='1", "{frame}", ":p0", "`c0`", "a}b"]
+      - missing:
+          missing_values: ["') OR 1=1 --"]
+  - name: code
+    checks:
+      - invalid:
+          valid_regex_sql: '^[a-z]{2}$'
+"""
+
+HOSTILE_SAMPLE = """\
+"a`b, (SELECT 1) AS x --",code
+x' OR '1'='1,ab
+{frame},abc
+:p0,zz
+`c0`,x}
+a}b,ab
+') OR 1=1 --,ab
+evil,ab
+"""
+
+
+@pytest.mark.spark
+def test_contract_values_and_names_never_become_sql(tmp_path: Path) -> None:
+    """Quotes, braces, markers and backticks in values and names are compared as text.
+
+    The aggregation runs as SQL text (``gate.smoke.sqlexpr``): had any of
+    these been spliced into it, the query would fail, match every row, or
+    read ``{frame}`` as the placeholder; each is just a value here.
+    """
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/hostile.yaml", HOSTILE_CONTRACT)
+    repo.write("contracts/hostile.sample.csv", HOSTILE_SAMPLE)
+    repo.commit("values that look like SQL")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    dataset = json.loads(proc.stdout)["smoke"]["datasets"][0]
+    assert dataset["status"] == "failed" and dataset["rows"] == 7
+    checks = {
+        (r["name"], r["column"]): (r["status"], r["failed_rows"], r["samples"])
+        for r in dataset["results"]
+        if r["kind"] == "check"
+    }
+    name = "a`b, (SELECT 1) AS x --"
+    # missing_values belongs to the other check, so that value is invalid here too
+    assert checks[("invalid", name)] == ("failed", 2, ["') OR 1=1 --", "evil"])
+    assert checks[("missing", name)] == ("failed", 1, [])
+    assert checks[("invalid", "code")] == ("failed", 2, ["abc", "x}"])
+    coercion = [r for r in dataset["results"] if r["kind"] == "coercion"]
+    assert {r["status"] for r in coercion} == {"passed"}, coercion

@@ -17,9 +17,11 @@ import pytest
 
 from gate.model import UsageError
 from gate.smoke import SmokeSettings, run_smoke
+from gate.smoke.runner import PARALLEL_ENV, SMALL_SAMPLE_BYTES
 from tests.spark_fixtures import (
     by_id,
     check_repo,
+    comparable,
     datasets_in,
     find,
     spark,  # noqa: F401  (the session fixture)
@@ -495,14 +497,18 @@ def test_a_large_json_lines_sample_keeps_malformed_records_and_nested_values(
     assert find(outcome, "duplicate").status == "passed"
 
 
-def test_one_aggregation_pass_plus_one_job_per_duplicate_check(
+def test_one_job_per_dataset_plus_only_what_a_failure_needs(
     spark: Any,  # noqa: F811
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A passing dataset: one aggregation + one job per duplicate check (its keys as
-    Arrow); a failing one also one job for the offending values (only of the rules
-    that failed) and a Spark group-by per duplicate check that found a repeated key."""
+    """A passing dataset costs one Spark job: every flag and duplicate key as Arrow.
+
+    A failing small sample adds a Spark group-by per duplicate check that found
+    a repeated key (its offending values came with the one job); a failing
+    large one (50,000 rows and more) adds one job for the offending values,
+    only of the rules that failed.
+    """
     frame_class = type(spark.range(1))  # the classic (or Connect) DataFrame in use
     calls: list[str] = []
 
@@ -515,16 +521,60 @@ def test_one_aggregation_pass_plus_one_job_per_duplicate_check(
 
         monkeypatch.setattr(frame_class, method, counting)
     root, datasets = check_repo(tmp_path)
+    big = "\n".join(["id,qty", *[f"{row},{row % 9}" for row in range(60_000)], "60000,12a"])
+    write_files(
+        root,
+        {
+            "contracts/big.yaml": "dataset: big\ncolumns:\n  - name: id\n    data_type: bigint\n"
+            "    checks:\n      - duplicate:\n  - name: qty\n    data_type: int\n",
+            "contracts/big.sample.csv": big + "\n",
+        },
+    )
+    datasets += datasets_in(root, "contracts/big.yaml")
     for name, status, jobs in (
-        ("v4_pass", "passed", ["collect", "toArrow", "toArrow"]),
-        # aggregation, offending values, then per duplicate check keys + group-by
-        ("v4_fail", "failed", ["collect", "collect", *["toArrow", "collect"] * 2]),
+        ("v4_pass", "passed", ["toArrow"]),
+        ("v4_fail", "failed", ["toArrow", "collect", "collect"]),  # two keys repeat
+        ("big", "failed", ["toArrow", "collect"]),  # '12a'; no key repeats
     ):
         calls.clear()
         chosen = [dataset for dataset in datasets if dataset.id == name]
         report = run_smoke(chosen, root, SmokeSettings(), spark=spark)
         assert report.datasets[0].status == status
         assert calls == jobs, name
+    qty = find(report.datasets[0], "cast_to_int", "qty")
+    assert (qty.failed_rows, qty.samples) == (1, ("12a",))
+
+
+def test_datasets_run_concurrently_with_the_same_report_in_the_same_order(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Small samples two at a time, a large one alone after them: the report is
+    the one a run of one dataset at a time gives, in contract order."""
+    root, datasets = check_repo(tmp_path)
+    padding = "x" * 60
+    rows = ["id,qty,pad", *[f"{row},{row % 9},{padding}" for row in range(80_000)], "1,12a,x"]
+    big = "\n".join(rows) + "\n"
+    assert len(big) > SMALL_SAMPLE_BYTES
+    write_files(
+        root,
+        {
+            "contracts/big.yaml": "dataset: big\ncolumns:\n  - name: id\n    data_type: bigint\n"
+            "    checks:\n      - duplicate:\n  - name: qty\n    data_type: int\n"
+            "  - name: pad\n",
+            "contracts/big.sample.csv": big,
+        },
+    )
+    chosen = [*datasets[:3], *datasets_in(root, "contracts/big.yaml"), *datasets[3:6]]
+    reports = []
+    for parallel in ("1", "2"):
+        monkeypatch.setenv(PARALLEL_ENV, parallel)
+        reports.append(comparable(run_smoke(chosen, root, SmokeSettings(), spark=spark)))
+    assert reports[0] == reports[1]
+    assert [d["dataset"] for d in reports[1]] == [d.id for d in chosen]
+    big_result = reports[1][3]
+    assert big_result["status"] == "failed" and big_result["rows"] == 80_001
 
 
 # -- quarantine ------------------------------------------------------------------------------

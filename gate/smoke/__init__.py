@@ -21,7 +21,8 @@ Modules, one job each:
 - ``readers``: sample file -> DataFrame, columns as they are in the file;
 - ``schema``: contract types -> Spark types (sqlglot); schema enforcement;
 - ``checkspec`` / ``thresholds``: Soda v3/v4 checks and thresholds, pure Python;
-- ``checks``: Spark expressions and the one aggregation pass;
+- ``sqlexpr``: rule expressions as SQL text with parameters, or as Columns;
+- ``checks``: the rules, and the one Spark job per dataset that counts them;
 - ``runner``: one dataset after another; ``quarantine``: violating rows aside;
 - ``result``: the report dataclasses (no Spark).
 """

@@ -1,23 +1,25 @@
-"""Spark expressions for the smoke test's row-level rules and their aggregates.
+"""The smoke test's row-level rules, and the one Spark job that counts them.
 
-Everything here builds ``Column`` expressions with the DataFrame API only (no
-SQL text, no RDDs, no ``sparkContext``), so it runs unchanged on a local
-session, a cluster and Spark Connect, and nothing from a contract is ever
-parsed as SQL: values travel as literals, regexes as ``rlike`` patterns, types
-through ``Column.try_cast``.
+Rules are ``sqlexpr`` trees. A dataset's pass runs as one ``spark.sql``
+query whose text holds only gate-made names, every value from the contract a
+named parameter; the same trees render as ``Column`` objects where the
+DataFrame API is used (repeated keys, the quarantine). Contract types go
+through ``Column.try_cast`` in a projection, never through SQL text. No RDDs,
+no ``sparkContext``: it runs unchanged on a local session, a cluster and
+Spark Connect, and nothing from a contract is ever parsed as SQL.
 
-A dataset's count-style metrics (rows, malformed records, coercion failures,
-``missing`` and ``invalid`` counts with their sample values) are collected by
-``Metrics`` into one aggregation: one Spark job, plus one for the sample
-values when something failed. Each ``duplicate`` check is one more job
-(``duplicate_metrics``): Spark's typed keys, counted as Arrow by pyarrow;
-a Spark group-by only when a key repeats. Never an exact
-``count(DISTINCT)`` beside the other aggregates (see ``group_duplicates``).
+A dataset's metrics (rows, malformed records, coercion failures, ``missing``
+and ``invalid`` counts with their offending values, the keys of each
+``duplicate`` check) come from ``Metrics``: one Spark job whose per-row
+flags and keys pyarrow counts, plus one for the offending values of a large
+sample when something failed, plus a Spark group-by (``repeated_keys``) only
+when a key repeats. Never an exact ``count(DISTINCT)`` beside the other
+aggregates (see ``group_duplicates``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
@@ -42,9 +44,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from gate.smoke import sqlexpr
 from gate.smoke.checkspec import MissingSpec, ValiditySpec
 from gate.smoke.result import MAX_SAMPLES
 from gate.smoke.schema import TargetType
+from gate.smoke.sqlexpr import Expr
 
 UUID_REGEX = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 _NUMERIC_DDL = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
@@ -64,35 +68,38 @@ class Bound:
     """A contract column bound to its column in the sample."""
 
     name: str  # the contract's (and sample's) column name
-    raw: Column  # the value as read from the file
+    internal: str  # its positional name in the frame (``c0``)
     source: DataType  # its Spark type as read
     target: TargetType | None  # what it must fit; None without a data_type
     castable: bool = True  # Spark can try_cast source -> target
-    #: Built expressions, reused by every check on the column: each new
-    #: ``Column`` is a round trip to the JVM (or a bigger plan over Connect).
-    _built: dict[str, Column] = field(default_factory=dict, repr=False, compare=False)
+    #: The frame's column that holds the value in the contract's type: the
+    #: runner projects ``cast_column()`` under this name once Spark's analyzer
+    #: has accepted the cast, so no contract type is ever SQL text.
+    typed_name: str = ""
 
     def mark_uncastable(self) -> None:
         """Spark refuses the cast: check the column as it is in the file."""
         self.castable = False
-        self._built.clear()
 
-    def _once(self, name: str, build: Any) -> Column:
-        if name not in self._built:
-            self._built[name] = build()
-        return self._built[name]
+    @property
+    def raw(self) -> Expr:
+        """The value as read from the file."""
+        return sqlexpr.col(self.internal)
 
     @property
     def casts(self) -> bool:
         return bool(self.target and self.target.spark_ddl and self.castable)
 
+    def cast_column(self) -> Column:
+        """``try_cast`` to the contract type, as a Column (for the projection)."""
+        assert self.target is not None and self.target.spark_ddl is not None
+        return F.col(self.internal).try_cast(self.target.spark_ddl)
+
     @property
-    def typed(self) -> Column:
+    def typed(self) -> Expr:
         """The value in the contract's type (NULL where it does not fit)."""
         if self.casts:
-            assert self.target is not None and self.target.spark_ddl is not None
-            ddl = self.target.spark_ddl
-            return self._once("typed", lambda: self.raw.try_cast(ddl))
+            return sqlexpr.col(self.typed_name)
         return self.raw
 
     @property
@@ -103,8 +110,13 @@ class Bound:
         return isinstance(self.source, _NUMERIC_TYPES)
 
     @property
-    def raw_text(self) -> Column:
-        return self._once("raw_text", lambda: as_text(self.raw, self.source))
+    def raw_text(self) -> Expr:
+        """The value as read, as text: JSON for arrays, maps and structs."""
+        if is_complex(self.source):
+            return sqlexpr.call("to_json", self.raw)
+        if isinstance(self.source, StringType):
+            return self.raw
+        return self.raw.cast("string")
 
     def shown(self, value: Column) -> Column:
         """``value``, a copy of ``typed`` (e.g. after a group-by), as ``typed_text`` shows it."""
@@ -113,9 +125,9 @@ class Bound:
         return as_text(value, self.source)
 
     @property
-    def typed_text(self) -> Column:
+    def typed_text(self) -> Expr:
         if self.casts:
-            return self._once("typed_text", lambda: self.typed.cast("string"))
+            return self.typed.cast("string")
         return self.raw_text
 
 
@@ -133,30 +145,42 @@ def as_text(column: Column, data_type: DataType) -> Column:
 
 
 class Metrics:
-    """Aggregate expressions collected for one pass over a dataset.
+    """Every count of one pass over a dataset, from one Spark job.
 
-    Counts go into one aggregation (one job). Sample values do not: Spark
-    computes ``collect_set`` in an object aggregate that is not code-generated,
-    and beside the counts it turned the whole pass into one (measured: a
-    million rows took four times the CPU of the counts alone). So samples are
-    asked for afterwards, and only for the conditions that counted something:
-    one more job over the rows that fail one of them (``collect``).
+    One query (SQL text with parameters, ``sqlexpr``) projects, per row, one
+    boolean per condition and the typed keys of each ``duplicate`` check; it
+    comes back as Arrow (``toArrow``) and pyarrow counts at C++ speed. Why per
+    row rather than a ``select`` of aggregates: the aggregates needed a second
+    job for the offending values (``collect_set`` in an object aggregate, not
+    code-generated: beside the counts it made a million-row pass four times
+    slower) and a third for each duplicate check's keys; at 10,000 rows each
+    job is ~0.05-0.1 s of scheduling, more than the data costs (measured:
+    docs/smoke-test.md). The flags cost a bit per row and condition.
+
+    Offending values ride along as text (NULL where the row passes) when the
+    sample is small (``texts``, one partition); above that they would be a
+    string per failing row, so a second job aggregates at most MAX_SAMPLES of
+    them, over the failing rows only, and only when something failed.
     """
 
-    def __init__(self) -> None:
-        self.exprs: list[Column] = []
+    def __init__(self, *, texts: bool) -> None:
+        self.texts = texts
+        self.exprs: list[tuple[str, Expr]] = []
         #: samples key -> (count key, condition, text to show)
-        self._samples: dict[str, tuple[str, Column, Column]] = {}
+        self._samples: dict[str, tuple[str, Expr, Expr]] = {}
+        #: duplicate key -> (its key columns, the count key of the rows it considers)
+        self._keys: dict[str, tuple[list[str], str | None]] = {}
+        self._key_exprs: list[tuple[str, Expr]] = []
 
-    def add(self, expr: Column) -> str:
+    def count_rows(self) -> str:
+        return ROWS
+
+    def count_if(self, condition: Expr) -> str:
         alias = f"m{len(self.exprs)}"
-        self.exprs.append(expr.alias(alias))
+        self.exprs.append((alias, condition))
         return alias
 
-    def count_if(self, condition: Column) -> str:
-        return self.add(F.count_if(condition))  # one call: each Column is a JVM round trip
-
-    def samples(self, count_key: str, condition: Column, text: Column) -> str:
+    def samples(self, count_key: str, condition: Expr, text: Expr) -> str:
         """Up to MAX_SAMPLES distinct offending values, sorted (stable across runs).
 
         ``count_key`` counts the same ``condition``: no job looks for samples
@@ -166,50 +190,121 @@ class Metrics:
         self._samples[key] = (count_key, condition, text)
         return key
 
+    def duplicates(self, typed: list[Expr], considered_key: str | None) -> str:
+        """Rows beyond the first of each key among the rows ``considered_key`` counts (all if None).
+
+        The value is ``None`` when pyarrow cannot decide (a key type whose
+        equality differs from Spark's, ``_arrow_key``) and ``0`` or more
+        otherwise; a caller that needs the repeated keys asks Spark
+        (``group_duplicates``).
+        """
+        key = f"d{len(self._keys)}"
+        names = []
+        for index, expr in enumerate(typed):
+            name = f"{key}_{index}"
+            names.append(name)
+            self._key_exprs.append((name, expr))
+        self._keys[key] = (names, considered_key)
+        return key
+
     def collect(self, df: DataFrame) -> dict[str, Any]:
-        """Run the one aggregation job, and the samples job when something failed."""
-        values: dict[str, Any] = {}
-        if self.exprs:
-            values = df.agg(*self.exprs).collect()[0].asDict()
-        wanted: list[tuple[str, Column, Column]] = []
+        """The one job (flags and keys as Arrow), and the values job when one is needed."""
+        import pyarrow.compute as pc
+
+        params = sqlexpr.Params()
+        select = [f"{sqlexpr.to_sql(expr, params)} AS `{alias}`" for alias, expr in self.exprs]
+        select += [f"{sqlexpr.to_sql(expr, params)} AS `{name}`" for name, expr in self._key_exprs]
+        if self.texts:
+            select += [
+                f"CASE WHEN {sqlexpr.to_sql(condition, params)} "
+                f"THEN {sqlexpr.to_sql(text, params)} END AS `{key}`"
+                for key, (_count, condition, text) in self._samples.items()
+            ]
+        result = _query(df, select or ["true AS `_`"], None, params)
+        ungrouped: set[str] = set()  # keys pyarrow cannot count: Spark groups them
+        if self._keys:
+            types = {field.name: field.dataType for field in result.schema.fields}
+            for key, (names, _considered) in self._keys.items():
+                if not all(_arrow_key(types[name]) for name in names):
+                    ungrouped.add(key)
+            # Never ship them: a type Arrow cannot carry would fail the whole pass.
+            dropped = [name for key in ungrouped for name in self._keys[key][0]]
+            if dropped:
+                result = result.drop(*dropped)
+        table = result.toArrow()
+        values: dict[str, Any] = {ROWS: table.num_rows}
+        for alias, _expr in self.exprs:
+            values[alias] = int(pc.sum(table.column(alias)).as_py() or 0)
+        for key, (names, considered) in self._keys.items():
+            if key in ungrouped:
+                values[key] = None
+                continue
+            keys = table.select(names)
+            if considered is not None:
+                keys = keys.filter(pc.fill_null(table.column(considered), False))
+            values[key] = count_arrow(keys)
+        wanted: list[tuple[str, Expr, Expr]] = []
         for key, (count_key, condition, text) in self._samples.items():
             values[key] = []
-            if values.get(count_key):
+            if not values[count_key]:
+                continue
+            if self.texts:
+                shown = pc.unique(pc.drop_null(table.column(key))).to_pylist()
+                values[key] = sorted(shown, key=_utf8)[:MAX_SAMPLES]
+            else:
                 wanted.append((key, condition, text))
         if wanted:
-            failing = _any([condition for _key, condition, _text in wanted])
-            row = (
-                df.where(failing)
-                .agg(
-                    *[
-                        F.slice(
-                            F.array_sort(F.collect_set(F.when(condition, text))), 1, MAX_SAMPLES
-                        ).alias(key)
-                        for key, condition, text in wanted
-                    ]
-                )
-                .collect()[0]
-            )
-            values.update({key: list(row[key] or []) for key, _c, _t in wanted})
+            values.update(_offending_values(df, wanted))
         return values
 
 
-def _any(conditions: list[Column]) -> Column:
-    if not conditions:
-        return F.lit(False)
-    out = F.coalesce(conditions[0], F.lit(False))
-    for condition in conditions[1:]:
-        out = out | F.coalesce(condition, F.lit(False))
-    return out
+#: The key of the row count in ``Metrics.collect``'s values.
+ROWS = "rows"
 
 
-def missing_condition(bound: Bound, spec: MissingSpec) -> Column:
+def _utf8(text: str) -> bytes:
+    """Spark's ``array_sort`` order for strings: their UTF-8 bytes (UTF8_BINARY)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _offending_values(df: DataFrame, wanted: list[tuple[str, Expr, Expr]]) -> dict[str, list]:
+    """Up to MAX_SAMPLES distinct values per condition: one aggregation over the failing rows."""
+    params = sqlexpr.Params()
+    select = [
+        f"slice(array_sort(collect_set(CASE WHEN {sqlexpr.to_sql(condition, params)} "
+        f"THEN {sqlexpr.to_sql(text, params)} END)), 1, {int(MAX_SAMPLES)}) AS `{key}`"
+        for key, condition, text in wanted
+    ]
+    failing = sqlexpr.any_of([condition for _key, condition, _text in wanted])
+    row = _query(df, select, sqlexpr.to_sql(failing, params), params).collect()[0]
+    return {key: list(row[key] or []) for key, _c, _t in wanted}
+
+
+def _query(
+    df: DataFrame, select: list[str], where: str | None, params: sqlexpr.Params
+) -> DataFrame:
+    """``select`` (and ``where``) over ``df``, as SQL text with ``params``.
+
+    The frame goes in as ``{frame}`` (a temporary view on a local session, a
+    relation of the plan over Spark Connect, dropped after analysis either
+    way). ``str.format`` reads the text, so it must hold no other brace; it
+    cannot, since values are parameters and names are gate-made.
+    """
+    text = f"SELECT {', '.join(select)} FROM {{frame}}"
+    if where is not None:
+        text += f" WHERE {where}"
+    if text.count("{") != 1 or text.count("}") != 1:
+        raise ValueError("a brace in generated SQL text")
+    return df.sparkSession.sql(text, args=params.values, frame=df)
+
+
+def missing_condition(bound: Bound, spec: MissingSpec) -> Expr:
     """NULL (after the cast to the contract type), a missing value, or a missing format."""
     conditions = [bound.typed.isNull()]
     if spec.values:
         conditions.append(bound.raw_text.isin(list(spec.values)))
     conditions.extend(bound.raw_text.rlike(regex) for regex in spec.regexes)
-    return _any(conditions)
+    return sqlexpr.any_of(conditions)
 
 
 def _is_number(value: Any) -> bool:
@@ -222,10 +317,10 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def invalid_condition(bound: Bound, spec: ValiditySpec) -> Column:
+def invalid_condition(bound: Bound, spec: ValiditySpec) -> Expr:
     """The value breaks a validity option (only meaningful where it is not missing)."""
     text = bound.typed_text
-    conditions: list[Column] = []
+    conditions: list[Expr] = []
     if spec.valid_values is not None:
         if bound.numeric and spec.valid_values and all(map(_is_number, spec.valid_values)):
             conditions.append(~bound.typed.isin(list(spec.valid_values)))
@@ -243,26 +338,26 @@ def invalid_condition(bound: Bound, spec: ValiditySpec) -> Column:
             continue
         if _is_number(limit):
             number = bound.typed if bound.numeric else text.try_cast("double")
-            outside = number < F.lit(limit) if below else number > F.lit(limit)
+            outside = number < limit if below else number > limit
             conditions.append(number.isNull() | outside)
         else:
-            conditions.append(text < F.lit(str(limit)) if below else text > F.lit(str(limit)))
-    length = F.length(text)
+            conditions.append(text < str(limit) if below else text > str(limit))
+    length = sqlexpr.call("length", text)
     if spec.valid_length is not None:
-        conditions.append(length != F.lit(spec.valid_length))
+        conditions.append(length != spec.valid_length)
     if spec.valid_min_length is not None:
-        conditions.append(length < F.lit(spec.valid_min_length))
+        conditions.append(length < spec.valid_min_length)
     if spec.valid_max_length is not None:
-        conditions.append(length > F.lit(spec.valid_max_length))
-    return _any(conditions)
+        conditions.append(length > spec.valid_max_length)
+    return sqlexpr.any_of(conditions)
 
 
 @dataclass(frozen=True)
 class CoercionRule:
     """One way a contract column's values can fail to fit its type."""
 
-    condition: Column  # the value does not fit
-    text: Column  # how to show an offending value
+    condition: Expr  # the value does not fit
+    text: Expr  # how to show an offending value
     message: str  # "are not valid INT", "are longer than VARCHAR(10)"
 
 
@@ -281,19 +376,23 @@ def coercion_rules(bound: Bound) -> list[CoercionRule]:
     if target.max_length is not None:
         rules.append(
             CoercionRule(
-                raw.isNotNull() & (F.length(text) > F.lit(target.max_length)),
+                raw.isNotNull() & (sqlexpr.call("length", text) > target.max_length),
                 text,
                 f"longer than {target.label} allows",
             )
         )
     if target.validator == "json":
         rules.append(
-            CoercionRule(raw.isNotNull() & F.try_parse_json(text).isNull(), text, "not valid JSON")
+            CoercionRule(
+                raw.isNotNull() & sqlexpr.call("try_parse_json", text).isNull(),
+                text,
+                "not valid JSON",
+            )
         )
     if target.validator == "uuid":
         rules.append(
             CoercionRule(
-                raw.isNotNull() & ~F.coalesce(text.rlike(UUID_REGEX), F.lit(False)),
+                raw.isNotNull() & ~sqlexpr.call("coalesce", text.rlike(UUID_REGEX), False),
                 text,
                 "not valid UUID",
             )
@@ -309,29 +408,25 @@ def key_text(columns: list[Column]) -> Column:
     return F.concat(F.lit("("), F.concat_ws(", ", *shown), F.lit(")"))
 
 
-def duplicate_metrics(
+def repeated_keys(
     df: DataFrame, keys: list[Column], shown: list[Any], keep: Column | None
 ) -> tuple[int, list[str]]:
-    """(duplicate rows beyond the first of each key, sample keys): one job when none repeat.
+    """(duplicate rows beyond the first of each key, sample keys), grouped by Spark.
 
     ``shown[i]`` turns the grouped ``i``-th key back into text (``Bound.shown``).
 
-    Spark computes the keys (its cast, so ``7`` and ``07`` are one BIGINT) and
-    hands them over as Arrow; pyarrow counts the distinct ones at C++ speed
-    (``count_arrow``). Grouping a million keys in Spark means a shuffle and a
-    hash aggregate over a million groups: 3 s of JVM CPU, against about 1 s for
-    the same keys as Arrow plus 0.15 s in pyarrow (measured). Only when a key
-    repeats does the Spark group-by run (``group_duplicates``), for the count
-    and the sample keys exactly as Spark shows them. Keys whose equality
-    pyarrow does not share with Spark (floating point: NaN, -0.0; arrays, maps,
-    structs) are grouped in Spark directly.
+    Called only when ``Metrics`` found a key repeated, or could not tell: the
+    keys come back with the dataset's one job (Spark's cast, so ``7`` and
+    ``07`` are one BIGINT) and pyarrow counts the distinct ones at C++ speed.
+    Grouping a million keys in Spark means a shuffle and a hash aggregate over
+    a million groups: 3 s of JVM CPU, against about 1 s for the same keys as
+    Arrow plus 0.15 s in pyarrow (measured). Keys whose equality pyarrow does
+    not share with Spark (floating point: NaN, -0.0; arrays, maps, structs)
+    are always grouped here.
     """
     base = df.where(keep) if keep is not None else df
     names = [f"k{index}" for index in range(len(keys))]
     selected = base.select(*[key.alias(name) for key, name in zip(keys, names, strict=True)])
-    hashable = all(_arrow_key(field.dataType) for field in selected.schema.fields)
-    if hashable and count_arrow(selected.toArrow()) == 0:
-        return 0, []
     return group_duplicates(selected, names, shown)
 
 

@@ -47,6 +47,7 @@ class Loaded:
     names: list[str]  # original column names, by position
     corrupt: bool  # df has the CORRUPT column
     what: str  # "CSV" | "JSON" | "Parquet", for messages
+    rows: int | None = None  # records in the file, where known before Spark runs
 
 
 def load(spark: SparkSession, sample: Sample, limits: Limits) -> Loaded:
@@ -61,13 +62,16 @@ def load(spark: SparkSession, sample: Sample, limits: Limits) -> Loaded:
         parsed = parse.csv_table(data, sample.relpath, limits.sample_rows)
         del data  # the table holds its own copy: the file's bytes can go before Spark's
         df = _frame(spark, parsed.table, sample)
-        return Loaded(df, parsed.names, corrupt=bool(parsed.malformed), what="CSV")
+        rows = parsed.table.num_rows
+        return Loaded(df, parsed.names, corrupt=bool(parsed.malformed), what="CSV", rows=rows)
     if sample.format == "jsonl":
         records = parse.json_lines(data, sample.relpath, limits.sample_rows)
     else:
         records = parse.json_elements(data, sample.relpath, limits.sample_rows)
     del data
-    return _json(spark, records, sample)
+    loaded = _json(spark, records, sample)
+    loaded.rows = len(records)
+    return loaded
 
 
 #: Rows below which a sample stays one partition (a task costs more than it saves).
@@ -197,7 +201,8 @@ def _parquet(spark: SparkSession, sample: Sample, limits: Limits) -> Loaded:
         raise too_many_rows(sample.relpath, table.num_rows, limits.sample_rows)
     names = list(table.column_names)
     table = table.rename_columns([f"c{index}" for index in range(len(names))])
-    return Loaded(_frame(spark, table, sample), names, corrupt=False, what="Parquet")
+    frame = _frame(spark, table, sample)
+    return Loaded(frame, names, corrupt=False, what="Parquet", rows=table.num_rows)
 
 
 def _positional(df: DataFrame, what: str) -> Loaded:

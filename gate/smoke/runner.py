@@ -4,12 +4,13 @@ Per dataset with a sample (``samples``), in this order:
 
 1. read the sample as it is in the file (``readers``);
 2. schema: the sample's column names against the contract's (``schema``);
-3. one aggregation job for every count-style metric: rows, malformed records,
+3. one Spark job for every metric (``checks.Metrics``): rows, malformed records,
    values each contract type cannot hold (``try_cast``: non-NULL before,
-   NULL after), CHAR/VARCHAR lengths, JSON and UUID validity, and every
-   ``missing`` / ``invalid`` check with up to five offending values;
-4. one job per ``duplicate`` check (its keys as Arrow; a group-by when one repeats);
-5. thresholds decide each check (``thresholds``); optional quarantine.
+   NULL after), CHAR/VARCHAR lengths, JSON and UUID validity, every
+   ``missing`` / ``invalid`` check with up to five offending values, and the
+   keys of every ``duplicate`` check, counted by pyarrow (a Spark group-by
+   only when a key repeats; a values job for a large sample that failed);
+4. thresholds decide each check (``thresholds``); optional quarantine.
 
 A dataset fails when any finding fails; it is ``error`` when its sample cannot
 be read or Spark fails on it (one line says why), ``no_sample`` when it has no
@@ -32,7 +33,7 @@ from gate.git_tree import Repo
 from gate.limits import Limits
 from gate.model import Check, Dataset, GateError
 from gate.smoke import checks as rules
-from gate.smoke import checkspec, files, quarantine, readers, schema, session
+from gate.smoke import checkspec, files, quarantine, readers, schema, session, sqlexpr
 from gate.smoke.checkspec import CheckPlan
 from gate.smoke.result import (
     ERROR,
@@ -47,6 +48,7 @@ from gate.smoke.result import (
 )
 from gate.smoke.samples import Sample, SampleError, SampleFinder, resolve_sample_dir
 from gate.smoke.thresholds import Threshold
+from gate.workers import default_count
 
 
 def run(
@@ -80,9 +82,11 @@ def run(
             found.append(finder.find(dataset))
         except SampleError as err:
             found.append(err)
-    for item in found:  # over the byte limit: exit 2 at once, before Spark starts
+    sizes: dict[int, int] = {}
+    for index, item in enumerate(found):  # over the byte limit: exit 2 at once, before Spark
         if isinstance(item, Sample):
-            files.check_size(files.sample_size(item.path), item.relpath, limits.sample_bytes)
+            sizes[index] = files.sample_size(item.path)
+            files.check_size(sizes[index], item.relpath, limits.sample_bytes)
     handle: session.SparkHandle | None = None
     if any(isinstance(item, Sample) for item in found):
         handle = (
@@ -103,12 +107,17 @@ def run(
 
     pairs = list(zip(datasets, found, strict=True))
     count = workers if workers is not None else parallelism()
+    small = [i for i in range(len(pairs)) if sizes.get(i, 0) < SMALL_SAMPLE_BYTES]
+    large = [i for i in range(len(pairs)) if sizes.get(i, 0) >= SMALL_SAMPLE_BYTES]
+    results: dict[int, DatasetSmoke] = {}
     try:
-        if count <= 1 or sum(isinstance(item, Sample) for item in found) <= 1:
-            outcomes = [one(pair) for pair in pairs]
+        if count <= 1 or len([i for i in small if i in sizes]) <= 1:
+            results.update((i, one(pairs[i])) for i in small)
         else:
             with ThreadPoolExecutor(max_workers=count, thread_name_prefix="gate-smoke") as pool:
-                outcomes = list(pool.map(one, pairs))
+                results.update(zip(small, pool.map(one, [pairs[i] for i in small]), strict=True))
+        results.update((i, one(pairs[i])) for i in large)  # each has the cores to itself
+        outcomes = [results[i] for i in range(len(pairs))]
     finally:
         if handle is not None:
             handle.stop()
@@ -123,20 +132,27 @@ def run(
 
 #: Datasets evaluated at the same time (one Spark session, one thread each).
 PARALLEL_ENV = "GATE_SPARK_PARALLEL"
-DEFAULT_PARALLEL = 1
+#: At most this many at once by default: the figure measured (on 2 cores).
+DEFAULT_PARALLEL = 2
+#: Samples from this size up run one at a time, whatever the parallelism.
+SMALL_SAMPLE_BYTES = 4 * 1024 * 1024
 
 
 def parallelism() -> int:
-    """How many datasets run at once: ``GATE_SPARK_PARALLEL``, else the default.
+    """How many small samples run at once: ``GATE_SPARK_PARALLEL``, else 2 (1 on one core).
 
-    Datasets are independent, so several can be evaluated at once; on two
-    cores that was not faster (Spark already uses both for each job), hence 1.
-    See docs/smoke-test.md for the measurement.
+    A sample under ``SMALL_SAMPLE_BYTES`` (~50,000 CSV rows) is one partition,
+    so its job keeps one core busy and a second dataset can use the other:
+    on 2 cores, 20 and 100 datasets of 10,000 rows took 0.21 and 0.14 s of own
+    cost each instead of 0.28 and 0.20 s. Larger samples already spread over
+    every core, and two at once made the 5 x 1M row slower (9.1 s per dataset
+    against 7.5 s) and hold two samples in the driver's heap, so they run one
+    at a time, after the small ones. See docs/smoke-test.md.
     """
     value = os.environ.get(PARALLEL_ENV, "").strip()
     if value.isdigit() and int(value) > 0:
         return min(int(value), 16)
-    return DEFAULT_PARALLEL
+    return min(DEFAULT_PARALLEL, default_count())
 
 
 def _no_sample(dataset: Dataset) -> DatasetSmoke:
@@ -270,7 +286,8 @@ class _DatasetRun:
         self.bounds: dict[str, rules.Bound] = {}
         self.cast_results: list[SmokeResult] = []
         self.malformed_count = 0
-        self.quarantine_rules: list[tuple[str, Any]] = []
+        #: (label, condition): an Expr, or a builder of a Column (window functions)
+        self.quarantine_rules: list[tuple[str, sqlexpr.Expr | Callable[[], Any]]] = []
 
     def deadline_expired(self) -> bool:
         """The dataset's time is up: a failing job was cancelled, not refused."""
@@ -289,25 +306,36 @@ class _DatasetRun:
             )
             self.bounds[column.name] = rules.Bound(
                 name=column.name,
-                raw=F.col(internal),
+                internal=internal,
                 source=self.source_types[internal],
                 target=target,
+                typed_name=f"t{index}",
             )
-        self._check_castable()
+        self._project_casts()
 
-    def _check_castable(self) -> None:
-        """Let Spark's analyzer say which casts it refuses (no job runs)."""
+    def _project_casts(self) -> None:
+        """Add each column's value in its contract type to the frame, as ``t<n>``.
+
+        Spark's analyzer says which casts it refuses (no job runs); those
+        columns are checked as they are in the file. The casts are made here,
+        with ``Column.try_cast``, so the aggregation's SQL text names the
+        typed values and never holds a contract type.
+        """
         casting = [bound for bound in self.bounds.values() if bound.casts]
         if not casting:
             return
         try:
-            _ = self.df.select(*[bound.typed for bound in casting]).schema
+            projected = self.df.select(
+                "*", *[bound.cast_column().alias(bound.typed_name) for bound in casting]
+            )
+            _ = projected.schema
+            self.df = projected
             return
         except Exception:
             pass
         for bound in casting:
             try:
-                _ = self.df.select(bound.typed).schema
+                _ = self.df.select(bound.cast_column()).schema
             except Exception as err:
                 bound.mark_uncastable()
                 column = self.dataset.column(bound.name)
@@ -335,6 +363,11 @@ class _DatasetRun:
                         line=column.line if column else None,
                     )
                 )
+        castable = [bound for bound in casting if bound.casts]
+        if castable:
+            self.df = self.df.select(
+                "*", *[bound.cast_column().alias(bound.typed_name) for bound in castable]
+            )
 
     # evaluating -------------------------------------------------------------
 
@@ -344,13 +377,16 @@ class _DatasetRun:
             self.dataset.columns, self.loaded.names, self.dataset.allow_extra_columns
         )
         self._bind()
-        metrics = rules.Metrics()
-        rows_key = metrics.add(F.count(F.lit(1)))
+        rows_known = self.loaded.rows
+        metrics = rules.Metrics(
+            texts=rows_known is not None and rows_known < readers.MIN_PARTITION_ROWS
+        )
+        rows_key = metrics.count_rows()
         malformed = self._plan_malformed(metrics)
         coercion = self._plan_coercion(metrics)
         checks = self._plan_checks(metrics)
-        values = metrics.collect(self.df)  # the one aggregation job
-        rows = int(values.get(rows_key) or 0)
+        values = metrics.collect(self.df)  # the one job
+        rows = int(values[rows_key])
         out = [*schema_results, *(render(values, rows) for render in malformed)]
         position = {column.name: index for index, column in enumerate(self.dataset.columns)}
         coerced = [*self.cast_results, *(render(values, rows) for render in coercion)]
@@ -366,7 +402,7 @@ class _DatasetRun:
             return []
         if not self.loaded.corrupt:  # Spark found nothing to set aside
             return [lambda values, rows: self._malformed(0, [], rows)]
-        corrupt = F.col(readers.CORRUPT)
+        corrupt = sqlexpr.col(readers.CORRUPT)
         condition = corrupt.isNotNull()
         count_key = metrics.count_if(condition)
         samples_key = metrics.samples(count_key, condition, corrupt)
@@ -482,26 +518,35 @@ class _DatasetRun:
     def _plan_duplicate(
         self, plan: CheckPlan, bounds: list[rules.Bound], metrics: rules.Metrics
     ) -> _Render:
-        """A duplicate check: its own job (``duplicate_metrics``), run when its result is rendered.
+        """A duplicate check: its keys come back with the dataset's one job.
 
-        The rows it considers are counted in the dataset's aggregation.
+        pyarrow counts them there; only when a key repeats (or pyarrow cannot
+        compare the type as Spark does) does a Spark group-by run, when the
+        result is rendered, for the count and the keys exactly as Spark shows them.
         """
         keep = ~rules.missing_condition(bounds[0], plan.missing) if len(bounds) == 1 else None
         considered_key = metrics.count_if(keep) if keep is not None else None
         typed = [bound.typed for bound in bounds]
-        self.quarantine_rules.append((plan.label, _duplicated(typed, keep)))
+        repeated_key = metrics.duplicates(typed, considered_key)
+        self.quarantine_rules.append((plan.label, lambda: _duplicated(typed, keep)))
 
         def render(values: dict[str, Any], rows: int) -> SmokeResult:
             considered = int(values[considered_key] or 0) if considered_key else rows
-            try:
-                duplicates, samples = rules.duplicate_metrics(
-                    self.df, typed, [bound.shown for bound in bounds], keep
-                )
-            except Exception as err:  # e.g. a MAP column cannot be grouped
-                if self.deadline_expired():
-                    raise
-                reason = f"skipped: Spark cannot group: {session.first_line(err)}"
-                return self._skipped(plan.check, reason)
+            duplicates: int | None = values[repeated_key]
+            samples: list[str] = []
+            if duplicates != 0:  # a key repeats (or pyarrow cannot tell): Spark groups them
+                try:
+                    duplicates, samples = rules.repeated_keys(
+                        self.df,
+                        [sqlexpr.to_column(key) for key in typed],
+                        [bound.shown for bound in bounds],
+                        sqlexpr.to_column(keep) if keep is not None else None,
+                    )
+                except Exception as err:  # e.g. a MAP column cannot be grouped
+                    if self.deadline_expired():
+                        raise
+                    reason = f"skipped: Spark cannot group: {session.first_line(err)}"
+                    return self._skipped(plan.check, reason)
             return self._duplicate(plan, rows, considered, duplicates, samples)
 
         return render
@@ -692,7 +737,10 @@ class _DatasetRun:
             quarantine.clear(folder, self.dataset.id)
             return
         labels = F.array(
-            *[F.when(condition, F.lit(label)) for label, condition in self.quarantine_rules]
+            *[
+                F.when(_rule_column(condition), F.lit(label))
+                for label, condition in self.quarantine_rules
+            ]
         )
         violated = F.filter(labels, lambda item: item.isNotNull())
         columns = [F.col(f"c{index}") for index in range(len(self.loaded.names))]
@@ -711,14 +759,21 @@ class _DatasetRun:
         quarantine.write(table, folder, self.dataset.id)
 
 
-def _duplicated(keys: list[Any], keep: Any) -> Any:
+def _rule_column(rule: sqlexpr.Expr | Callable[[], Any]) -> Any:
+    """A quarantine rule's row-level condition as a Column, built only when quarantining."""
+    return sqlexpr.to_column(rule) if isinstance(rule, sqlexpr.Expr) else rule()
+
+
+def _duplicated(typed: list[sqlexpr.Expr], keep: sqlexpr.Expr | None) -> Any:
     """Row-level: this row's key occurs more than once (for the quarantine)."""
     from pyspark.sql import Window
 
+    keys = [sqlexpr.to_column(key) for key in typed]
     window = Window.partitionBy(*keys)
     repeated = F.count(F.lit(1)).over(window) > 1
     if keep is None:
         return repeated
     # Missing values are never duplicates; count only the kept rows per key.
-    kept = F.sum(F.when(keep, F.lit(1)).otherwise(F.lit(0))).over(window) > 1
-    return keep & kept
+    kept_column = sqlexpr.to_column(keep)
+    kept = F.sum(F.when(kept_column, F.lit(1)).otherwise(F.lit(0))).over(window) > 1
+    return kept_column & kept
