@@ -392,6 +392,9 @@ def test_output_file_and_list_rules(shop: GitRepo, tmp_path: Path) -> None:
         proc = run_gate(shop.path, *args)
         assert proc.returncode == 0
         assert "model_removed" in proc.stdout and "type_widened" in proc.stdout
+    proc = run_gate(shop.path, "rules", "model_removed")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "schema-gate: error: 'rules' takes no arguments, got 'model_removed'\n"
 
 
 def test_help_teaches(shop: GitRepo) -> None:
@@ -399,6 +402,11 @@ def test_help_teaches(shop: GitRepo) -> None:
     assert proc.returncode == 0
     for needle in ("accept-breaking-change:", "exit codes:", "examples:", "--no-merge-base"):
         assert needle in proc.stdout
+    usage = proc.stdout.split("\n\n")[0]
+    assert usage.splitlines()[-1].strip() == "schema-gate rules"  # the subcommand, in the usage
+    running = proc.stdout.split("\nrunning:\n")[1].split("\n\n")[0]
+    assert "--jobs N" in running and "--debug" in running  # not under "output"
+    assert "--jobs" not in proc.stdout.split("\noutput:\n")[1].split("\n\n")[0]
 
 
 def test_run_from_a_subdirectory(shop: GitRepo) -> None:
