@@ -231,6 +231,10 @@ def _check_config_path(path: str | None) -> None:
 def settings_from_args(args: argparse.Namespace) -> Settings:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.dialect is not None and not args.dialect.strip():
+        # An empty value (an unset shell variable, --dialect "$DIALECT") must not
+        # quietly mean the default: the types would be read in another dialect.
+        raise UsageError("--dialect is empty; give a dialect name such as spark or databricks")
     _check_config_path(args.config)
     return Settings(
         repo=args.repo,

@@ -318,6 +318,8 @@ def test_alias_bomb_is_refused_fast(shop: GitRepo) -> None:
         ),
         (["--dialect", "klingon", "--base", "main"], "unknown dialect"),
         (["--jobs", "0", "--base", "main"], "--jobs must be at least 1"),
+        (["--dialect", "", "--base", "main"], "--dialect is empty; give a dialect name"),
+        (["--dialect= ", "--base", "main"], "--dialect is empty; give a dialect name"),
     ],
 )
 def test_bad_invocations_exit_2_with_one_line(
