@@ -540,6 +540,57 @@ def test_datacontract_cli_default_file_name_is_a_default_glob(tmp_path: Path, wh
     ]
 
 
+ODCS_VERSIONED = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: orders-contract
+name: orders
+status: active
+version: 1.2.0
+schema:
+  - name: orders
+    properties:
+      - name: id
+        logicalType: integer
+      - name: note
+        logicalType: string
+"""
+
+DCS_JSON = {
+    "dataContractSpecification": "1.2.1",
+    "id": "inventory",
+    "info": {"title": "Inventory", "version": "2.0.0"},
+    "models": {"stock": {"fields": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}},
+}
+
+
+def test_version_rules_point_at_the_version_line(tmp_path: Path) -> None:
+    """A breaking change without a major bump is fixed on the version line: point there."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("contracts/orders.odcs.yaml", ODCS_VERSIONED)
+    repo.write("contracts/stock.datacontract.json", json.dumps(DCS_JSON, indent=2) + "\n")
+    repo.commit("contracts")
+    repo.branch("feature")
+    repo.write(
+        "contracts/orders.odcs.yaml",
+        ODCS_VERSIONED.replace("version: 1.2.0", "version: 1.3.0").replace(
+            "      - name: note\n        logicalType: string\n", ""
+        ),
+    )
+    bumped = json.loads(json.dumps(DCS_JSON))
+    bumped["info"]["version"] = "2.1.0"
+    del bumped["models"]["stock"]["fields"]["qty"]
+    repo.write("contracts/stock.datacontract.json", json.dumps(bumped, indent=2) + "\n")
+    proc = run_gate(repo.path, "--base", "main", "--contracts", "contracts/**", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    where = {
+        c["path"]: c["line"]
+        for c in json.loads(proc.stdout)["changes"]
+        if c["rule"] == "version_not_bumped"
+    }
+    assert where == {"contracts/orders.odcs.yaml": 6, "contracts/stock.datacontract.json": 6}
+
+
 def test_consumer_broken_reads_as_a_name_that_is_gone(tmp_path: Path) -> None:
     # jaffle-shop-mesh-platform with a mart reading stg_orders.tax_paid, then the
     # PR drops it: the text said "tax_paid -> (none)" and Markdown "tax_paid → —".
