@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from gate import types
 from gate.diff import Change
 from gate.report.base import Report, visible
 from gate.rules import Severity
@@ -93,6 +94,32 @@ def _table(changes: Sequence[Change], report: Report) -> list[str]:
             )
         )
     return rows
+
+
+def _unknown_types(changes: Sequence[Change], report: Report) -> list[str]:
+    """What a ``type_unknown`` row cannot say in its cells: the type it probably meant.
+
+    The suggestion is the one the text report's message carries (``types.suggest``);
+    only known type names and code spans reach the comment.
+    """
+    dialect = report.dialect or "spark"
+    lines: list[str] = []
+    for change in changes:
+        if change.rule != "type_unknown" or not change.after:
+            continue
+        meant = types.suggest(change.after, dialect)
+        hint = f"; did you mean {code(meant.upper())}?" if meant else ""
+        lines.append(
+            f"- {code(change.target)}: {code(change.after)} is not a {code(dialect)} type{hint}"
+        )
+    if lines:
+        lines[:0] = [
+            "",
+            "Unknown types are compared by spelling only. A real type (an enum, a domain)? "
+            "Set `dialect:` to your engine's, or `rules: {type_unknown: off}`.",
+            "",
+        ]
+    return lines
 
 
 #: Consumers listed per change in a PR comment (GitHub caps comments at 65,536 chars).
@@ -216,6 +243,7 @@ def render(report: Report) -> str:
     ]
     if warnings:
         lines += ["", "### Warnings", "", *_table(warnings, report)]
+    lines += _unknown_types([*important, *warnings], report)
     additive = report.by_severity(Severity.INFO)
     if additive:
         lines += [
