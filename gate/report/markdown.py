@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from gate import types
 from gate.diff import Change
-from gate.report.base import Report, visible
+from gate.report.base import Report, missing_after, visible
 from gate.rules import Severity
 
 if TYPE_CHECKING:
@@ -62,10 +62,6 @@ def _prose(text: str) -> str:
     return text
 
 
-#: The "after" cell of a change without an after value, by the rule id's last word.
-_AFTER_NONE = {"removed": "removed", "added": "added", "broken": "gone"}
-
-
 def _table(changes: Sequence[Change], report: Report) -> list[str]:
     rows = [
         "| | Rule | Dataset | Column | Before → After | Where |",
@@ -81,7 +77,7 @@ def _table(changes: Sequence[Change], report: Report) -> list[str]:
         else:
             mark = "🟢"
         before = code(change.before) or "—"
-        after = code(change.after) or _AFTER_NONE.get(change.rule.rsplit("_", 1)[-1], "—")
+        after = code(change.after) or missing_after(change) or "—"
         where = code(f"{change.path}:{change.line}" if change.line else change.path)
         rows.append(
             _row(
