@@ -151,14 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="report format (default: text; github prints workflow annotations)",
     )
     out.add_argument("--output", metavar="FILE", help="also write the report to FILE (in --format)")
-    out.add_argument(
+    run = parser.add_argument_group("running")
+    run.add_argument(
         "--jobs",
         type=int,
         metavar="N",
         help="processes that parse contracts and consumers, this one included "
         "(default: the usable CPUs, at most 8; 1: no worker process)",
     )
-    out.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
+    run.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
     smoke = parser.add_argument_group("smoke test (needs the spark extra and Java)")
     smoke.add_argument(
         "--smoke-test",
@@ -183,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument(
         "--quarantine", metavar="DIR", help="write violating rows as Parquet into DIR"
     )
+    # The subcommand is dispatched before argparse (``main``); say so in the usage.
+    flags = parser.format_usage().removeprefix("usage: ").rstrip()
+    parser.usage = f"{flags}\n       {PROG} rules"
     return parser
 
 
@@ -227,6 +231,10 @@ def _check_config_path(path: str | None) -> None:
 def settings_from_args(args: argparse.Namespace) -> Settings:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.dialect is not None and not args.dialect.strip():
+        # An empty value (an unset shell variable, --dialect "$DIALECT") must not
+        # quietly mean the default: the types would be read in another dialect.
+        raise UsageError("--dialect is empty; give a dialect name such as spark or databricks")
     _check_config_path(args.config)
     return Settings(
         repo=args.repo,
@@ -253,6 +261,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["rules"]:
+        if argv[1:]:
+            sys.stderr.write(
+                escape_line(f"{PROG}: error: 'rules' takes no arguments, got {argv[1]!r}") + "\n"
+            )
+            return EXIT_ERROR
         sys.stdout.write(render_rules())
         return 0
     parser = build_parser()

@@ -283,6 +283,10 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
     dialect = data.get("dialect")
     if dialect is not None and not isinstance(dialect, str):
         raise ContractError(path, "'dialect' must be a string", line_of("dialect"))
+    if dialect is not None and not dialect.strip():
+        raise ContractError(
+            path, "'dialect' is empty; name a dialect (spark, databricks, ...)", line_of("dialect")
+        )
     fail_on = None
     if data.get("fail_on") is not None:
         fail_on = _severity(data["fail_on"], path, "'fail_on'", line_of("fail_on"))

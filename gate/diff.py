@@ -693,6 +693,7 @@ def _version_changes(out: _Emitter, old: Dataset, new: Dataset, start: int) -> N
             f"contract version went down from {old.version} to {new.version}",
             before=old.version,
             after=new.version,
+            line=new.version_line,
         )
         return
     breaking = any(c.severity is Severity.ERROR for c in out.changes[start:])
@@ -703,6 +704,7 @@ def _version_changes(out: _Emitter, old: Dataset, new: Dataset, start: int) -> N
             f"breaking change without a major version bump ({old.version} -> {new.version})",
             before=old.version,
             after=new.version,
+            line=new.version_line,
         )
     elif order < 0:
         out.emit(
@@ -711,6 +713,7 @@ def _version_changes(out: _Emitter, old: Dataset, new: Dataset, start: int) -> N
             f"contract version {old.version} -> {new.version}",
             before=old.version,
             after=new.version,
+            line=new.version_line,
         )
 
 

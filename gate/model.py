@@ -136,6 +136,9 @@ class Dataset:
     checks: tuple[Check, ...] = ()
     line: int | None = field(default=None, compare=False)
     version: str | None = None
+    #: Line of the contract's version key (ODCS ``version``, DCS ``info.version``):
+    #: where the version rules point a reviewer, rather than the dataset's line.
+    version_line: int | None = field(default=None, compare=False)
     enforced: bool = True
     stable_id: str | None = None
     allow_extra_columns: bool = False

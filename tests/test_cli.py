@@ -318,6 +318,8 @@ def test_alias_bomb_is_refused_fast(shop: GitRepo) -> None:
         ),
         (["--dialect", "klingon", "--base", "main"], "unknown dialect"),
         (["--jobs", "0", "--base", "main"], "--jobs must be at least 1"),
+        (["--dialect", "", "--base", "main"], "--dialect is empty; give a dialect name"),
+        (["--dialect= ", "--base", "main"], "--dialect is empty; give a dialect name"),
     ],
 )
 def test_bad_invocations_exit_2_with_one_line(
@@ -392,6 +394,9 @@ def test_output_file_and_list_rules(shop: GitRepo, tmp_path: Path) -> None:
         proc = run_gate(shop.path, *args)
         assert proc.returncode == 0
         assert "model_removed" in proc.stdout and "type_widened" in proc.stdout
+    proc = run_gate(shop.path, "rules", "model_removed")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "schema-gate: error: 'rules' takes no arguments, got 'model_removed'\n"
 
 
 def test_help_teaches(shop: GitRepo) -> None:
@@ -399,6 +404,11 @@ def test_help_teaches(shop: GitRepo) -> None:
     assert proc.returncode == 0
     for needle in ("accept-breaking-change:", "exit codes:", "examples:", "--no-merge-base"):
         assert needle in proc.stdout
+    usage = proc.stdout.split("\n\n")[0]
+    assert usage.splitlines()[-1].strip() == "schema-gate rules"  # the subcommand, in the usage
+    running = proc.stdout.split("\nrunning:\n")[1].split("\n\n")[0]
+    assert "--jobs N" in running and "--debug" in running  # not under "output"
+    assert "--jobs" not in proc.stdout.split("\noutput:\n")[1].split("\n\n")[0]
 
 
 def test_run_from_a_subdirectory(shop: GitRepo) -> None:
@@ -528,6 +538,57 @@ def test_datacontract_cli_default_file_name_is_a_default_glob(tmp_path: Path, wh
         ("type_changed", "inventory", where),
         ("version_not_bumped", "inventory", where),
     ]
+
+
+ODCS_VERSIONED = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: orders-contract
+name: orders
+status: active
+version: 1.2.0
+schema:
+  - name: orders
+    properties:
+      - name: id
+        logicalType: integer
+      - name: note
+        logicalType: string
+"""
+
+DCS_JSON = {
+    "dataContractSpecification": "1.2.1",
+    "id": "inventory",
+    "info": {"title": "Inventory", "version": "2.0.0"},
+    "models": {"stock": {"fields": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}},
+}
+
+
+def test_version_rules_point_at_the_version_line(tmp_path: Path) -> None:
+    """A breaking change without a major bump is fixed on the version line: point there."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("contracts/orders.odcs.yaml", ODCS_VERSIONED)
+    repo.write("contracts/stock.datacontract.json", json.dumps(DCS_JSON, indent=2) + "\n")
+    repo.commit("contracts")
+    repo.branch("feature")
+    repo.write(
+        "contracts/orders.odcs.yaml",
+        ODCS_VERSIONED.replace("version: 1.2.0", "version: 1.3.0").replace(
+            "      - name: note\n        logicalType: string\n", ""
+        ),
+    )
+    bumped = json.loads(json.dumps(DCS_JSON))
+    bumped["info"]["version"] = "2.1.0"
+    del bumped["models"]["stock"]["fields"]["qty"]
+    repo.write("contracts/stock.datacontract.json", json.dumps(bumped, indent=2) + "\n")
+    proc = run_gate(repo.path, "--base", "main", "--contracts", "contracts/**", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    where = {
+        c["path"]: c["line"]
+        for c in json.loads(proc.stdout)["changes"]
+        if c["rule"] == "version_not_bumped"
+    }
+    assert where == {"contracts/orders.odcs.yaml": 6, "contracts/stock.datacontract.json": 6}
 
 
 def test_consumer_broken_reads_as_a_name_that_is_gone(tmp_path: Path) -> None:

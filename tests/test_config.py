@@ -122,6 +122,7 @@ def test_config_contracts_and_dialect(shop: GitRepo) -> None:
             "policies:\n  - schema_contract: freeze\n",
             ".schema-gate.yml:2: a policy needs 'datasets'",
         ),
+        ("fail_on: error\ndialect: ''\n", ".schema-gate.yml:2: 'dialect' is empty"),
         ("- a\n", ".schema-gate.yml:1: the config must be a mapping"),
         ("a: [\n", ".schema-gate.yml:2: invalid YAML"),
     ],

@@ -168,6 +168,11 @@ def test_a_misspelt_type_on_a_new_column_is_a_warning_with_a_suggestion(shop: Gi
     markdown = run_gate(shop.path, "--base", "main", "--format", "markdown")
     assert markdown.returncode == 0
     assert "| ⚠️ | `type_unknown` | `lake/shop/orders` | `comment` |" in markdown.stdout
+    # The table has no room for the suggestion; the line under it carries it.
+    assert (
+        "- `lake/shop/orders.comment`: `TXET` is not a `spark` type; did you mean `TEXT`?"
+        in markdown.stdout.splitlines()
+    )
 
 
 def test_a_changed_type_to_an_unknown_one_is_still_type_changed(shop: GitRepo) -> None:

@@ -370,15 +370,18 @@ def parse(doc: Any, path: str) -> Contract:
             root.key_line("dataContractSpecification"),
         )
     version = None
+    version_line = None
     if root.get("info") is not None:
         info = require_mapping(root["info"], path, "'info'", root.key_line("info"))
         version = optional_version(info, "version", path, "'info.version'")
+        version_line = info.key_line("version") if version is not None else None
     parser = _Parser(root, path)
     datasets: list[Dataset] = []
     models = root.get("models")
     if models is not None:
         models = require_mapping(models, path, "'models'", root.key_line("models"))
         for name, value in models.items():
-            datasets.append(parser.model(name, value, models.key_line(name), version))
+            model = parser.model(name, value, models.key_line(name), version)
+            datasets.append(replace(model, version_line=version_line))
     reject_duplicate_datasets(datasets, path)
     return Contract(path=path, format=FORMAT, datasets=tuple(datasets))

@@ -369,8 +369,9 @@ def parse(doc: Any, path: str) -> Contract:
     version = optional_version(root, "version", path, "'version'")
     parser = _Parser(path)
     schema = optional_list(root, "schema", path, "'schema'")
+    version_line = root.key_line("version") if version is not None else None
     datasets = [
-        parser.schema_object(entry, index, item_line, version)
+        replace(parser.schema_object(entry, index, item_line, version), version_line=version_line)
         for index, entry, item_line in items(schema)
     ]
     reject_duplicate_datasets(datasets, path)

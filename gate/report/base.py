@@ -232,15 +232,24 @@ def change_dict(change: Change) -> dict[str, Any]:
     }
 
 
+#: The word for a change's missing "after" side, by the rule id's last word:
+#: ``column_removed`` -> removed, ``consumer_broken`` (a name HEAD no longer has) -> gone.
+_AFTER_NONE = {"removed": "removed", "added": "added", "broken": "gone"}
+
+
+def missing_after(change: Change) -> str | None:
+    """What a change without an ``after`` value shows instead (None: nothing to say).
+
+    One table for every report, so a reader sees the same word in the text,
+    the PR comment and the annotations.
+    """
+    if change.after is not None:
+        return None
+    return _AFTER_NONE.get(change.rule.rsplit("_", 1)[-1])
+
+
 def arrow(change: Change) -> str:
     """``before -> after`` with readable placeholders for the missing side."""
     before = change.before if change.before is not None else "(none)"
-    if change.after is not None:
-        after = change.after
-    elif change.rule in ("column_removed", "model_removed"):
-        after = "(removed)"
-    elif change.rule == "consumer_broken":  # the consumer reads a name HEAD no longer has
-        after = "(gone)"
-    else:
-        after = "(none)"
+    after = change.after if change.after is not None else f"({missing_after(change) or 'none'})"
     return f"{before} -> {after}"

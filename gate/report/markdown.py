@@ -17,8 +17,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from gate import types
 from gate.diff import Change
-from gate.report.base import Report, visible
+from gate.report.base import Report, missing_after, visible
 from gate.rules import Severity
 
 if TYPE_CHECKING:
@@ -61,10 +62,6 @@ def _prose(text: str) -> str:
     return text
 
 
-#: The "after" cell of a change without an after value, by the rule id's last word.
-_AFTER_NONE = {"removed": "removed", "added": "added", "broken": "gone"}
-
-
 def _table(changes: Sequence[Change], report: Report) -> list[str]:
     rows = [
         "| | Rule | Dataset | Column | Before → After | Where |",
@@ -80,7 +77,7 @@ def _table(changes: Sequence[Change], report: Report) -> list[str]:
         else:
             mark = "🟢"
         before = code(change.before) or "—"
-        after = code(change.after) or _AFTER_NONE.get(change.rule.rsplit("_", 1)[-1], "—")
+        after = code(change.after) or missing_after(change) or "—"
         where = code(f"{change.path}:{change.line}" if change.line else change.path)
         rows.append(
             _row(
@@ -93,6 +90,32 @@ def _table(changes: Sequence[Change], report: Report) -> list[str]:
             )
         )
     return rows
+
+
+def _unknown_types(changes: Sequence[Change], report: Report) -> list[str]:
+    """What a ``type_unknown`` row cannot say in its cells: the type it probably meant.
+
+    The suggestion is the one the text report's message carries (``types.suggest``);
+    only known type names and code spans reach the comment.
+    """
+    dialect = report.dialect or "spark"
+    lines: list[str] = []
+    for change in changes:
+        if change.rule != "type_unknown" or not change.after:
+            continue
+        meant = types.suggest(change.after, dialect)
+        hint = f"; did you mean {code(meant.upper())}?" if meant else ""
+        lines.append(
+            f"- {code(change.target)}: {code(change.after)} is not a {code(dialect)} type{hint}"
+        )
+    if lines:
+        lines[:0] = [
+            "",
+            "Unknown types are compared by spelling only. A real type (an enum, a domain)? "
+            "Set `dialect:` to your engine's, or `rules: {type_unknown: off}`.",
+            "",
+        ]
+    return lines
 
 
 #: Consumers listed per change in a PR comment (GitHub caps comments at 65,536 chars).
@@ -216,6 +239,7 @@ def render(report: Report) -> str:
     ]
     if warnings:
         lines += ["", "### Warnings", "", *_table(warnings, report)]
+    lines += _unknown_types([*important, *warnings], report)
     additive = report.by_severity(Severity.INFO)
     if additive:
         lines += [
