@@ -248,7 +248,7 @@ def _check_depth(text: str, path: str, max_nodes: int = 2**62) -> None:
     loader = _BaseLoader(text)
     depth = 0
     try:
-        while (event := loader.get_event()) is not None:
+        while (event := _next_event(loader, path)) is not None:
             if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
                 max_nodes -= 1
             elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
@@ -265,6 +265,22 @@ def _check_depth(text: str, path: str, max_nodes: int = 2**62) -> None:
                 raise _TooManyNodes
     finally:
         loader.dispose()
+
+
+#: What libyaml says (PyYAML 6.0.4 and later) when its own nesting limit,
+#: deeper than ours, stops the scanner before our count reaches MAX_DEPTH: the
+#: scanner reads ahead of the events in flow collections.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+
+
+def _next_event(loader: Any, path: str) -> Any:
+    try:
+        return loader.get_event()
+    except yaml.MarkedYAMLError as exc:
+        if exc.problem != _LIBYAML_TOO_DEEP:
+            raise
+        mark = exc.problem_mark or exc.context_mark
+        raise _too_deep(path, mark.line + 1 if mark is not None else None) from None
 
 
 def _aliases_too_deep(text: str, path: str) -> ContractError:
@@ -350,6 +366,8 @@ def load_yaml(data: bytes | str, path: str, max_nodes: int | None = None) -> Any
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
+        if exc.problem == _LIBYAML_TOO_DEEP:
+            raise _too_deep(path, line) from None
         problem = exc.problem or exc.context or "invalid YAML"
         raise ContractError(path, f"invalid YAML: {problem}", line) from None
     except yaml.YAMLError as exc:
