@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from gate.model import UsageError
-from gate.smoke import SmokeSettings, run_smoke
+from gate.smoke import SmokeSettings, checks, run_smoke
 from gate.smoke.runner import PARALLEL_ENV, SMALL_SAMPLE_BYTES
 from tests.spark_fixtures import (
     by_id,
@@ -504,10 +504,11 @@ def test_one_job_per_dataset_plus_only_what_a_failure_needs(
 ) -> None:
     """A passing dataset costs one Spark job: every flag and duplicate key as Arrow.
 
-    A failing small sample adds a Spark group-by per duplicate check that found
-    a repeated key (its offending values came with the one job); a failing
-    large one (50,000 rows and more) adds one job for the offending values,
-    only of the rules that failed.
+    A failing sample adds a Spark group-by per duplicate check that found a
+    repeated key (its offending values came with the one job); a failing large
+    one (50,000 rows and more) whose offending values could outweigh
+    ``INLINE_TEXT_BYTES`` if every row failed adds one job for them, only of
+    the rules that failed.
     """
     frame_class = type(spark.range(1))  # the classic (or Connect) DataFrame in use
     calls: list[str] = []
@@ -531,11 +532,14 @@ def test_one_job_per_dataset_plus_only_what_a_failure_needs(
         },
     )
     datasets += datasets_in(root, "contracts/big.yaml")
-    for name, status, jobs in (
-        ("v4_pass", "passed", ["toArrow"]),
-        ("v4_fail", "failed", ["toArrow", "collect", "collect"]),  # two keys repeat
-        ("big", "failed", ["toArrow", "collect"]),  # '12a'; no key repeats
+    for name, status, jobs, budget in (
+        ("v4_pass", "passed", ["toArrow"], None),
+        ("v4_fail", "failed", ["toArrow", "collect", "collect"], None),  # two keys repeat
+        ("big", "failed", ["toArrow"], None),  # '12a' comes with the flags; no key repeats
+        ("big", "failed", ["toArrow", "collect"], 0),  # '12a' from the values job
     ):
+        if budget is not None:
+            monkeypatch.setattr(checks, "INLINE_TEXT_BYTES", budget)
         calls.clear()
         chosen = [dataset for dataset in datasets if dataset.id == name]
         report = run_smoke(chosen, root, SmokeSettings(), spark=spark)

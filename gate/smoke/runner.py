@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
 
 from gate.git_tree import Repo
 from gate.limits import Limits
@@ -405,7 +406,10 @@ class _DatasetRun:
         corrupt = sqlexpr.col(readers.CORRUPT)
         condition = corrupt.isNotNull()
         count_key = metrics.count_if(condition)
-        samples_key = metrics.samples(count_key, condition, corrupt)
+        worst = rules.worst_text_bytes(
+            self.loaded.column_bytes.get(readers.CORRUPT), self.loaded.rows, as_is=True
+        )
+        samples_key = metrics.samples(count_key, condition, corrupt, worst)
         self.quarantine_rules.append(("malformed_record", condition))
 
         def render(values: dict[str, Any], rows: int) -> SmokeResult:
@@ -450,7 +454,9 @@ class _DatasetRun:
                 count_key = metrics.count_if(rule.condition)
                 keys = (
                     count_key,
-                    metrics.samples(count_key, rule.condition, rule.text),
+                    metrics.samples(
+                        count_key, rule.condition, rule.text, self._worst_text(bound, typed=False)
+                    ),
                     nonnull_key,
                 )
                 self.quarantine_rules.append((f"{target.name}({column.name})", rule.condition))
@@ -503,7 +509,7 @@ class _DatasetRun:
                     text = bound.typed_text
                 count_key = metrics.count_if(condition)
                 samples_key = (  # a missing value is shown as its count only
-                    metrics.samples(count_key, condition, text)
+                    metrics.samples(count_key, condition, text, self._worst_text(bound, typed=True))
                     if plan.family == checkspec.INVALID
                     else None
                 )
@@ -514,6 +520,16 @@ class _DatasetRun:
                     )
                 )
         return out
+
+    def _worst_text(self, bound: rules.Bound, *, typed: bool) -> int | None:
+        """What ``bound``'s offending values weigh if every row fails (``raw_text``/``typed_text``)."""
+        shown_as_read = not (typed and bound.casts)
+        return rules.worst_text_bytes(
+            self.loaded.column_bytes.get(bound.internal),
+            self.loaded.rows,
+            as_is=shown_as_read and isinstance(bound.source, StringType),
+            nested=shown_as_read and rules.is_complex(bound.source),
+        )
 
     def _plan_duplicate(
         self, plan: CheckPlan, bounds: list[rules.Bound], metrics: rules.Metrics
