@@ -8,6 +8,7 @@ in a temporary repository.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from gate.limits import Limits
 from gate.model import UsageError
-from gate.smoke import SmokeSettings, checks, run_smoke
+from gate.smoke import SmokeSettings, checks, readers, run_smoke, runner
+from gate.smoke.limits import LimitExceeded
 from gate.smoke.runner import PARALLEL_ENV, SMALL_SAMPLE_BYTES
 from tests.spark_fixtures import (
     by_id,
@@ -579,6 +582,49 @@ def test_datasets_run_concurrently_with_the_same_report_in_the_same_order(
     assert [d["dataset"] for d in reports[1]] == [d.id for d in chosen]
     big_result = reports[1][3]
     assert big_result["status"] == "failed" and big_result["rows"] == 80_001
+
+
+def test_large_samples_are_read_ahead_with_the_same_report_in_the_same_order(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Large samples are read (pyarrow, no Spark) one step ahead of Spark, in
+    one thread; the report, a broken sample's error included, is the one of a
+    run that reads each sample when its dataset's turn comes."""
+    root, datasets = check_repo(tmp_path)
+    write_files(root, {"contracts/broken.yaml": "dataset: broken\ncolumns:\n  - name: id\n"})
+    (root / "contracts" / "broken.sample.csv").write_bytes(b"id\n\xff\xfe\n")
+    chosen = [*datasets, *datasets_in(root, "contracts/broken.yaml")]
+    expected = comparable(run_smoke(chosen, root, SmokeSettings(), spark=spark))
+
+    threads: list[str] = []
+    real = readers.read
+
+    def read(*args: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(readers, "read", read)
+    monkeypatch.setattr(runner, "SMALL_SAMPLE_BYTES", 1)  # every sample is large
+    ahead = comparable(run_smoke(chosen, root, SmokeSettings(), spark=spark))
+    assert ahead == expected
+    assert [d["dataset"] for d in ahead] == [d.id for d in chosen]
+    assert ahead[-1]["status"] == "error" and "not UTF-8" in ahead[-1]["error"]
+    assert len(threads) == len(chosen) and all(t.startswith("gate-read") for t in threads)
+
+
+def test_a_read_ahead_sample_over_the_row_limit_stops_the_run(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A limit is a usage error (exit 2), whichever thread read the sample."""
+    root, datasets = check_repo(tmp_path)
+    monkeypatch.setattr(runner, "SMALL_SAMPLE_BYTES", 1)
+    settings = SmokeSettings(limits=Limits(sample_rows=3))
+    with pytest.raises(LimitExceeded, match=r"is more than the sample limit of 3"):
+        run_smoke(datasets, root, settings, spark=spark)
 
 
 # -- quarantine ------------------------------------------------------------------------------

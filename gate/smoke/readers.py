@@ -36,7 +36,7 @@ from gate.smoke.limits import too_many_rows
 from gate.smoke.parse import CORRUPT
 from gate.smoke.samples import Sample, SampleError
 
-__all__ = ["CORRUPT", "Loaded", "load"]
+__all__ = ["CORRUPT", "Loaded", "Read", "load", "read", "to_spark"]
 
 
 @dataclass
@@ -58,29 +58,60 @@ def load(spark: SparkSession, sample: Sample, limits: Limits) -> Loaded:
 
     ``LimitExceeded`` (exit 2) for a sample above ``limits``.
     """
+    return to_spark(spark, read(sample, limits), sample)
+
+
+@dataclass
+class Read:
+    """A sample read and parsed by pyarrow, before Spark sees it."""
+
+    what: str  # "CSV" | "JSON" | "Parquet"
+    #: CSV and Parquet: the table, positional columns (and CORRUPT for CSV);
+    #: JSON: the records, one string each, for Spark's JSON reader.
+    data: Any
+    names: list[str]  # CSV and Parquet: original column names, by position
+    malformed: int = 0  # CSV records set aside in CORRUPT
+
+
+def read(sample: Sample, limits: Limits) -> Read:
+    """Read and parse ``sample`` without Spark (errors as ``load``).
+
+    Spark is not needed for this part, so the runner does it for the next
+    large sample while Spark works on the current one, or while the session
+    starts: a million CSV rows take 0.5 to 0.9 s here (measured).
+    """
     if sample.format == "parquet":
-        return _parquet(spark, sample, limits)
+        return _parquet(sample, limits)
     data = files.read_bytes(sample.path, sample.relpath, limits.sample_bytes)
     if sample.format == "csv":
         parsed = parse.csv_table(data, sample.relpath, limits.sample_rows)
-        del data  # the table holds its own copy: the file's bytes can go before Spark's
-        df = _frame(spark, parsed.table, sample)
-        return Loaded(
-            df,
-            parsed.names,
-            corrupt=bool(parsed.malformed),
-            what="CSV",
-            rows=parsed.table.num_rows,
-            column_bytes=column_bytes(parsed.table),
-        )
+        return Read("CSV", parsed.table, parsed.names, parsed.malformed)
     if sample.format == "jsonl":
         records = parse.json_lines(data, sample.relpath, limits.sample_rows)
     else:
         records = parse.json_elements(data, sample.relpath, limits.sample_rows)
-    del data
-    loaded = _json(spark, records, sample)
-    loaded.rows = len(records)
-    return loaded
+    return Read("JSON", records, [])
+
+
+def to_spark(spark: SparkSession, read: Read, sample: Sample) -> Loaded:
+    """Hand a read sample to Spark as Arrow data; ``read`` lets go of it then.
+
+    Spark holds its own copy once the frame exists, so the table's memory can
+    go even while ``read`` is still referenced (a finished read-ahead holds it).
+    """
+    data, read.data = read.data, None
+    if read.what == "JSON":
+        loaded = _json(spark, data, sample)
+        loaded.rows = len(data)
+        return loaded
+    return Loaded(
+        _frame(spark, data, sample),
+        read.names,
+        corrupt=bool(read.malformed),
+        what=read.what,
+        rows=data.num_rows,
+        column_bytes=column_bytes(data),
+    )
 
 
 def column_bytes(table: Any) -> dict[str, int]:
@@ -191,7 +222,7 @@ def _parsed_once(df: DataFrame) -> Any | None:
         return None
 
 
-def _parquet(spark: SparkSession, sample: Sample, limits: Limits) -> Loaded:
+def _parquet(sample: Sample, limits: Limits) -> Read:
     """Parquet read by pyarrow from bytes the gate read itself (a file or a Spark folder)."""
     import pyarrow as pa
 
@@ -217,15 +248,7 @@ def _parquet(spark: SparkSession, sample: Sample, limits: Limits) -> Loaded:
         raise too_many_rows(sample.relpath, table.num_rows, limits.sample_rows)
     names = list(table.column_names)
     table = table.rename_columns([f"c{index}" for index in range(len(names))])
-    frame = _frame(spark, table, sample)
-    return Loaded(
-        frame,
-        names,
-        corrupt=False,
-        what="Parquet",
-        rows=table.num_rows,
-        column_bytes=column_bytes(table),
-    )
+    return Read("Parquet", table, names)
 
 
 def _positional(df: DataFrame, what: str) -> Loaded:
