@@ -37,7 +37,7 @@ from gate.smoke.samples import SampleError
 #: The internal column holding the text of records that do not parse.
 CORRUPT = "__gate_corrupt_record"
 
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
@@ -51,8 +51,8 @@ class CsvTable:
 
 def csv_table(data: bytes, shown: str, max_rows: int) -> CsvTable:
     """Parse a CSV sample; ``SampleError`` for a file that cannot be one."""
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
     header_text, body = _split_header(data, shown)
     try:
         header = next(csv.reader([header_text], strict=True))
@@ -228,8 +228,8 @@ def _with_malformed(table: pa.Table, columns: list[str], bad: list[str]) -> pa.T
 
 def json_lines(data: bytes, shown: str, max_rows: int) -> pa.Array:
     """The non-blank lines of a JSON Lines sample, as one Arrow string array."""
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
     try:
         text = pa.array([data], pa.large_binary()).cast(pa.large_string())
     except pa.ArrowInvalid:

@@ -11,8 +11,10 @@ in paths (see ``files``).
 
 - CSV: parsed by pyarrow into string columns; malformed records (wrong number
   of fields, an unterminated quote) come with their text in ``CORRUPT``.
-- JSON Lines / JSON: split into records by pyarrow (or ``parse`` for a JSON
-  array), handed over as one Arrow string column, parsed by Spark's JSON
+- JSON Lines: parsed by pyarrow's JSON reader where its table is the one
+  Spark's JSON reader would infer and parse (``jsonl``: fifteen times faster).
+  Otherwise, and for a ``.json`` array: split into records by pyarrow (or
+  ``parse``), handed over as one Arrow string column, parsed by Spark's JSON
   reader with schema inference; a record that is not valid JSON is malformed.
   On a classic session the parsed rows come back once as Arrow (``_parsed_once``).
 - Parquet: a file, or a folder of part files as Spark writes them.
@@ -31,7 +33,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from gate.limits import Limits
-from gate.smoke import files, parse
+from gate.smoke import files, jsonl, parse
 from gate.smoke.limits import too_many_rows
 from gate.smoke.parse import CORRUPT
 from gate.smoke.samples import Sample, SampleError
@@ -66,11 +68,13 @@ class Read:
     """A sample read and parsed by pyarrow, before Spark sees it."""
 
     what: str  # "CSV" | "JSON" | "Parquet"
-    #: CSV and Parquet: the table, positional columns (and CORRUPT for CSV);
-    #: JSON: the records, one string each, for Spark's JSON reader.
+    #: A table of positional columns (and CORRUPT for CSV), or for JSON that
+    #: pyarrow could not read as Spark would (``records``) the records, one
+    #: string each, for Spark's JSON reader.
     data: Any
-    names: list[str]  # CSV and Parquet: original column names, by position
+    names: list[str]  # original column names, by position (a table's)
     malformed: int = 0  # CSV records set aside in CORRUPT
+    records: bool = False  # ``data`` is JSON records, not a table
 
 
 def read(sample: Sample, limits: Limits) -> Read:
@@ -87,10 +91,17 @@ def read(sample: Sample, limits: Limits) -> Read:
         parsed = parse.csv_table(data, sample.relpath, limits.sample_rows)
         return Read("CSV", parsed.table, parsed.names, parsed.malformed)
     if sample.format == "jsonl":
+        table = jsonl.read_records(data.removeprefix(parse.BOM))
+        if table is not None:
+            if table.num_rows > limits.sample_rows:
+                raise too_many_rows(sample.relpath, table.num_rows, limits.sample_rows)
+            names = list(table.column_names)
+            table = table.rename_columns([f"c{index}" for index in range(len(names))])
+            return Read("JSON", table, names)
         records = parse.json_lines(data, sample.relpath, limits.sample_rows)
     else:
         records = parse.json_elements(data, sample.relpath, limits.sample_rows)
-    return Read("JSON", records, [])
+    return Read("JSON", records, [], records=True)
 
 
 def to_spark(spark: SparkSession, read: Read, sample: Sample) -> Loaded:
@@ -100,7 +111,7 @@ def to_spark(spark: SparkSession, read: Read, sample: Sample) -> Loaded:
     go even while ``read`` is still referenced (a finished read-ahead holds it).
     """
     data, read.data = read.data, None
-    if read.what == "JSON":
+    if read.records:
         loaded = _json(spark, data, sample)
         loaded.rows = len(data)
         return loaded
