@@ -69,8 +69,9 @@ handle.stop()
 def generate(root: Path, rows: int, columns: int, all_bad: bool = False) -> int:
     """The contract and its CSV sample; returns the sample's size in bytes.
 
-    ``all_bad``: every value of every typed column fails its type (a shifted
-    CSV, say): the most offending values a sample can hand back.
+    ``all_bad``: every value of every bigint, decimal and date column fails
+    its type (a shifted CSV, say): about the most offending values a sample
+    at the default size limit can hand back.
     """
     import numpy as np
     import pyarrow as pa
@@ -98,8 +99,8 @@ def generate(root: Path, rows: int, columns: int, all_bad: bool = False) -> int:
             values = values.astype(object)
         else:
             values = np.char.mod("v%07d", rng.integers(0, 10**7, rows)).astype(object)
-        if all_bad and kind != "string":
-            values = np.char.add("not-a-value-of-this-type-", values.astype(str)).astype(object)
+        if all_bad and (kind in ("bigint", "date") or kind.startswith("decimal")):
+            values = np.char.add("x", values.astype(str)).astype(object)  # not of its type
         elif kind != "string" and number != 0:
             values[rows // 2] = "not-a-value-of-this-type-at-all"
         data[name] = pa.array(values, pa.string())
@@ -116,7 +117,7 @@ def main() -> None:
     parser.add_argument(
         "--all-bad",
         action="store_true",
-        help="every value of every typed column fails its type: the worst case for memory",
+        help="every bigint, decimal and date value fails its type: the worst case for memory",
     )
     parser.add_argument(
         "--inline-bytes",
