@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from gate.smoke import SmokeSettings, readers, run_smoke
+from gate.smoke import SmokeSettings, checks, readers, run_smoke
 from tests.spark_fixtures import (
     datasets_in,
     find,
@@ -74,13 +74,30 @@ def records(n: int) -> list[str]:
 
 
 @pytest.mark.parametrize("n", [readers.MIN_PARTITION_ROWS - 1, readers.MIN_PARTITION_ROWS, 50_001])
+@pytest.mark.parametrize("route", ["values with the flags", "values job"])
 def test_the_same_findings_on_either_side_of_50000_json_records(
     spark: Any,  # noqa: F811
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     n: int,
+    route: str,
 ) -> None:
     assert readers.MIN_PARTITION_ROWS == 50_000  # the boundary these sizes straddle
+    if route == "values job":  # a sample whose values could outweigh the budget
+        monkeypatch.setattr(checks, "INLINE_TEXT_BYTES", 0)
+    asked: list[int] = []
+    real = checks._offending_values
+
+    def values_job(*args: Any) -> Any:
+        asked.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(checks, "_offending_values", values_job)
     outcome = run(tmp_path, spark, records(n))
+    # A large sample asks for its offending values in a second job only when
+    # their text could outweigh INLINE_TEXT_BYTES.
+    second_job = route == "values job" and n >= readers.MIN_PARTITION_ROWS
+    assert len(asked) == (1 if second_job else 0)
     assert (outcome.status, outcome.rows) == ("failed", n)
     found = {
         (r.name, r.column): (r.status, r.failed_rows, r.samples)

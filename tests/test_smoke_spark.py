@@ -8,6 +8,7 @@ in a temporary repository.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from gate.limits import Limits
 from gate.model import UsageError
-from gate.smoke import SmokeSettings, run_smoke
+from gate.smoke import SmokeSettings, checks, readers, run_smoke, runner
+from gate.smoke.limits import LimitExceeded
 from gate.smoke.runner import PARALLEL_ENV, SMALL_SAMPLE_BYTES
 from tests.spark_fixtures import (
     by_id,
@@ -504,10 +507,11 @@ def test_one_job_per_dataset_plus_only_what_a_failure_needs(
 ) -> None:
     """A passing dataset costs one Spark job: every flag and duplicate key as Arrow.
 
-    A failing small sample adds a Spark group-by per duplicate check that found
-    a repeated key (its offending values came with the one job); a failing
-    large one (50,000 rows and more) adds one job for the offending values,
-    only of the rules that failed.
+    A failing sample adds a Spark group-by per duplicate check that found a
+    repeated key (its offending values came with the one job); a failing large
+    one (50,000 rows and more) whose offending values could outweigh
+    ``INLINE_TEXT_BYTES`` if every row failed adds one job for them, only of
+    the rules that failed.
     """
     frame_class = type(spark.range(1))  # the classic (or Connect) DataFrame in use
     calls: list[str] = []
@@ -531,11 +535,14 @@ def test_one_job_per_dataset_plus_only_what_a_failure_needs(
         },
     )
     datasets += datasets_in(root, "contracts/big.yaml")
-    for name, status, jobs in (
-        ("v4_pass", "passed", ["toArrow"]),
-        ("v4_fail", "failed", ["toArrow", "collect", "collect"]),  # two keys repeat
-        ("big", "failed", ["toArrow", "collect"]),  # '12a'; no key repeats
+    for name, status, jobs, budget in (
+        ("v4_pass", "passed", ["toArrow"], None),
+        ("v4_fail", "failed", ["toArrow", "collect", "collect"], None),  # two keys repeat
+        ("big", "failed", ["toArrow"], None),  # '12a' comes with the flags; no key repeats
+        ("big", "failed", ["toArrow", "collect"], 0),  # '12a' from the values job
     ):
+        if budget is not None:
+            monkeypatch.setattr(checks, "INLINE_TEXT_BYTES", budget)
         calls.clear()
         chosen = [dataset for dataset in datasets if dataset.id == name]
         report = run_smoke(chosen, root, SmokeSettings(), spark=spark)
@@ -575,6 +582,49 @@ def test_datasets_run_concurrently_with_the_same_report_in_the_same_order(
     assert [d["dataset"] for d in reports[1]] == [d.id for d in chosen]
     big_result = reports[1][3]
     assert big_result["status"] == "failed" and big_result["rows"] == 80_001
+
+
+def test_large_samples_are_read_ahead_with_the_same_report_in_the_same_order(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Large samples are read (pyarrow, no Spark) one step ahead of Spark, in
+    one thread; the report, a broken sample's error included, is the one of a
+    run that reads each sample when its dataset's turn comes."""
+    root, datasets = check_repo(tmp_path)
+    write_files(root, {"contracts/broken.yaml": "dataset: broken\ncolumns:\n  - name: id\n"})
+    (root / "contracts" / "broken.sample.csv").write_bytes(b"id\n\xff\xfe\n")
+    chosen = [*datasets, *datasets_in(root, "contracts/broken.yaml")]
+    expected = comparable(run_smoke(chosen, root, SmokeSettings(), spark=spark))
+
+    threads: list[str] = []
+    real = readers.read
+
+    def read(*args: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(readers, "read", read)
+    monkeypatch.setattr(runner, "SMALL_SAMPLE_BYTES", 1)  # every sample is large
+    ahead = comparable(run_smoke(chosen, root, SmokeSettings(), spark=spark))
+    assert ahead == expected
+    assert [d["dataset"] for d in ahead] == [d.id for d in chosen]
+    assert ahead[-1]["status"] == "error" and "not UTF-8" in ahead[-1]["error"]
+    assert len(threads) == len(chosen) and all(t.startswith("gate-read") for t in threads)
+
+
+def test_a_read_ahead_sample_over_the_row_limit_stops_the_run(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A limit is a usage error (exit 2), whichever thread read the sample."""
+    root, datasets = check_repo(tmp_path)
+    monkeypatch.setattr(runner, "SMALL_SAMPLE_BYTES", 1)
+    settings = SmokeSettings(limits=Limits(sample_rows=3))
+    with pytest.raises(LimitExceeded, match=r"is more than the sample limit of 3"):
+        run_smoke(datasets, root, settings, spark=spark)
 
 
 # -- quarantine ------------------------------------------------------------------------------

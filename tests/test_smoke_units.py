@@ -631,3 +631,25 @@ def test_a_parquet_folder_may_not_hide_a_link_out(tmp_path: Path) -> None:
     )
     with pytest.raises(UsageError, match="outside"):
         SampleFinder(Repo(repo_root), None, [orders]).find(orders)
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.text(max_size=6)), max_size=60),
+    st.integers(min_value=1, max_value=4),
+)
+def test_the_offending_values_shown_are_the_smallest_distinct_in_utf8_order(
+    texts: list[str | None], chunks: int
+) -> None:
+    """Arrow's sort picks what sorting every value in Python would (UTF-8 byte order)."""
+    pytest.importorskip("pyspark")
+    import pyarrow as pa
+
+    from gate.smoke.checks import smallest_texts
+    from gate.smoke.result import MAX_SAMPLES
+
+    size = -(-len(texts) // chunks) or 1
+    pieces = [pa.array(texts[i : i + size], pa.string()) for i in range(0, len(texts), size)]
+    column = pa.chunked_array(pieces, pa.string())
+    distinct = {text for text in texts if text is not None}
+    expected = sorted(distinct, key=lambda text: text.encode("utf-8", "surrogatepass"))
+    assert smallest_texts(column) == expected[:MAX_SAMPLES]

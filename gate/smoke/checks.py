@@ -158,9 +158,12 @@ class Metrics:
     docs/smoke-test.md). The flags cost a bit per row and condition.
 
     Offending values ride along as text (NULL where the row passes) when the
-    sample is small (``texts``, one partition); above that they would be a
-    string per failing row, so a second job aggregates at most MAX_SAMPLES of
-    them, over the failing rows only, and only when something failed.
+    sample is small (``texts``: one partition) or when, even if every row
+    failed every rule, their text would stay within ``INLINE_TEXT_BYTES``
+    (each ``samples`` call says what its text can weigh). Otherwise a second
+    job aggregates at most MAX_SAMPLES of them per rule, over the failing rows
+    only, and only when something failed: it re-evaluates every rule (0.6 to
+    1.2 s per million rows of the bench, measured), which the texts save.
     """
 
     def __init__(self, *, texts: bool) -> None:
@@ -168,6 +171,8 @@ class Metrics:
         self.exprs: list[tuple[str, Expr]] = []
         #: samples key -> (count key, condition, text to show)
         self._samples: dict[str, tuple[str, Expr, Expr]] = {}
+        #: what the texts of every ``samples`` call weigh at worst (None: unknown)
+        self._text_bytes: int | None = 0
         #: duplicate key -> (its key columns, the count key of the rows it considers)
         self._keys: dict[str, tuple[list[str], str | None]] = {}
         self._key_exprs: list[tuple[str, Expr]] = []
@@ -180,15 +185,25 @@ class Metrics:
         self.exprs.append((alias, condition))
         return alias
 
-    def samples(self, count_key: str, condition: Expr, text: Expr) -> str:
+    def samples(self, count_key: str, condition: Expr, text: Expr, worst: int | None) -> str:
         """Up to MAX_SAMPLES distinct offending values, sorted (stable across runs).
 
         ``count_key`` counts the same ``condition``: no job looks for samples
-        of a condition that no row meets.
+        of a condition that no row meets. ``worst`` is what ``text`` weighs
+        in bytes if every row fails (``worst_text_bytes``; None if unknown).
         """
         key = f"s{len(self._samples)}"
         self._samples[key] = (count_key, condition, text)
+        if self._text_bytes is not None:
+            self._text_bytes = None if worst is None else self._text_bytes + worst
         return key
+
+    @property
+    def inline_texts(self) -> bool:
+        """The offending values come back with the flags, not from a second job."""
+        if self.texts:
+            return True
+        return self._text_bytes is not None and self._text_bytes <= INLINE_TEXT_BYTES
 
     def duplicates(self, typed: list[Expr], considered_key: str | None) -> str:
         """Rows beyond the first of each key among the rows ``considered_key`` counts (all if None).
@@ -212,9 +227,10 @@ class Metrics:
         import pyarrow.compute as pc
 
         params = sqlexpr.Params()
+        inline = self.inline_texts
         select = [f"{sqlexpr.to_sql(expr, params)} AS `{alias}`" for alias, expr in self.exprs]
         select += [f"{sqlexpr.to_sql(expr, params)} AS `{name}`" for name, expr in self._key_exprs]
-        if self.texts:
+        if inline:
             select += [
                 f"CASE WHEN {sqlexpr.to_sql(condition, params)} "
                 f"THEN {sqlexpr.to_sql(text, params)} END AS `{key}`"
@@ -248,9 +264,8 @@ class Metrics:
             values[key] = []
             if not values[count_key]:
                 continue
-            if self.texts:
-                shown = pc.unique(pc.drop_null(table.column(key))).to_pylist()
-                values[key] = sorted(shown, key=_utf8)[:MAX_SAMPLES]
+            if inline:
+                values[key] = smallest_texts(table.column(key))
             else:
                 wanted.append((key, condition, text))
         if wanted:
@@ -260,6 +275,49 @@ class Metrics:
 
 #: The key of the row count in ``Metrics.collect``'s values.
 ROWS = "rows"
+
+#: The most the offending values of one dataset may weigh, if every row failed
+#: every rule, to come back with the flags: the size of a sample at the
+#: default limit (``limits.sample_bytes``). Arrow results stream to Python
+#: partition by partition, so the driver's heap holds a few partitions' worth
+#: at a time, not the whole (a 1M-row, 20-column sample whose every value
+#: fails: benchmarks/bench_smoke_memory.py --all-bad).
+INLINE_TEXT_BYTES = 256 * 1024 * 1024
+#: Bytes a scalar shown as text takes at most, beyond its column's own bytes:
+#: a timestamp's 26 characters and Arrow's 4-byte offset, rounded up.
+_TEXT_WIDTH = 32
+
+
+def worst_text_bytes(
+    column_bytes: int | None, rows: int | None, *, as_is: bool, nested: bool = False
+) -> int | None:
+    """What a column's values weigh as text if every row fails (None if unknown).
+
+    ``as_is``: the text is the column's own string (a CSV value, a string
+    column), so its Arrow bytes are the answer. Otherwise it is Spark's text of
+    a typed value: a number, a date, at most ``_TEXT_WIDTH`` more per row; or
+    JSON of a nested value, counted as four times its Arrow bytes (an estimate).
+    """
+    if column_bytes is None or rows is None:
+        return None
+    if as_is:
+        return column_bytes
+    return (4 if nested else 1) * column_bytes + rows * _TEXT_WIDTH
+
+
+def smallest_texts(texts: Any) -> list[str]:
+    """The MAX_SAMPLES smallest distinct non-NULL texts, in ``_utf8`` order.
+
+    Sorted in Arrow (byte order is UTF-8 order) before anything becomes a
+    Python string: a column whose million values all fail would otherwise
+    sort a million Python strings (seconds per column, measured).
+    """
+    import pyarrow.compute as pc
+
+    distinct = pc.unique(pc.drop_null(texts))
+    if len(distinct) > MAX_SAMPLES:
+        distinct = distinct.take(pc.array_sort_indices(distinct)[:MAX_SAMPLES])
+    return sorted(distinct.to_pylist(), key=_utf8)
 
 
 def _utf8(text: str) -> bytes:
