@@ -22,7 +22,9 @@ by tests/test_smoke_jsonl.py):
   is pyarrow's NULL type, Spark's STRING: cast.
 - An integer beyond BIGINT is a DOUBLE for pyarrow, a DECIMAL for Spark; an
   empty object is a struct of no fields for pyarrow; names that differ only in
-  case are resolved by Spark's case-insensitive analysis: ``None``.
+  case are resolved by Spark's case-insensitive analysis; Spark drops a field
+  whose name is empty, and takes a top-level field named like the gate's
+  corrupt-record column for that column: ``None``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
+
+from gate.smoke.parse import CORRUPT
 
 #: Doubles from this magnitude up may have been integers Spark reads as DECIMAL.
 _BEYOND_BIGINT = 2.0**63
@@ -48,7 +52,7 @@ def read_records(data: bytes) -> pa.Table | None:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     target = _spark_schema(table.schema)
-    if target is None:
+    if target is None or CORRUPT in target.names:
         return None
     if any(_beyond_bigint(table.column(name)) for name in table.column_names):
         return None
@@ -97,6 +101,8 @@ def _spark_schema(schema: pa.Schema) -> pa.Schema | None:
 def _sorted_fields(fields: list[pa.Field]) -> list[pa.Field] | None:
     """Fields as Spark infers them: sorted by name (Java's string order), Spark's types."""
     if len({field.name.lower() for field in fields}) != len(fields):
+        return None
+    if any(field.name == "" for field in fields):
         return None
     out = []
     for field in sorted(fields, key=lambda field: field.name.encode("utf-16-be")):
