@@ -47,8 +47,10 @@ AGREE = {
     '"n": {"t": "2024-01-02T10:00:00"}, "l": ["2024-01-02"]}\n'
     '{"t": "2024-13-02 10:00:00", "d": "2024-01-03", "n": {"t": "x"}, "l": []}\n',
     "text": '{"s": "caf\\u00e9 \\ud83d\\ude00 \\"q\\" \\\\ \\n \\t", "k": "日本"}\n',
+    "names in Java's string order": '{"é": 1, "z": 2, "_": 3, "😀": 4, "\uff01": 5, "B": 6}\n',
+    "null, then a struct or an array": '{"a": null, "b": null}\n{"a": {"x": 1}, "b": [1]}\n',
     "odd names": '{"a.b": 1, "with space": 2, "`tick`": 3, "ünï": 4, "Z": 5, "_": 6}\n',
-    "line endings and blank lines": '{"a": 1}\r\n\r\n{"a": 2}\n\n   \n{"a": 3}',
+    "CRLF line endings, no final one": '{"a": 1}\r\n{"a": 2}\r\n{"a": 3}',
 }
 
 #: Samples pyarrow would read differently from Spark, or not at all.
@@ -67,6 +69,14 @@ DECLINE = {
     "an empty object": '{"a": {}}\n',
     "names that differ in case only": '{"a": 1, "A": 2}\n',
     "no records": "\n\n",
+    "two objects on a line": '{"a": 1}{"a": 2}\n',
+    "an object over two lines": '{"a":\n1}\n',
+    "the two at once": '{"a": 1}{"a": 2}\n{"a":\n3}\n',
+    "a null record": '{"a": 1}\nnull\n',
+    "blank lines (Spark reads them the same, only slower)": '{"a": 1}\n\n  \n{"a": 2}\n',
+    "an empty key": '{"": 1, "a": 2}\n',
+    "an empty nested key": '{"s": {"": 1, "a": 2}}\n',
+    "the gate's corrupt-record column": '{"__gate_corrupt_record": "x", "a": 1}\n',
 }
 
 

@@ -14,6 +14,9 @@ by tests/test_smoke_jsonl.py):
 - pyarrow fails the whole read where Spark would set a record aside or widen a
   column to STRING (a malformed line, a number in one record and text in
   another, a top-level array, a duplicate key, single quotes): ``None``.
+- pyarrow reads an object that spans lines, and two objects on one line;
+  Spark reads line by line (two malformed records; the first object): only a
+  file whose every line is one object (``_one_object_per_line``) is taken.
 - pyarrow infers TIMESTAMP from ISO-looking strings; Spark keeps STRING
   (``inferTimestamp`` is off by default): those columns are read again as text.
 - pyarrow keeps fields in the order first seen; Spark sorts them by name, at
@@ -22,7 +25,9 @@ by tests/test_smoke_jsonl.py):
   is pyarrow's NULL type, Spark's STRING: cast.
 - An integer beyond BIGINT is a DOUBLE for pyarrow, a DECIMAL for Spark; an
   empty object is a struct of no fields for pyarrow; names that differ only in
-  case are resolved by Spark's case-insensitive analysis: ``None``.
+  case are resolved by Spark's case-insensitive analysis; Spark drops a field
+  whose name is empty, and takes a top-level field named like the gate's
+  corrupt-record column for that column: ``None``.
 """
 
 from __future__ import annotations
@@ -33,22 +38,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from gate.smoke.parse import CORRUPT
+
 #: Doubles from this magnitude up may have been integers Spark reads as DECIMAL.
 _BEYOND_BIGINT = 2.0**63
 
 
 def read_records(data: bytes) -> pa.Table | None:
     """The table Spark's JSON reader would infer and parse from ``data``, or None."""
+    lines = _object_lines(data)
+    if lines is None:
+        return None
     try:
         table = _read(data, None)
-        if table.num_columns == 0:
+        if table.num_columns == 0 or table.num_rows != lines:
             return None
         if any(_has_timestamp(field.type) for field in table.schema):
             table = _read(data, pa.schema([_as_text(field) for field in table.schema]))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     target = _spark_schema(table.schema)
-    if target is None:
+    if target is None or CORRUPT in target.names:
         return None
     if any(_beyond_bigint(table.column(name)) for name in table.column_names):
         return None
@@ -56,6 +66,26 @@ def read_records(data: bytes) -> pa.Table | None:
         return table.select(target.names).cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+
+
+def _object_lines(data: bytes) -> int | None:
+    """The number of lines when every line starts with ``{`` and ends with ``}``, else None.
+
+    Then no object spans lines: a line break between two tokens of one object
+    leaves a line ending in ``{ [ : ,`` or a value, or the next one starting
+    with ``, } ] :``, and JSON strings cannot hold a raw line break. With as
+    many records as lines, no line holds two. Counting bytes is enough (and
+    takes milliseconds); a file with blank lines or spaces at a line's ends
+    goes to Spark's reader, which reads it the same, only slower.
+    """
+    if not data:
+        return None
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    starts = data.count(b"\n{") + (1 if data.startswith(b"{") else 0)
+    ends = data.count(b"}\n") + (1 if data.endswith(b"}") else 0)
+    if b"\r" in data:
+        ends += data.count(b"}\r\n")
+    return lines if starts == lines == ends else None
 
 
 def _read(data: bytes, schema: pa.Schema | None) -> pa.Table:
@@ -97,6 +127,8 @@ def _spark_schema(schema: pa.Schema) -> pa.Schema | None:
 def _sorted_fields(fields: list[pa.Field]) -> list[pa.Field] | None:
     """Fields as Spark infers them: sorted by name (Java's string order), Spark's types."""
     if len({field.name.lower() for field in fields}) != len(fields):
+        return None
+    if any(field.name == "" for field in fields):
         return None
     out = []
     for field in sorted(fields, key=lambda field: field.name.encode("utf-16-be")):
