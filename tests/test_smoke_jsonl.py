@@ -74,6 +74,8 @@ DECLINE = {
     "the two at once": '{"a": 1}{"a": 2}\n{"a":\n3}\n',
     "a null record": '{"a": 1}\nnull\n',
     "blank lines (Spark reads them the same, only slower)": '{"a": 1}\n\n  \n{"a": 2}\n',
+    # pyarrow's parser recurses: this would crash the process; Spark refuses it.
+    "a record nested 50,000 levels deep": '{"a": 1}\n{"a": ' + "[" * 50_000 + "]" * 50_000 + "}\n",
     "an empty key": '{"": 1, "a": 2}\n',
     "an empty nested key": '{"s": {"": 1, "a": 2}}\n',
     "the gate's corrupt-record column": '{"__gate_corrupt_record": "x", "a": 1}\n',
@@ -165,3 +167,22 @@ def test_the_smoke_test_finds_the_same_either_way(
     failed = {(r["name"], r["column"]): r["failed_rows"] for r in outcome["results"]}
     assert failed[("duplicate", "id")] == 1 and failed[("missing", "size")] == 1
     assert failed[("invalid", "email")] == 1 and failed[("cast_to_varchar", "code")] == 200
+
+
+def test_a_hostile_deeply_nested_record_is_a_malformed_record_not_a_crash(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    deep = '{"id": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    write_files(
+        tmp_path,
+        {
+            "c/deep.yaml": "dataset: deep\ncolumns:\n  - name: id\n    data_type: bigint\n",
+            "c/deep.sample.jsonl": '{"id": 1}\n' + deep + "\n",
+        },
+    )
+    report = run_smoke(datasets_in(tmp_path, "c/deep.yaml"), tmp_path, SmokeSettings(), spark=spark)
+    outcome = report.datasets[0]
+    malformed = [r for r in outcome.results if r.name == "malformed_record"]
+    assert (outcome.status, outcome.rows) == ("failed", 2)
+    assert malformed[0].failed_rows == 1
