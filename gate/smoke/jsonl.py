@@ -20,7 +20,7 @@ by tests/test_smoke_jsonl.py):
   Spark (``_shallow``).
 - pyarrow reads an object that spans lines, and two objects on one line;
   Spark reads line by line (two malformed records; the first object): only a
-  file whose every line is one object (``_one_object_per_line``) is taken.
+  file whose every line is one object (``_object_lines``) is taken.
 - pyarrow infers TIMESTAMP from ISO-looking strings; Spark keeps STRING
   (``inferTimestamp`` is off by default): those columns are read again as text.
 - pyarrow keeps fields in the order first seen; Spark sorts them by name, at

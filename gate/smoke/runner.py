@@ -236,7 +236,7 @@ def _run_dataset(
     limits: Limits,
     ahead: Future[readers.Read] | None = None,
 ) -> DatasetSmoke:
-    """One dataset; ``ahead`` is its sample already being read (``_read_ahead``)."""
+    """One dataset; ``ahead`` is its sample already being read (``_ReadAhead``)."""
     started = time.perf_counter()
     watch = session.Deadline(handle, limits.smoke_seconds_per_dataset)
     try:
