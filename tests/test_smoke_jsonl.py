@@ -122,6 +122,35 @@ def test_pyarrow_declines_where_spark_would_differ(spark: Any, name: str) -> Non
         assert theirs.count() == len([line for line in text.splitlines() if line.strip()])
 
 
+CORPUS = Path(__file__).parent / "corpus" / "jsonl"
+
+
+@pytest.mark.parametrize(
+    ("name", "by_pyarrow"),
+    [
+        ("flights-100.jsonl", True),
+        ("kafka-messages.jsonl", True),
+        ("delta-log-orders.jsonl", False),
+        ("sts-data-pretty.jsonl", False),
+    ],
+)
+def test_real_samples_read_as_spark_reads_them(
+    spark: Any,  # noqa: F811
+    name: str,
+    by_pyarrow: bool,
+) -> None:
+    """Samples from datacontract-cli's fixtures (tests/corpus/README.md)."""
+    data = (CORPUS / name).read_bytes()
+    table = jsonl.read_records(data)
+    theirs = spark_read(spark, data.decode("utf-8"))
+    assert (table is not None) == by_pyarrow
+    if table is not None:
+        ours = spark.createDataFrame(table)
+        assert ours.schema == theirs.schema
+        rows = [row.asDict(recursive=True) for row in ours.collect()]
+        assert same_value(rows, [row.asDict(recursive=True) for row in theirs.collect()])
+
+
 def test_the_smoke_test_finds_the_same_either_way(
     spark: Any,  # noqa: F811
     tmp_path: Path,
