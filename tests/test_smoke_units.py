@@ -417,6 +417,22 @@ def test_an_unterminated_quote_is_a_malformed_record_not_the_rest_of_the_file() 
     assert csv_table(b'id,note\n1,"', "s.csv", 100).malformed == 1
 
 
+def test_a_line_break_in_a_quoted_value_is_still_checked_strictly_without_carriage_returns() -> (
+    None
+):
+    """Counting lines against records skips the strict parse only when no value holds a break."""
+    from gate.smoke.parse import CORRUPT, csv_table
+
+    # A quote closed in the middle of a field, across a line break: pyarrow reads one value.
+    parsed = csv_table(b'id,note\n1,"a\nb"c\n2,x\n', "s.csv", 100)
+    assert parsed.malformed == 1
+    assert {row[CORRUPT] for row in parsed.table.to_pylist()} == {'1,"a\nb"c', None}
+    # A well-formed quoted line break stays one good value.
+    parsed = csv_table(b'id,note\n1,"a\nb"\n2,"x"\n', "s.csv", 100)
+    assert parsed.malformed == 0
+    assert parsed.table.to_pylist() == [{"c0": "1", "c1": "a\nb"}, {"c0": "2", "c1": "x"}]
+
+
 def test_csv_header_problems_are_one_line() -> None:
     from gate.smoke.parse import csv_table
 
@@ -653,3 +669,15 @@ def test_the_offending_values_shown_are_the_smallest_distinct_in_utf8_order(
     distinct = {text for text in texts if text is not None}
     expected = sorted(distinct, key=lambda text: text.encode("utf-8", "surrogatepass"))
     assert smallest_texts(column) == expected[:MAX_SAMPLES]
+
+
+def test_the_worst_case_of_offending_values_is_estimated_from_arrow_sizes() -> None:
+    """Values shown as read weigh their column; Spark's text of typed values a bit more a row."""
+    pytest.importorskip("pyspark")
+    from gate.smoke.checks import worst_text_bytes
+
+    assert worst_text_bytes(1000, 10, as_is=True) == 1000
+    assert worst_text_bytes(1000, 10, as_is=False) == 1000 + 10 * 32
+    assert worst_text_bytes(1000, 10, as_is=False, nested=True) == 4000 + 10 * 32
+    assert worst_text_bytes(None, 10, as_is=True) is None  # unknown: never inline a large sample
+    assert worst_text_bytes(1000, None, as_is=True) is None
