@@ -279,8 +279,12 @@ def _next_event(loader: Any, path: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         if exc.problem != _LIBYAML_TOO_DEEP:
             raise
-        mark = exc.problem_mark or exc.context_mark
-        raise _too_deep(path, mark.line + 1 if mark is not None else None) from None
+        raise _too_deep(path, _line(exc)) from None
+
+
+def _line(exc: yaml.MarkedYAMLError) -> int | None:
+    mark = exc.problem_mark or exc.context_mark
+    return mark.line + 1 if mark is not None else None
 
 
 def _aliases_too_deep(text: str, path: str) -> ContractError:
@@ -364,8 +368,7 @@ def load_yaml(data: bytes | str, path: str, max_nodes: int | None = None) -> Any
         node = loader.get_single_node()
         value = None if node is None else _build(loader, node, {})
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
+        line = _line(exc)
         if exc.problem == _LIBYAML_TOO_DEEP:
             raise _too_deep(path, line) from None
         problem = exc.problem or exc.context or "invalid YAML"
