@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from gate.smoke import SmokeSettings, checks, readers, run_smoke
+from gate.smoke import SmokeSettings, checks, readers, run_smoke, sqlexpr
 from tests.spark_fixtures import (
     datasets_in,
     find,
@@ -184,6 +184,32 @@ def test_conditions_beyond_one_packed_column_keep_their_own_counts(
         assert find(outcome, "missing", name).failed_rows == i + 1, name
     duplicate = find(outcome, "duplicate", names[-1])
     assert duplicate.failed_rows == 10, duplicate.to_dict()
+
+
+@pytest.mark.parametrize("considered_at", [0, 62, 63, 100])
+def test_each_packed_condition_counts_what_count_if_counts(
+    spark: Any,  # noqa: F811
+    considered_at: int,
+) -> None:
+    """130 conditions (three words) with a distinct count each, NULLs included.
+
+    Condition ``k`` is ``a > k``: it is NULL where ``a`` is, and counts the
+    rows whose ``a`` exceeds ``k``, so every condition has its own count and a
+    bit read from the wrong place shows. The duplicate check's rows are those
+    of condition ``considered_at``, in the first, last bit of the first, or a
+    later word; its count must be pyarrow's exact one, not Spark's fallback.
+    """
+    a = [None if r % 7 == 0 else r for r in range(300)]
+    b = [r % 13 for r in range(300)]
+    frame = spark.createDataFrame(list(zip(a, b, strict=True)), "c0 INT, c1 INT")
+    metrics = checks.Metrics(texts=True)
+    aliases = [metrics.count_if(sqlexpr.col("c0") > k) for k in range(130)]
+    key = metrics.duplicates([sqlexpr.col("c1")], aliases[considered_at])
+    values = metrics.collect(frame)
+    for k, alias in enumerate(aliases):
+        assert values[alias] == sum(1 for v in a if v is not None and v > k), k
+    kept = [bv for av, bv in zip(a, b, strict=True) if av is not None and av > considered_at]
+    assert values[key] == len(kept) - len(set(kept)) > 0
 
 
 def test_packed_flags_hold_one_to_63_conditions() -> None:

@@ -115,7 +115,8 @@ def run(
                 if spark is not None:
                     handle = session.attach(spark)
                 else:
-                    warm = None if remote else warmup.start_if_useful()
+                    local = not remote and (spark_master or "local").startswith("local")
+                    warm = warmup.start_if_useful() if local else None
                     try:
                         handle = session.start(spark_master, spark_remote)
                     finally:

@@ -2,7 +2,7 @@
 
 A local session takes 4 to 6 s to start on two cores, most of it one JVM
 thread loading and initialising Spark's classes, while the other core waits.
-Then the first dataset loads about 4,500 more classes (Arrow, the SQL parser,
+Then the first dataset loads about 4,900 more classes (Arrow, the SQL parser,
 the analyzer's rules, Janino, the task path) on the critical path, one at a
 time: most of the smoke test's own cost on a cold JVM (docs/smoke-test.md,
 Performance). So as soon as the JVM's gateway is up, one background thread
@@ -15,8 +15,10 @@ class names go to it as one string of data.
 
 Nothing here can change a result: a class loads the same whether this thread
 or Spark loads it first, and any failure (no Janino, an odd JVM, a session
-that stopped) leaves the run as it would have been. ``GATE_SPARK_WARMUP=0``
-turns it off (to measure it, or on a single core, where it is off anyway).
+that stopped) leaves the run as it would have been. It runs only for a local
+session the gate launches itself (the recorded classes are a local driver's
+and executor's), with a second CPU to run on. ``GATE_SPARK_WARMUP=0`` turns
+it off (to measure it).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import threading
 import time
 from importlib import resources
 from typing import Any
+
+from gate.workers import default_count
 
 #: ``0`` turns the warm-up off.
 WARMUP_ENV = "GATE_SPARK_WARMUP"
@@ -61,17 +65,18 @@ def parse_names(text: str) -> list[str]:
 
 
 def enabled() -> bool:
-    """On unless ``GATE_SPARK_WARMUP=0``, and only with a second core to run on."""
+    """On unless ``GATE_SPARK_WARMUP=0``, and only with a second CPU this process may use."""
     if os.environ.get(WARMUP_ENV, "").strip() == "0":
         return False
-    return (os.cpu_count() or 1) >= 2
+    return default_count() >= 2
 
 
 def preload(jvm: Any, gateway: Any, names: list[str]) -> int:
     """Load ``names`` in the JVM (not initialised); how many it found. Raises on failure."""
     with _LOCK:
-        loader = _LOADERS.get(id(gateway))
-        if loader is None:
+        if _COMPILED and _COMPILED[0] is gateway:
+            loader = _COMPILED[1]
+        else:
             evaluator = jvm.org.codehaus.janino.ScriptEvaluator()
             parameters = gateway.new_array(jvm.java.lang.String, 1)
             parameters[0] = "p"
@@ -79,11 +84,12 @@ def preload(jvm: Any, gateway: Any, names: list[str]) -> int:
             loader = evaluator.createFastEvaluator(_LOADER, interface, parameters)
             # One per JVM: Py4J caches a method by its class's name, and a second
             # compiled loader would be another class of the same name.
-            _LOADERS[id(gateway)] = loader
+            _COMPILED[:] = [gateway, loader]
     return int(loader.applyAsInt("\n".join(names)))
 
 
-_LOADERS: dict[int, Any] = {}
+#: The gateway the loader was compiled in, and the loader (held, so never reused by id).
+_COMPILED: list[Any] = []
 _LOCK = threading.Lock()
 
 
@@ -125,7 +131,17 @@ class Warmup:
             self.result = preload(SparkContext._jvm, SparkContext._gateway, class_names())
             self.seconds = time.perf_counter() - started
         except BaseException as err:  # a warm-up never fails a run
-            self.error = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+            self.error = _describe(err)
+
+
+def _describe(err: BaseException) -> str:
+    """``Type: first line``, without trusting the error: a Py4J error's text asks the JVM."""
+    try:
+        text = str(getattr(err, "errmsg", None) or err).strip()
+    except BaseException:
+        text = ""
+    first = text.splitlines()[0] if text else ""
+    return f"{type(err).__name__}: {first}" if first else type(err).__name__
 
 
 def start_if_useful() -> Warmup | None:
@@ -138,4 +154,7 @@ def start_if_useful() -> Warmup | None:
         return None
     if SparkContext._jvm is not None:  # a JVM is up already (a notebook, a test): nothing to win
         return None
-    return Warmup().start()
+    try:
+        return Warmup().start()
+    except RuntimeError:  # no thread to be had (process limits): run without
+        return None
