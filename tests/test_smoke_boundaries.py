@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from gate.smoke import SmokeSettings, checks, readers, run_smoke
+from gate.smoke import SmokeSettings, checks, readers, run_smoke, sqlexpr
 from tests.spark_fixtures import (
     datasets_in,
     find,
@@ -141,3 +141,88 @@ def test_a_passing_dataset_shows_no_values(spark: Any, tmp_path: Path) -> None: 
     assert all(r.samples == () and not r.failed_rows for r in outcome.results), [
         r.to_dict() for r in outcome.results
     ]
+
+
+def test_conditions_beyond_one_packed_column_keep_their_own_counts(
+    spark: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Forty columns, three conditions each: 120 flags in two BIGINTs (63 + 57).
+
+    Column ``i`` has ``i + 1`` values that are not integers, so a flag read
+    from the wrong bit or the wrong word shows as a wrong count; the duplicate
+    check's rows (the non-missing ones) are a flag of the second word.
+    """
+    width, rows = 40, 200
+    names = [f"col{i:02d}" for i in range(width)]
+    contract = "dataset: wide\ncolumns:\n" + "".join(
+        f"  - name: {name}\n    data_type: int\n    checks:\n      - missing:\n"
+        + ("      - duplicate:\n" if name == names[-1] else "")
+        for name in names
+    )
+    table = []
+    for r in range(rows):
+        row = []
+        for i in range(width):
+            value = f"x{r}" if r <= i else str(r)
+            if i == width - 1 and r >= rows - 10:
+                value = str(r - 100)  # ten repeats of earlier keys
+            row.append(value)
+        table.append(",".join(row))
+    write_files(
+        tmp_path,
+        {
+            "c/wide.yaml": contract,
+            "c/wide.sample.csv": ",".join(names) + "\n" + "\n".join(table) + "\n",
+        },
+    )
+    report = run_smoke(datasets_in(tmp_path, "c/wide.yaml"), tmp_path, SmokeSettings(), spark=spark)
+    outcome = report.datasets[0]
+    for i, name in enumerate(names):
+        coercion = [r for r in outcome.results if r.kind == "coercion" and r.column == name]
+        assert [r.failed_rows for r in coercion] == [i + 1], name
+        assert find(outcome, "missing", name).failed_rows == i + 1, name
+    duplicate = find(outcome, "duplicate", names[-1])
+    assert duplicate.failed_rows == 10, duplicate.to_dict()
+
+
+@pytest.mark.parametrize("considered_at", [0, 62, 63, 100])
+def test_each_packed_condition_counts_what_count_if_counts(
+    spark: Any,  # noqa: F811
+    considered_at: int,
+) -> None:
+    """130 conditions (three words) with a distinct count each, NULLs included.
+
+    Condition ``k`` is ``a > k``: it is NULL where ``a`` is, and counts the
+    rows whose ``a`` exceeds ``k``, so every condition has its own count and a
+    bit read from the wrong place shows. The duplicate check's rows are those
+    of condition ``considered_at``, in the first, last bit of the first, or a
+    later word; its count must be pyarrow's exact one, not Spark's fallback.
+    """
+    a = [None if r % 7 == 0 else r for r in range(300)]
+    b = [r % 13 for r in range(300)]
+    frame = spark.createDataFrame(list(zip(a, b, strict=True)), "c0 INT, c1 INT")
+    metrics = checks.Metrics(texts=True)
+    aliases = [metrics.count_if(sqlexpr.col("c0") > k) for k in range(130)]
+    key = metrics.duplicates([sqlexpr.col("c1")], aliases[considered_at])
+    values = metrics.collect(frame)
+    for k, alias in enumerate(aliases):
+        assert values[alias] == sum(1 for v in a if v is not None and v > k), k
+    kept = [bv for av, bv in zip(a, b, strict=True) if av is not None and av > considered_at]
+    assert values[key] == len(kept) - len(set(kept)) > 0
+
+
+def test_packed_flags_hold_one_to_63_conditions() -> None:
+    assert checks.packed_flags(["a"]) == "(CASE WHEN a THEN 1L ELSE 0L END)"
+    three = checks.packed_flags(["a", "b", "c"])
+    assert three.count("CASE WHEN") == 3 and "THEN 4L" in three
+    deep = checks.packed_flags([f"c{i}" for i in range(checks.FLAGS_PER_WORD)])
+    assert f"THEN {1 << 62}L" in deep
+    depth = max_depth = 0
+    for char in deep:  # a balanced tree: about log2(63) levels of OR, not 63
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        max_depth = max(max_depth, depth)
+    assert max_depth <= 8
+    for bad in ([], ["c"] * (checks.FLAGS_PER_WORD + 1)):
+        with pytest.raises(ValueError):
+            checks.packed_flags(bad)

@@ -148,14 +148,14 @@ class Metrics:
     """Every count of one pass over a dataset, from one Spark job.
 
     One query (SQL text with parameters, ``sqlexpr``) projects, per row, one
-    boolean per condition and the typed keys of each ``duplicate`` check; it
+    bit per condition (``packed_flags``) and the typed keys of each ``duplicate`` check; it
     comes back as Arrow (``toArrow``) and pyarrow counts at C++ speed. Why per
     row rather than a ``select`` of aggregates: the aggregates needed a second
     job for the offending values (``collect_set`` in an object aggregate, not
     code-generated: beside the counts it made a million-row pass four times
     slower) and a third for each duplicate check's keys; at 10,000 rows each
     job is ~0.05-0.1 s of scheduling, more than the data costs (measured:
-    docs/smoke-test.md). The flags cost a bit per row and condition.
+    docs/smoke-test.md). The flags cost one long per row per 63 conditions.
 
     Offending values ride along as text (NULL where the row passes) when the
     sample is small (``texts``: one partition) or when, even if every row
@@ -228,7 +228,14 @@ class Metrics:
 
         params = sqlexpr.Params()
         inline = self.inline_texts
-        select = [f"{sqlexpr.to_sql(expr, params)} AS `{alias}`" for alias, expr in self.exprs]
+        words = [
+            self.exprs[start : start + FLAGS_PER_WORD]
+            for start in range(0, len(self.exprs), FLAGS_PER_WORD)
+        ]
+        select = [
+            f"{packed_flags([sqlexpr.to_sql(expr, params) for _alias, expr in word])} AS `f{index}`"
+            for index, word in enumerate(words)
+        ]
         select += [f"{sqlexpr.to_sql(expr, params)} AS `{name}`" for name, expr in self._key_exprs]
         if inline:
             select += [
@@ -249,15 +256,19 @@ class Metrics:
                 result = result.drop(*dropped)
         table = result.toArrow()
         values: dict[str, Any] = {ROWS: table.num_rows}
-        for alias, _expr in self.exprs:
-            values[alias] = int(pc.sum(table.column(alias)).as_py() or 0)
+        flags = {
+            alias: flag_column(table.column(f"f{index // FLAGS_PER_WORD}"), index % FLAGS_PER_WORD)
+            for index, (alias, _expr) in enumerate(self.exprs)
+        }
+        for alias, flag in flags.items():
+            values[alias] = int(pc.sum(flag).as_py() or 0)
         for key, (names, considered) in self._keys.items():
             if key in ungrouped:
                 values[key] = None
                 continue
             keys = table.select(names)
             if considered is not None:
-                keys = keys.filter(pc.fill_null(table.column(considered), False))
+                keys = keys.filter(flags[considered])
             values[key] = count_arrow(keys)
         wanted: list[tuple[str, Expr, Expr]] = []
         for key, (count_key, condition, text) in self._samples.items():
@@ -275,6 +286,42 @@ class Metrics:
 
 #: The key of the row count in ``Metrics.collect``'s values.
 ROWS = "rows"
+
+#: Conditions per packed column: bits 0 to 62 of a BIGINT (the sign bit stays clear).
+FLAGS_PER_WORD = 63
+
+
+def packed_flags(conditions: list[str]) -> str:
+    """SQL for one BIGINT whose bit ``i`` is set where ``conditions[i]`` is true (not NULL).
+
+    Why bits rather than a boolean column per condition: Spark's Arrow writer
+    costs about the same per value whatever its type, so a million rows of
+    thirteen conditions wrote thirteen million values where one long per row
+    does (0.4 to 0.6 s of a warm pass less, measured: docs/smoke-test.md). The
+    terms are OR-ed as a balanced tree, so the expression stays shallow
+    however many conditions a contract has. Only gate-made integers are
+    spliced in; the conditions are the gate's own SQL text.
+    """
+    terms = [
+        f"(CASE WHEN {condition} THEN {1 << bit}L ELSE 0L END)"
+        for bit, condition in enumerate(conditions)
+    ]
+    if not 0 < len(terms) <= FLAGS_PER_WORD:
+        raise ValueError(f"a packed column holds 1 to {FLAGS_PER_WORD} conditions")
+    while len(terms) > 1:
+        pairs = [f"({terms[i]} | {terms[i + 1]})" for i in range(0, len(terms) - 1, 2)]
+        terms = pairs + (terms[-1:] if len(terms) % 2 else [])
+    return terms[0]
+
+
+def flag_column(word: Any, bit: int) -> Any:
+    """Bit ``bit`` of a packed column (``packed_flags``), as an Arrow boolean per row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    mask = pa.scalar(1 << bit, pa.int64())
+    return pc.not_equal(pc.bit_wise_and(word, mask), pa.scalar(0, pa.int64()))
+
 
 #: The most the offending values of one dataset may weigh, if every row failed
 #: every rule, to come back with the flags: the size of a sample at the

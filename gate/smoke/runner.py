@@ -34,7 +34,7 @@ from gate.git_tree import Repo
 from gate.limits import Limits
 from gate.model import Check, Dataset, GateError
 from gate.smoke import checks as rules
-from gate.smoke import checkspec, files, quarantine, readers, schema, session, sqlexpr
+from gate.smoke import checkspec, files, quarantine, readers, schema, session, sqlexpr, warmup
 from gate.smoke.checkspec import CheckPlan
 from gate.smoke.result import (
     ERROR,
@@ -112,11 +112,16 @@ def run(
             reader.submit(large[0], pairs[large[0]][1])
         try:
             if any(isinstance(item, Sample) for item in found):
-                handle = (
-                    session.attach(spark)
-                    if spark is not None
-                    else session.start(spark_master, spark_remote)
-                )
+                if spark is not None:
+                    handle = session.attach(spark)
+                else:
+                    local = not remote and (spark_master or "local").startswith("local")
+                    warm = warmup.start_if_useful() if local else None
+                    try:
+                        handle = session.start(spark_master, spark_remote)
+                    finally:
+                        if warm is not None:
+                            warm.cancel()
             if count <= 1 or len([i for i in small if i in sizes]) <= 1:
                 results.update((i, one(pairs[i])) for i in small)
             else:
