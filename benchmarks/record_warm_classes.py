@@ -12,9 +12,10 @@ class-load log on and the warm-up off:
   a JSON Lines sample pyarrow declines (Spark's JSON reader), a repeated key
   (Spark's group-by), passing and failing checks; and the bundled example;
 
-and writes the classes the second loaded and the first did not, leaving out
-what loading by name cannot reach or does not need (lambdas and other hidden
-classes, Spark's generated code, classes from the JDK's shared archive).
+and writes the classes the second loaded and the first did not, read from a
+jar or the JDK's modules: loading by name cannot reach what the JVM makes at
+run time (lambdas, method-handle species, Spark's generated code), and the
+JDK's shared archive needs no warming.
 Re-run it after a PySpark or Java upgrade; a stale list only warms less.
 Needs Java and the ``spark`` extra.
 """
@@ -118,10 +119,21 @@ def classes(log: Path) -> dict[str, str]:
 
 
 def loadable(name: str, source: str) -> bool:
-    """A class that ``Class.forName`` can load and that costs a load (not archived)."""
-    if "/0x" in name or "$$Lambda" in name or "GeneratedClass" in name:
+    """A class ``Class.forName`` finds in any JVM: one read from a jar or the JDK's modules.
+
+    Not one the JVM made at run time (lambdas and other hidden classes,
+    method-handle species, Spark's generated code: their sources are names
+    like ``__JVM_LookupDefineClass__`` or ``_ClassSpecializer_...``), nor one
+    from the JDK's shared archive, which costs next to nothing to load.
+    """
+    if "/0x" in name or "$$Lambda" in name or name.startswith(_JANINO_OUTPUT):
         return False
-    return not (source.startswith("__") or source == "shared objects file")
+    return source.startswith(("jrt:/", "file:", "jar:"))
+
+
+#: Where Spark's code generation puts the classes Janino compiles (their log
+#: line names the compiler's jar as source, but no class loader finds them by name).
+_JANINO_OUTPUT = "org.apache.spark.sql.catalyst.expressions.GeneratedClass"
 
 
 def run(code: str, log: Path) -> str:
