@@ -166,3 +166,36 @@ def test_a_fresh_run_warms_up_and_reports_what_a_warm_jvm_reports(
     assert out["loaded"] == here > 0
     assert out["report"] == expected
     assert expected[0]["status"] == "failed"  # the comparison covers failures and values
+
+
+@pytest.mark.parametrize(
+    ("master", "warms"), [(None, True), ("local[2]", True), ("spark://host:7077", False)]
+)
+def test_only_a_local_session_the_gate_launches_is_warmed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, master: str | None, warms: bool
+) -> None:
+    """A cluster's executors load their own classes: the driver's warm-up would be wasted."""
+    from gate.model import UsageError
+    from gate.smoke import runner
+
+    calls: list[str] = []
+
+    def refused(*_args: Any) -> Any:
+        raise UsageError("no session in this test")
+
+    monkeypatch.setattr(runner.warmup, "start_if_useful", lambda: calls.append("warm"))
+    monkeypatch.setattr(runner.session, "start", refused)
+    monkeypatch.setattr(runner.session, "require_pyspark", lambda remote: None)
+    monkeypatch.setattr(runner.session, "require_java", lambda: None)
+    write_files(tmp_path, {"c/orders.yaml": CONTRACT, "c/orders.sample.csv": SAMPLE})
+    with pytest.raises(UsageError):
+        runner.run(
+            datasets_in(tmp_path, "c/orders.yaml"),
+            tmp_path,
+            sample_data=None,
+            spark_master=master,
+            spark_remote=None,
+            quarantine_dir=None,
+            dialect="spark",
+        )
+    assert calls == (["warm"] if warms else [])
