@@ -115,7 +115,7 @@ def run(
                 if spark is not None:
                     handle = session.attach(spark)
                 else:
-                    local = not remote and (spark_master or "local").startswith("local")
+                    local = not remote and session.is_local(spark_master)
                     warm = warmup.start_if_useful() if local else None
                     try:
                         handle = session.start(spark_master, spark_remote)

@@ -183,6 +183,11 @@ def require_java() -> None:
         )
 
 
+def is_local(spark_master: str | None) -> bool:
+    """A master that runs Spark in this process's JVM (``local``, ``local[*]``, the default)."""
+    return (spark_master or "local[*]").startswith("local")
+
+
 def start(spark_master: str | None = None, spark_remote: str | None = None) -> SparkHandle:
     """Start a session (or connect to Spark Connect); ``UsageError`` when that fails."""
     started = time.perf_counter()
@@ -223,7 +228,7 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
     if active is not None:  # a notebook's or a test's session: use it, never stop it
         return attach(active)
     master = spark_master or "local[*]"
-    local = master.startswith("local")
+    local = is_local(master)
     builder = SparkSession.builder.master(master).appName(APP_NAME)
     conf = dict(LOCAL_CONF)
     memory = os.environ.get(DRIVER_MEMORY_ENV, "").strip()
@@ -294,7 +299,7 @@ def attach(spark: Any) -> SparkHandle:
             master = display_master(None, spark.client._builder.url)
     else:
         master = spark.conf.get("spark.master", "local[*]")
-    local = (not remote) and master.startswith("local")
+    local = (not remote) and is_local(master)
     return SparkHandle(spark, master, spark.version, 0.0, remote=remote, local=local, owned=False)
 
 

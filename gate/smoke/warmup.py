@@ -30,6 +30,7 @@ import time
 from importlib import resources
 from typing import Any
 
+from gate.smoke.session import first_line
 from gate.workers import default_count
 
 #: ``0`` turns the warm-up off.
@@ -103,7 +104,6 @@ class Warmup:
     def __init__(self) -> None:
         self.result: int | None = None
         self.error: str | None = None
-        self.seconds = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gate-warmup", daemon=True)
 
@@ -127,9 +127,7 @@ class Warmup:
                 if self._stop.wait(0.01) or time.monotonic() > end:
                     self.error = "no JVM gateway"
                     return
-            started = time.perf_counter()
             self.result = preload(SparkContext._jvm, SparkContext._gateway, class_names())
-            self.seconds = time.perf_counter() - started
         except BaseException as err:  # a warm-up never fails a run
             self.error = _describe(err)
 
@@ -137,11 +135,9 @@ class Warmup:
 def _describe(err: BaseException) -> str:
     """``Type: first line``, without trusting the error: a Py4J error's text asks the JVM."""
     try:
-        text = str(getattr(err, "errmsg", None) or err).strip()
+        return f"{type(err).__name__}: {first_line(err)}"
     except BaseException:
-        text = ""
-    first = text.splitlines()[0] if text else ""
-    return f"{type(err).__name__}: {first}" if first else type(err).__name__
+        return type(err).__name__
 
 
 def start_if_useful() -> Warmup | None:
