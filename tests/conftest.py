@@ -39,6 +39,47 @@ def run_gate(
     )
 
 
+def run_main(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The CLI's ``main(ARGS)`` run in this process, in ``cwd``, with ``env`` as its environment.
+
+    Same answer shape as :func:`run_gate` (returncode, stdout, stderr), at a fraction
+    of the cost: no interpreter start, no imports. Scenario tests use it; the
+    end-to-end tests that need a real process (signals, the console script, the
+    environment of a child) keep :func:`run_gate`.
+    """
+    import contextlib
+    import io
+
+    from gate.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
+    os.environ.clear()
+    os.environ.update(env or gate_env())
+    os.chdir(cwd)
+    sys.stdin = io.StringIO(stdin or "")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse's own exits (--help, usage errors)
+                code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess(["gate", *args], code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``main()`` in-process: the default for scenario tests (see :func:`run_main`)."""
+    return run_main
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
     return GitRepo(tmp_path / "repo")
