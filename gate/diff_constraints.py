@@ -186,7 +186,7 @@ def compare(old: Column, new: Column, type_text: str) -> list[Finding]:
         after = None if y is None else f"{key} {y}"
         if x is None or y is None:
             findings.append(_directed(x is None, key, before, after))
-        elif order is None:
+        elif order is None or isinstance(x, str) or isinstance(y, str):
             findings.append(
                 (
                     "constraint_changed",

@@ -37,6 +37,7 @@ OPS = {
     "must_be_between": "between",
     "mustnotbebetween": "not between",
     "must_not_be_between": "not between",
+    "must_be_not_between": "not between",  # soda-core's own spelling (v3 and v4 parsers)
 }
 #: An interval: (low, low_strict, high, high_strict); None is unbounded.
 Interval = tuple["Decimal | None", bool, "Decimal | None", bool]

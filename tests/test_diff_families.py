@@ -56,6 +56,21 @@ def soda_v4(threshold: dict | None = None, **options) -> Check:
         (None, {"must_be_less_than": 10}, "loosened"),
         # A count: < 10 and <= 9 are the same limit.
         ({"must_be_less_than": 10}, {"must_be_less_than_or_equal": 9}, None),
+        # soda-core's own spelling of "outside the range" (v3 and v4 parsers).
+        (
+            {"must_be_not_between": {"greater_than": 0, "less_than": 10}},
+            {"must_be_not_between": {"greater_than": 0, "less_than": 20}},
+            "tightened",
+        ),
+        # A threshold given as a variable is text: its value is known only at run
+        # time (soda-tests/tests/unit/check_types/features/test_variables_in_checks.py).
+        ({"must_be_less_than": "${var.max}"}, {"must_be_less_than": "${var.max}"}, None),
+        (
+            {"must_be_less_than": "${var.max}"},
+            {"must_be_less_than": "${var.limit}"},
+            "undetermined",
+        ),
+        ({"must_be_less_than": 5}, {"must_be_less_than": "${var.max}"}, "undetermined"),
     ],
 )
 def test_soda_thresholds_give_one_directed_finding(old, new, expected) -> None:
@@ -358,3 +373,22 @@ def test_non_finite_bounds_and_thresholds_are_unreadable_not_a_crash(odd: str) -
         ("check_changed", "undetermined"),
         ("constraint_changed", "undetermined"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("${var.max_len}", "${var.max_len}", []),
+        ("${var.max_len}", "${var.other}", ["constraint_changed"]),
+        ("10", "${var.max_len}", ["constraint_changed"]),
+    ],
+)
+def test_soda_constraint_given_as_a_variable_is_compared_as_text(old, new, expected) -> None:
+    # soda-tests/tests/integration/test_invalid_check.py: valid_max_length: ${var.my_int_variable}
+    def contract(value: str) -> tuple[Dataset, ...]:
+        return parse(
+            "dataset: d\ncolumns:\n  - name: c\n    data_type: string\n    checks:\n"
+            f"      - invalid:\n          valid_max_length: {value}\n"
+        )
+
+    assert [c.rule for c in diff_datasets(contract(old), contract(new))] == expected

@@ -272,3 +272,86 @@ def test_merge_keys_and_aliases_still_work() -> None:
     )
     columns = parse_contract(text.encode(), "c.yaml").datasets[0].columns
     assert [(c.name, c.data_type, c.line) for c in columns] == [("a", "bigint", 4), ("b", "int", 5)]
+
+
+# -- soda-core's own key set (issue #21) ----------------------------------------
+# Each contract below reproduces a pattern of a contract in soda-core's tests; the
+# file that showed it is named (measured locally on soda-core's v3 branch and v4
+# main; nothing of theirs is copied here).
+
+
+def parsed(text: str) -> Dataset:
+    (dataset,) = parse_contract(text.encode(), "soda/c.yaml").datasets
+    return dataset
+
+
+def test_v4_reference_data_column_expression_and_missing_format_are_soda_keys() -> None:
+    # soda-tests/tests/integration/test_invalid_reference_check.py (valid_reference_data),
+    # soda-tests/tests/feature/test_column_expression.py (column_expression, missing_format)
+    dataset = parsed(
+        "dataset: ds/db/sch/orders\n"
+        "variables:\n  expr:\n    default: \"payload::json->>'code'\"\n"
+        "columns:\n"
+        "  - name: country\n"
+        "    column_expression: '${var.expr}'\n"
+        "    missing_format: {regex: '^-$', name: dash}\n"
+        "    valid_reference_data: {dataset: ds/db/sch/countries, column: code}\n"
+        "    checks:\n      - missing:\n      - invalid:\n"
+    )
+    missing, invalid = dataset.columns[0].checks
+    assert missing.spec == {
+        "column_expression": "${var.expr}",
+        "missing_format": {"regex": "^-$", "name": "dash"},
+    }
+    assert invalid.spec["valid_reference_data"] == {
+        "dataset": "ds/db/sch/countries",
+        "column": "code",
+    }
+    assert invalid.spec["column_expression"] == "${var.expr}"
+
+
+@pytest.mark.parametrize(
+    ("top", "seen_in"),
+    [
+        ("failed_rows:\n  strategy: store_keys\n  keys: [id]\n", "unit/manual_soda_cloud_flow.py"),
+        ("diagnostics: store_check_results\n", "unit/manual_soda_cloud_flow.py"),
+        ("data_source: pg\ndataset_prefix: [db, public]\n", "unit/test_contract_parser_api.py"),
+        ("check_attributes: {team: a}\n", "v4 contract_yaml.py reads it"),
+        (
+            "data_source: pg\ndatabase: db\nschema: public\n",
+            "v3 atlan/test_atlan_contract_push_plugin.py",
+        ),
+    ],
+)
+def test_top_level_keys_soda_core_reads(top: str, seen_in: str) -> None:
+    assert parsed(f"dataset: orders\n{top}columns:\n  - name: id\n").columns[0].name == "id", (
+        seen_in
+    )
+
+
+def test_valid_values_holding_null_allow_nothing_more() -> None:
+    # soda-tests/tests/integration/test_invalid_check.py: valid_values: ['1', '2', '3', null];
+    # Soda counts null as missing, never invalid, so the enum is the non-null values.
+    column = parsed(
+        "dataset: d\ncolumns:\n  - name: id\n    valid_values: ['1', '2', null]\n"
+        "    checks:\n      - invalid:\n"
+    ).columns[0]
+    assert column.enum == ("1", "2")
+    on_check = parsed(
+        "dataset: d\ncolumns:\n  - name: id\n    checks:\n"
+        "      - invalid:\n          valid_values: [null, 'a']\n"
+    ).columns[0]
+    assert on_check.enum == ("a",)
+
+
+def test_a_variable_where_a_number_is_expected_is_kept_as_text() -> None:
+    # soda-tests/tests/integration/test_invalid_check.py: valid_max_length: ${var.my_int_variable}
+    column = parsed(
+        "dataset: d\ncolumns:\n  - name: id\n    checks:\n      - invalid:\n"
+        "          valid_max_length: ${var.max_len}\n          valid_min: ${var.low}\n"
+    ).columns[0]
+    assert dict(column.constraints) == {"maxLength": "${var.max_len}", "minimum": "${var.low}"}
+    # not a variable: still refused
+    assert "must be a whole number" in refused(
+        "dataset: d\ncolumns:\n  - name: id\n    valid_max_length: ten\n"
+    )

@@ -11,6 +11,7 @@ Constraints that a format turns into the type (a string's ``maxLength`` becomes
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -38,6 +39,16 @@ SODA_KEYS = {
 
 
 _IDENTITY = {key: key for key in KEYS}
+
+#: A whole scalar that names a contract variable (Soda v4 ``${var.max_len}``, v3
+#: ``${MAX_LEN}``): its value is only known when the contract runs, so the text
+#: is kept and compared as text (a changed name is ``constraint_changed``).
+VARIABLE = re.compile(r"\$\{\s*[A-Za-z_][\w.]*\s*\}")
+
+
+def is_variable(value: Any) -> bool:
+    """True for a scalar that is exactly one ``${...}`` variable reference."""
+    return isinstance(value, str) and VARIABLE.fullmatch(value.strip()) is not None
 
 
 def _scalar(value: Any) -> Any:
@@ -76,6 +87,9 @@ def read(
         if key in TEXT_KEYS and isinstance(value, Mapping) and isinstance(value.get("regex"), str):
             # Soda v4 ``valid_format: {name: ..., regex: ...}``: the regex is what is checked.
             value = value["regex"]
+        if is_variable(value) and key in BOUND_KEYS + COUNT_KEYS:
+            found[key] = value.strip()  # known only at run time: compared as text
+            continue
         if key in COUNT_KEYS and (isinstance(value, bool) or not isinstance(value, int)):
             raise ContractError(
                 path, f"{what}: '{raw}' must be a whole number, found {describe(value)}", where

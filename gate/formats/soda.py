@@ -35,7 +35,7 @@ _ENUM_CHECKS = frozenset({"invalid", "invalid_count", "invalid_percent", "no_inv
 _MISSING_CHECKS = frozenset({"missing", "missing_count", "missing_percent", "no_missing_values"})
 #: Column-level options (v4) that configure the column's missing and invalid checks.
 #: Column-level options of missing checks (also read by the key check in validate.py).
-MISSING_OPTIONS = _MISSING_OPTIONS = ("missing_values", "missing_regex_sql")
+MISSING_OPTIONS = _MISSING_OPTIONS = ("missing_values", "missing_format", "missing_regex_sql")
 #: Column-level options of validity checks (also read by the key check in validate.py).
 VALIDITY_OPTIONS = _VALIDITY_OPTIONS = (
     "invalid_values",
@@ -49,7 +49,11 @@ VALIDITY_OPTIONS = _VALIDITY_OPTIONS = (
     "valid_length",
     "valid_min_length",
     "valid_max_length",
+    "valid_reference_data",
 )
+#: Column-level options that change what every check of the column measures: v4's
+#: ``column_expression`` (a SQL expression checked instead of the stored column).
+COLUMN_OPTIONS = ("column_expression",)
 _TEXT_TYPES = ("varchar", "char", "character varying", "string", "text", "nvarchar")
 _DECIMAL_TYPES = ("decimal", "numeric", "number")
 
@@ -107,8 +111,21 @@ def _enum(checks: tuple[Check, ...], path: str) -> tuple[str, ...] | None:
     """The allowed values a column declares through its validity checks."""
     for check in checks:
         if check.kind in _ENUM_CHECKS and "valid_values" in check.spec:
-            return scalar_tuple(check.spec["valid_values"], path, "'valid_values'", check.line)
+            return _valid_values(check.spec["valid_values"], path, "'valid_values'", check.line)
     return None
+
+
+def _valid_values(value: Any, path: str, what: str, line: int | None) -> tuple[str, ...]:
+    """``valid_values`` as an enum; a ``null`` item adds nothing.
+
+    Soda counts a null as missing, never as invalid, so ``['1', '2', null]``
+    allows what ``['1', '2']`` allows (soda-core's own invalid-check tests list
+    null this way and count only the non-null outsider).
+    """
+    values = scalar_tuple(value, path, what, line, allow_null=True)
+    if isinstance(value, list) and None in value:
+        return tuple(text for text, item in zip(values, value, strict=True) if item is not None)
+    return values
 
 
 def _data_type(mapping: YMap, path: str, owner: str) -> str | None:
@@ -140,15 +157,17 @@ def _with_column_options(checks: tuple[Check, ...], mapping: YMap) -> tuple[Chec
     """Fold column-level missing/validity options into the checks they configure.
 
     Soda v4 lets a column say ``missing_values: ['N/A']`` once for its missing
-    checks; written there or on the check, it is the same check.
+    checks; written there or on the check, it is the same check. A column's
+    ``column_expression`` is what all its checks measure, so it joins each check
+    (a changed expression is a changed check; the smoke test skips such checks).
     """
     out: list[Check] = []
     for check in checks:
-        keys: tuple[str, ...] = ()
+        keys: tuple[str, ...] = COLUMN_OPTIONS
         if check.kind in _MISSING_CHECKS:
-            keys = _MISSING_OPTIONS
+            keys += _MISSING_OPTIONS
         elif check.kind in _ENUM_CHECKS:
-            keys = _VALIDITY_OPTIONS
+            keys += _VALIDITY_OPTIONS
         extra = {k: mapping[k] for k in keys if mapping.get(k) is not None and k not in check.spec}
         if extra:
             check = Check.make(
@@ -202,7 +221,7 @@ def _column(entry: Any, index: int, line: int, path: str) -> Column:
     checks = _with_column_options(_checks(mapping, path, owner, (name,)), mapping)
     enum = _enum(checks, path)
     if enum is None and mapping.get("valid_values") is not None:
-        enum = scalar_tuple(
+        enum = _valid_values(
             mapping["valid_values"],
             path,
             f"{owner}: 'valid_values'",

@@ -78,7 +78,8 @@ _LABELS = {
 }
 
 #: Soda contract keys (v4 as documented in Soda's contract language reference,
-#: plus the v3 keys the gate still reads). Written from the docs: Soda's own
+#: plus the v3 keys the gate still reads). Written from the docs and checked
+#: against every contract in soda-core's tests (v3 branch and v4): Soda's own
 #: JSON Schema ships under a proprietary licence and is not vendored.
 SODA_TOP_KEYS = frozenset(
     {
@@ -91,13 +92,17 @@ SODA_TOP_KEYS = frozenset(
         "soda_runner",
         "soda_agent",
         "scopes",
-        # v3 contracts
+        "check_attributes",
+        "failed_rows",  # v4: how failed rows are stored (strategy, keys)
+        "dataset_prefix",  # early v4: the dataset's prefixes beside 'data_source'
+        "diagnostics",  # v4: what is stored in the diagnostics warehouse
         "data_source",
+        # v3 contracts
+        "database",
         "schema",
         "filter_sql",
         "owner",
         "attributes",
-        "check_attributes",
     }
 )
 SODA_COLUMN_KEYS = frozenset(
@@ -114,6 +119,7 @@ SODA_COLUMN_KEYS = frozenset(
         # v4 column-level missing and validity options (configure the column's checks)
         *soda.MISSING_OPTIONS,
         *soda.VALIDITY_OPTIONS,
+        *soda.COLUMN_OPTIONS,
         "valid_length",
         *constraints.SODA_KEYS,
     }
