@@ -163,9 +163,14 @@ def _unknown_types(
             _unknown_types(out, dataset, column.fields, f"{name}.", dialect)
 
 
-def _column_signature(dataset: Dataset, dialect: str) -> tuple[tuple[str, str | None], ...]:
-    """Names and canonical types: evidence that two datasets are the same table."""
-    return tuple((c.name, _type_text(c.data_type, dialect)) for c in dataset.columns)
+def _column_signature(dataset: Dataset, dialect: str) -> frozenset[tuple[str, str | None]]:
+    """Names and canonical types: evidence that two datasets are the same table.
+
+    A set, not a sequence: column order says nothing about the table (dbt's
+    ``include: all`` lists a version's columns in another order than written,
+    and a moved file is often rewritten), as ``columns_overlap`` already treats it.
+    """
+    return frozenset((c.name, _type_text(c.data_type, dialect)) for c in dataset.columns)
 
 
 T = TypeVar("T", Dataset, Column)
