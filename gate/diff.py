@@ -466,7 +466,13 @@ class _DatasetDiff:
         elif new_unique and not old_unique:
             self.emit("unique_added", f"column '{name}' is now unique", column=name, line=new.line)
         diff_constraints.emit_all(
-            self.emit, old, new, name, _type_text(new.data_type, self.dialect) or ""
+            self.emit,
+            old,
+            new,
+            name,
+            _type_text(new.data_type, self.dialect) or "",
+            # Soda's regex runs in the warehouse: a search or a whole-value match.
+            full_match_too="soda" in (self.old.format, self.new.format),
         )
         self.checks(
             old.checks,

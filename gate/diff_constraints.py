@@ -3,9 +3,11 @@
 A constraint that allows fewer values (a higher ``minimum``, a new ``pattern``,
 ``uniqueItems`` switched on) is ``constraint_tightened``: existing producers may
 write values the contract now refuses. One that allows more is
-``constraint_relaxed``: consumers may see values they never saw. A ``pattern``
-or ``format`` that changed to another one is ``constraint_changed``: no regular
-expression engine is needed to see that the gate cannot order them.
+``constraint_relaxed``: consumers may see values they never saw. A changed
+``pattern`` is compared as a language (gate/regex_lang.py): a strict subset is
+tightened, a strict superset relaxed, the same language spelt differently says
+nothing, and anything else, or a pattern the automata cannot decide in their
+budget, is ``constraint_changed``. A changed ``format`` is ``constraint_changed``.
 
 Bounds are compared by meaning, not spelling: ``minimum: 0`` and
 ``exclusiveMinimum: -1`` on an integer column, or ``maximum: 2025-01-01`` and
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from gate import regex_lang
 from gate.model import Column
 
 #: (rule id, message, before, after) for one column.
@@ -154,8 +157,32 @@ def _directed(tightened: bool, what: str, before: str | None, after: str | None)
     return ("constraint_relaxed", f"{what} allows more values", before, after)
 
 
-def compare(old: Column, new: Column, type_text: str) -> list[Finding]:
-    """Every constraint finding between two versions of one column."""
+def _pattern(x: str, y: str, full_match_too: bool) -> Finding | None:
+    """A changed ``pattern`` by the languages of both patterns; None when the same."""
+    before, after = f"pattern {x}", f"pattern {y}"
+    moved = regex_lang.compare(x, y, full_match_too)
+    if moved == "":
+        return None
+    if moved == regex_lang.TIGHTENED:
+        return ("constraint_tightened", "pattern accepts fewer values", before, after)
+    if moved == regex_lang.RELAXED:
+        return ("constraint_relaxed", "pattern accepts more values", before, after)
+    why = (
+        "each accepts values the other refuses"
+        if moved == regex_lang.CHANGED
+        else "the gate cannot tell which allows more"
+    )
+    return ("constraint_changed", f"pattern changed; {why}", before, after)
+
+
+def compare(
+    old: Column, new: Column, type_text: str, full_match_too: bool = False
+) -> list[Finding]:
+    """Every constraint finding between two versions of one column.
+
+    ``full_match_too``: a pattern may be matched against the whole value, not
+    searched in it (Soda hands it to the warehouse; see gate/regex_lang.py).
+    """
     a, b = dict(old.constraints), dict(new.constraints)
     if a == b:
         return []
@@ -186,6 +213,10 @@ def compare(old: Column, new: Column, type_text: str) -> list[Finding]:
         after = None if y is None else f"{key} {y}"
         if x is None or y is None:
             findings.append(_directed(x is None, key, before, after))
+        elif key == "pattern" and isinstance(x, str) and isinstance(y, str):
+            found = _pattern(x, y, full_match_too)
+            if found:
+                findings.append(found)
         elif order is None or isinstance(x, str) or isinstance(y, str):
             findings.append(
                 (
@@ -224,11 +255,16 @@ def compare_enum(old: Column, new: Column) -> Finding | None:
 
 
 def emit_all(
-    emit: Callable[..., None], old: Column, new: Column, name: str, type_text: str
+    emit: Callable[..., None],
+    old: Column,
+    new: Column,
+    name: str,
+    type_text: str,
+    full_match_too: bool = False,
 ) -> None:
     """Emit the enum and constraint findings of one column pair through ``emit``."""
     found = compare_enum(old, new)
-    findings = ([found] if found else []) + compare(old, new, type_text)
+    findings = ([found] if found else []) + compare(old, new, type_text, full_match_too)
     for rule_id, message, before, after in findings:
         emit(
             rule_id,

@@ -72,3 +72,61 @@ def test_reordered_columns_of_a_dataset_are_no_change(cli: Cli, shop: GitRepo) -
     shop.write(f"{C}/orders.yaml", soda("lake/shop/orders", COLUMNS[::-1]))
     code, rules, _ = report(cli, shop)
     assert (code, rules) == (0, [])
+
+
+# -- patterns compared as languages ---------------------------------------------
+
+DCS = """\
+dataContractSpecification: 1.1.0
+id: urn:datacontract:shop:codes
+info: {title: Codes, version: 1.0.0}
+models:
+  codes:
+    fields:
+      code:
+        type: string
+        pattern: '{pattern}'
+"""
+
+SODA = """\
+dataset: lake/shop/codes
+columns:
+  - name: code
+    data_type: varchar
+    valid_regex_sql: '{pattern}'
+    checks:
+      - invalid:
+"""
+
+
+@pytest.mark.parametrize(
+    ("template", "old", "new", "expected"),
+    [
+        # a strict subset: producers writing 'ABC' now fail
+        (DCS, "^[A-Z]{2,3}$", "^[A-Z]{2}$", [("constraint_tightened", "code")]),
+        (SODA, "^[A-Z]{2,3}$", "^[A-Z]{2}$", [("constraint_tightened", "code")]),
+        (DCS, "^[A-Z]{2}$", "^[A-Z]{2,3}$", [("constraint_relaxed", "code")]),
+        # the same language spelt differently: nothing to say
+        (DCS, "^\\d{3}$", "^[0-9]{3}$", []),
+        # JSON Schema searches: '[0-9]' accepts any value holding a digit
+        (DCS, "[0-9]", "^[0-9]+$", [("constraint_tightened", "code")]),
+        # Soda may run on a warehouse that matches the whole value: no direction
+        (SODA, "[0-9]", "^[0-9]+$", [("constraint_changed", "code")]),
+        # a backreference: no automaton, as before
+        (DCS, "^(a)\\1$", "^a$", [("constraint_changed", "code")]),
+    ],
+)
+def test_changed_pattern_is_compared_as_a_language(
+    cli: Cli, tmp_path: Path, template: str, old: str, new: str, expected: list
+) -> None:
+    repo = GitRepo(tmp_path / "codes")
+    path = "contracts/codes.yaml"
+    repo.write(path, template.replace("{pattern}", old))
+    repo.commit("contracts")
+    repo.branch("feature")
+    repo.write(path, template.replace("{pattern}", new))
+    _code, rules, data = report(cli, repo)
+    assert [r for r in rules if r[0].startswith("constraint")] == expected
+    for change in data["changes"]:
+        if change["rule"].startswith("constraint"):
+            assert (change["before"], change["after"]) == (f"pattern {old}", f"pattern {new}")

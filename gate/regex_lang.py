@@ -1,0 +1,246 @@
+"""Two regular-expression patterns compared as the languages they accept.
+
+A contract's ``pattern`` says which values are allowed. When it changes, the
+question is whether the new pattern accepts fewer values (``tightened``: some
+producer may now fail), more (``relaxed``: consumers may see new values),
+neither, or the same language spelt differently (nothing to report). That is
+decidable for true regular expressions: both become automata and the gate
+checks inclusion both ways (interegular builds the automata; it parses Python
+regex syntax, which agrees with ECMA-262 on what contracts use).
+
+What a pattern accepts depends on how it is matched:
+
+- JSON Schema, ODCS, DCS and dbt_expectations *search*: ``pattern: '[0-9]'``
+  accepts any value containing a digit. ``^`` and ``$`` anchor the search, so
+  the language of an unanchored branch is the branch with anything around it.
+- Soda hands the regex to the warehouse: PostgreSQL ``~``, BigQuery
+  ``REGEXP_CONTAINS`` and DuckDB ``REGEXP_MATCHES`` search, Snowflake's
+  ``REGEXP_LIKE`` must match the whole value. The gate does not know the
+  warehouse, so a Soda pattern is compared under both readings and a direction
+  is reported only when both readings agree on it.
+
+Anything the automata cannot express (backreferences, lookarounds, ``\\b``,
+anchors inside a group, the multiline flag) or that exceeds the budget
+(``BUDGET_SECONDS`` of automaton construction, ``MAX_PATTERN`` characters,
+repetition counts above ``MAX_REPEAT``) answers ``None``: the caller reports
+``constraint_changed``, as it did before the gate compared languages. Building
+an automaton can be exponential in the pattern (``(a|b)*a(a|b){20}``), so the
+budget is enforced inside interegular's state crawl, the one loop every
+automaton operation runs; a contract cannot stall the gate.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: Wall-clock budget for the automata of one comparison (both readings).
+BUDGET_SECONDS = 0.5
+#: Longer patterns are not compared (the parser is recursive).
+MAX_PATTERN = 1000
+#: ``{n}`` / ``{n,m}`` above this many repetitions are not compared.
+MAX_REPEAT = 1000
+
+#: Results of :func:`compare`.
+TIGHTENED, RELAXED, CHANGED = "tightened", "relaxed", "changed"
+
+_REPEAT = re.compile(r"\{(\d+)(?:,(\d*))?\}")
+_LEADING_FLAGS = re.compile(r"^\(\?([a-zA-Z]+)\)")
+_ANYTHING = r"[\s\S]*"
+
+
+class _OverBudget(Exception):
+    """Raised inside interegular's crawl when the comparison's deadline passed."""
+
+
+_deadline = threading.local()
+
+
+def _guarded(crawl: Callable[..., Any]) -> Callable[..., Any]:
+    """``crawl`` whose ``follow`` step checks the current thread's deadline."""
+
+    def guarded(alphabet: Any, initial: Any, final: Any, follow: Any) -> Any:
+        def timed_follow(state: Any, symbol: Any) -> Any:
+            until = getattr(_deadline, "until", None)
+            if until is not None and time.monotonic() > until:
+                raise _OverBudget
+            return follow(state, symbol)
+
+        return crawl(alphabet, initial, final, timed_follow)
+
+    guarded.__wrapped__ = crawl  # type: ignore[attr-defined]
+    return guarded
+
+
+@functools.cache
+def _interegular() -> Any:
+    """Import interegular once and put the deadline into its state crawl.
+
+    Every FSM operation of interegular (union, concatenation, star, difference,
+    emptiness) builds its result through the module-level ``crawl`` functions of
+    ``interegular.fsm``; wrapping them is the only place a budget can live. The
+    version is pinned in pyproject.toml for that reason.
+    """
+    import interegular
+    import interegular.fsm as fsm
+
+    for name in ("crawl", "crawl_hash_no_result"):
+        original = getattr(fsm, name)
+        if not hasattr(original, "__wrapped__"):
+            setattr(fsm, name, _guarded(original))
+    return interegular
+
+
+def _scan(pattern: str) -> tuple[list[int], list[int]] | None:
+    """Top-level ``|`` positions and anchor positions; None for what automata cannot do.
+
+    Anchors (``^``, ``$``) are returned only at depth 0; one inside a group,
+    a lookaround or a conditional makes the pattern unsupported.
+    """
+    bars: list[int] = []
+    anchors: list[int] = []
+    depth = 0
+    i = 0
+    in_class = False
+    n = len(pattern)
+    while i < n:
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            if char == "]":
+                in_class = False
+            elif pattern.startswith(("[:", "[=", "[."), i):
+                return None  # POSIX classes: each engine reads them its own way
+        elif char == "[":
+            in_class = True
+            # a ']' first in the class (after an optional '^') is a literal
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                i = j
+        elif char == "(":
+            if pattern.startswith(("(?=", "(?!", "(?<=", "(?<!", "(?("), i):
+                return None
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char in "^$":
+            if depth:
+                return None
+            anchors.append(i)
+        elif char == "|" and depth == 0:
+            bars.append(i)
+        i += 1
+    return bars, anchors
+
+
+def _language(pattern: str, search: bool) -> str | None:
+    """The pattern rewritten as one whole-value expression, or None if unsupported.
+
+    Under ``search`` an unanchored side of each top-level branch may be
+    surrounded by anything; under full-match the anchors are redundant.
+    """
+    flags = ""
+    found = _LEADING_FLAGS.match(pattern)
+    if found:
+        flags = found.group(1)
+        if set(flags) - set("is"):  # multiline, verbose, ...: other anchor rules
+            return None
+        pattern = pattern[found.end() :]
+    scanned = _scan(pattern)
+    if scanned is None:
+        return None
+    bars, anchors = scanned
+    edges = [-1, *bars, len(pattern)]
+    parts: list[str] = []
+    for start, end in itertools.pairwise(edges):
+        body_start, body_end = start + 1, end
+        starts = body_start < body_end and pattern[body_start] == "^" and body_start in anchors
+        if starts:
+            body_start += 1
+        ends = body_start < body_end and pattern[body_end - 1] == "$" and body_end - 1 in anchors
+        if ends:
+            body_end -= 1
+        if any(body_start <= a < body_end for a in anchors):
+            return None  # an anchor in the middle of a branch
+        body = pattern[body_start:body_end]
+        before = "" if starts or not search else _ANYTHING
+        after = "" if ends or not search else _ANYTHING
+        parts.append(f"{before}(?:{body}){after}")
+    text = "|".join(f"(?:{part})" for part in parts)
+    return f"(?{flags}){text}" if flags else text
+
+
+def _relation(old: str, new: str, search: bool) -> str | None:
+    """``equal``/``tightened``/``relaxed``/``changed`` under one reading; None if undecidable."""
+    a, b = _language(old, search), _language(new, search)
+    if a is None or b is None:
+        return None
+    lib = _interegular()
+    from interegular.fsm import Alphabet
+
+    pa, pb = lib.parse_pattern(a), lib.parse_pattern(b)
+    flags = lib.REFlags(0)
+    alphabet = Alphabet.union(pa.get_alphabet(flags), pb.get_alphabet(flags))[0]
+    fa, fb = pa.to_fsm(alphabet), pb.to_fsm(alphabet)
+    new_within = fb.issubset(fa)
+    old_within = fa.issubset(fb)
+    if new_within and old_within:
+        return "equal"
+    if new_within:
+        return TIGHTENED
+    if old_within:
+        return RELAXED
+    return CHANGED
+
+
+def _repeats_within_budget(pattern: str) -> bool:
+    for low, high in _REPEAT.findall(pattern):
+        if int(low) > MAX_REPEAT or (high and int(high) > MAX_REPEAT):
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=512)
+def compare(old: str, new: str, full_match_too: bool = False) -> str | None:
+    """How the language of ``new`` relates to that of ``old``.
+
+    ``tightened`` (new accepts a strict subset), ``relaxed`` (a strict
+    superset), ``changed`` (neither), ``""`` (the same language), or None when
+    the gate cannot decide within its budget. ``full_match_too`` also reads the
+    patterns as whole-value matches (Soda on Snowflake) and keeps a direction
+    only when both readings agree.
+    """
+    if old == new:
+        return ""
+    if max(len(old), len(new)) > MAX_PATTERN or not (
+        _repeats_within_budget(old) and _repeats_within_budget(new)
+    ):
+        return None
+    _deadline.until = time.monotonic() + BUDGET_SECONDS
+    try:
+        readings = {_relation(old, new, search=True)}
+        if full_match_too:
+            readings.add(_relation(old, new, search=False))
+    except (_OverBudget, RecursionError, MemoryError):
+        return None
+    except Exception:  # interegular's Unsupported, InvalidSyntax and parser errors
+        return None
+    finally:
+        _deadline.until = None
+    if None in readings:
+        return None
+    moves = readings - {"equal"}
+    if not moves:
+        return ""
+    if len(moves) == 1:
+        return moves.pop()
+    return CHANGED

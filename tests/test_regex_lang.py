@@ -1,0 +1,83 @@
+"""Regex patterns compared as languages (gate/regex_lang.py): directions, readings, refusals, budget."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gate import regex_lang
+from gate.regex_lang import CHANGED, RELAXED, TIGHTENED, compare
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "searched"),
+    [
+        # anchored patterns: the same under both readings
+        (r"^[A-Z]{2,3}$", r"^[A-Z]{2}$", TIGHTENED),
+        (r"^[A-Z]{2}$", r"^[A-Z]{2,3}$", RELAXED),
+        (r"^[A-Z]{3}$", r"^[A-Z]{2}[0-9]$", CHANGED),
+        (r"^\d{5}$", r"^[0-9]{5}$", ""),  # the same language spelt differently
+        (r"^(a|b)$", r"^a$|^b$", ""),  # anchors per top-level branch
+        (r"^[a-z]+@[a-z]+\.com$", r"^[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}$", RELAXED),
+        (r"(?i)^abc$", r"^abc$", TIGHTENED),  # a leading flag is part of the language
+        # search: an unanchored pattern accepts any value that contains a match
+        (r"[0-9]", r"^[0-9]+$", TIGHTENED),
+        (r"abc", r"b", RELAXED),
+        (r"^a", r"^ab", TIGHTENED),
+    ],
+)
+def test_search_reading(old: str, new: str, searched: str) -> None:
+    assert compare(old, new) == searched
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "both"),
+    [
+        (r"^[A-Z]{2,3}$", r"^[A-Z]{2}$", TIGHTENED),
+        # searched: tightened; matched whole: '[0-9]' is one digit, '^[0-9]+$' many: relaxed
+        (r"[0-9]", r"^[0-9]+$", CHANGED),
+        # searched: relaxed ('b' is in more values); whole: {'abc'} vs {'b'}: disjoint
+        (r"abc", r"b", CHANGED),
+        # searched: tightened; whole: the same language: the direction stands
+        (r"[A-Z]{3}", r"^[A-Z]{3}$", TIGHTENED),
+    ],
+)
+def test_soda_needs_both_readings_to_agree(old: str, new: str, both: str) -> None:
+    # Soda's regex runs in the warehouse: PostgreSQL '~' searches, Snowflake's
+    # REGEXP_LIKE matches the whole value (soda-core's _build_regex_like_sql).
+    assert compare(old, new, full_match_too=True) == both
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(a)\1",  # backreference
+        r"(?=a)a",  # lookahead
+        r"(?<=a)b",  # lookbehind
+        r"\bfoo\b",  # word boundary
+        r"(^a|b)",  # an anchor inside a group
+        r"a^b",  # an anchor inside a branch
+        r"(?m)^a$",  # multiline: other anchor rules
+        r"[[:alpha:]]+",  # a POSIX class: each engine reads it its own way
+        r"\p{L}+",  # Unicode property
+        r"a{2000}",  # repetition over the budget
+        "[",  # not a regex
+        "(" * 600 + "a" + ")" * 600,  # too long
+    ],
+)
+def test_what_automata_cannot_decide_is_undecided(pattern: str) -> None:
+    assert compare(pattern, "^a$") is None
+    assert compare("^a$", pattern, full_match_too=True) is None
+
+
+def test_hostile_pattern_is_cut_off_by_the_budget() -> None:
+    # The DFA of (a|b)*a(a|b){n} has 2**n states: unbounded, this runs for hours.
+    hostile = "(a|b)*a(a|b){24}"
+    regex_lang.compare.cache_clear()
+    started = time.monotonic()
+    assert compare(hostile, hostile + "c", full_match_too=True) is None
+    elapsed = time.monotonic() - started
+    assert elapsed < regex_lang.BUDGET_SECONDS + 2.0, elapsed
+    # the budget is per comparison: the next one starts afresh
+    assert compare(r"^[A-Z]{2,3}$", r"^[A-Z]{2}$") == TIGHTENED
