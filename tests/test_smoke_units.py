@@ -111,6 +111,7 @@ def test_metric_and_level_in_threshold_or_beside_the_check() -> None:
         ("freshness", {"threshold": {"must_be_less_than": 2}}, "check type 'freshness'"),
         ("avg", {"must_be_between": [1, 2]}, "check type 'avg'"),
         ("missing", {"filter": "country = 'BE'"}, "filters"),
+        ("missing", {"column_expression": "payload::int"}, "column_expression"),
         ("invalid", {"valid_reference_data": {"dataset": "x", "column": "y"}}, "reference"),
         ("invalid", {}, "without a validity option"),
         ("missing", {"colour": "red"}, "unsupported option 'colour'"),
