@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
-from gate import diff_checks, diff_constraints, diff_relationships, rules, types
+from gate import diff_checks, diff_constraints, diff_relationships, regex_lang, rules, types
 from gate.model import Check, Column, Consumer, Dataset
 from gate.rules import Severity
 from gate.versioning import compare_versions, is_major_bump
@@ -809,6 +809,7 @@ def diff_datasets(
     has passed; without it every removal of a guarded dataset is breaking.
     """
     out = _Emitter(severity_of)
+    regex_lang.start_run()  # one time budget for all the pattern automata of this diff
     # A disabled dbt model does not exist for its consumers: compare it as absent
     # and say "disabled" where it was removed.
     disabled = {d.id: d for d in head if not d.enabled}

@@ -21,8 +21,8 @@ What a pattern accepts depends on how it is matched:
 
 Anything the automata cannot express (backreferences, lookarounds, ``\\b``,
 anchors inside a group, the multiline flag) or that exceeds the budget
-(``BUDGET_SECONDS`` of automaton construction, ``MAX_PATTERN`` characters,
-repetition counts above ``MAX_REPEAT``) answers ``None``: the caller reports
+(``BUDGET_SECONDS`` of automaton construction per comparison, ``RUN_SECONDS``
+per diff, ``MAX_PATTERN`` characters, repetition counts above ``MAX_REPEAT``) answers ``None``: the caller reports
 ``constraint_changed``, as it did before the gate compared languages. Building
 an automaton can be exponential in the pattern (``(a|b)*a(a|b){20}``), so the
 budget is enforced inside interegular's state crawl, the one loop every
@@ -40,7 +40,10 @@ from collections.abc import Callable
 from typing import Any
 
 #: Wall-clock budget for the automata of one comparison (both readings).
-BUDGET_SECONDS = 0.5
+BUDGET_SECONDS = 1.0
+#: ... and for all the comparisons of one diff (:func:`start_run`): a pull request
+#: that changes a thousand hostile patterns costs this much, not a thousand budgets.
+RUN_SECONDS = 15.0
 #: Longer patterns are not compared (the parser is recursive).
 MAX_PATTERN = 1000
 #: ``{n}`` / ``{n,m}`` above this many repetitions are not compared.
@@ -59,6 +62,82 @@ class _OverBudget(Exception):
 
 
 _deadline = threading.local()
+
+
+def start_run() -> None:
+    """Give this thread a fresh :data:`RUN_SECONDS` for the comparisons that follow."""
+    _deadline.run_left = RUN_SECONDS
+
+
+def _key(state: Any) -> Any:
+    """A hashable stand-in for a crawl state, equal exactly when the states are ``==``.
+
+    interegular's states are ints, tuples, frozensets, and sets and dicts of them.
+    """
+    try:
+        if isinstance(state, dict):
+            return (dict, frozenset(state.items()))
+        if isinstance(state, set):
+            return frozenset(state)
+        hash(state)
+        return state
+    except TypeError:  # unhashable parts inside: convert them too
+        pass
+    if isinstance(state, dict):
+        return (dict, frozenset((k, _key(v)) for k, v in state.items()))
+    if isinstance(state, (set, frozenset)):
+        return frozenset(_key(item) for item in state)
+    return tuple(_key(item) for item in state)
+
+
+def _crawl(fsm_module: Any) -> Callable[..., Any]:
+    """interegular's ``crawl`` with the deadline, and states found by hash.
+
+    The library's own crawl finds each successor with ``list.index``, quadratic
+    in the number of states: most of the time of a comparison. This one builds
+    the same automaton (states numbered in discovery order, oblivion skipped)
+    with a dictionary, and checks the current thread's deadline on every step.
+    """
+    oblivion = fsm_module.OblivionError
+
+    def crawl(alphabet: Any, initial: Any, final: Any, follow: Any) -> Any:
+        until = getattr(_deadline, "until", None)
+        states = [initial]
+        index = {_key(initial): 0}
+        finals = set()
+        transitions: dict[int, dict[Any, int]] = {}
+        i = 0
+        while i < len(states):
+            if until is not None and time.monotonic() > until:
+                raise _OverBudget
+            state = states[i]
+            if final(state):
+                finals.add(i)
+            row: dict[Any, int] = {}
+            for transition in alphabet.by_transition:
+                try:
+                    successor = follow(state, transition)
+                except oblivion:
+                    continue
+                key = _key(successor)
+                j = index.get(key)
+                if j is None:
+                    j = index[key] = len(states)
+                    states.append(successor)
+                row[transition] = j
+            transitions[i] = row
+            i += 1
+        return fsm_module.FSM(
+            alphabet=alphabet,
+            states=range(len(states)),
+            initial=0,
+            finals=finals,
+            map=transitions,
+            __no_validation__=True,
+        )
+
+    crawl.__wrapped__ = fsm_module.crawl  # type: ignore[attr-defined]
+    return crawl
 
 
 def _guarded(crawl: Callable[..., Any]) -> Callable[..., Any]:
@@ -89,10 +168,10 @@ def _interegular() -> Any:
     import interegular
     import interegular.fsm as fsm
 
-    for name in ("crawl", "crawl_hash_no_result"):
-        original = getattr(fsm, name)
-        if not hasattr(original, "__wrapped__"):
-            setattr(fsm, name, _guarded(original))
+    if not hasattr(fsm.crawl, "__wrapped__"):
+        fsm.crawl = _crawl(fsm)
+    if not hasattr(fsm.crawl_hash_no_result, "__wrapped__"):
+        fsm.crawl_hash_no_result = _guarded(fsm.crawl_hash_no_result)
     return interegular
 
 
@@ -209,7 +288,10 @@ def _repeats_within_budget(pattern: str) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=512)
+#: Decided comparisons (and patterns no automaton can express); never a timeout.
+_cache: dict[tuple[str, str, bool], str | None] = {}
+
+
 def compare(old: str, new: str, full_match_too: bool = False) -> str | None:
     """How the language of ``new`` relates to that of ``old``.
 
@@ -225,17 +307,34 @@ def compare(old: str, new: str, full_match_too: bool = False) -> str | None:
         _repeats_within_budget(old) and _repeats_within_budget(new)
     ):
         return None
-    _deadline.until = time.monotonic() + BUDGET_SECONDS
+    key = (old, new, full_match_too)
+    if key in _cache:
+        return _cache[key]
+    left = getattr(_deadline, "run_left", RUN_SECONDS)
+    if left <= 0:
+        return None
+    started = time.monotonic()
+    _deadline.until = started + min(BUDGET_SECONDS, left)
     try:
         readings = {_relation(old, new, search=True)}
         if full_match_too:
             readings.add(_relation(old, new, search=False))
     except (_OverBudget, RecursionError, MemoryError):
-        return None
+        return None  # not cached: another run may have the time
     except Exception:  # interegular's Unsupported, InvalidSyntax and parser errors
-        return None
+        readings = {None}
     finally:
         _deadline.until = None
+        _deadline.run_left = left - (time.monotonic() - started)
+    result = _verdict(readings)
+    if len(_cache) >= 1024:
+        _cache.clear()
+    _cache[key] = result
+    return result
+
+
+def _verdict(readings: set[str | None]) -> str | None:
+    """One answer from the readings: a direction only when every reading agrees."""
     if None in readings:
         return None
     moves = readings - {"equal"}

@@ -71,13 +71,27 @@ def test_what_automata_cannot_decide_is_undecided(pattern: str) -> None:
     assert compare("^a$", pattern, full_match_too=True) is None
 
 
+#: The DFA of (a|b)*a(a|b){n} has 2**n states: unbounded, comparing it runs for hours.
+HOSTILE = "(a|b)*a(a|b){24}"
+
+
 def test_hostile_pattern_is_cut_off_by_the_budget() -> None:
-    # The DFA of (a|b)*a(a|b){n} has 2**n states: unbounded, this runs for hours.
-    hostile = "(a|b)*a(a|b){24}"
-    regex_lang.compare.cache_clear()
+    regex_lang.start_run()
     started = time.monotonic()
-    assert compare(hostile, hostile + "c", full_match_too=True) is None
+    assert compare(HOSTILE, HOSTILE + "c", full_match_too=True) is None
     elapsed = time.monotonic() - started
     assert elapsed < regex_lang.BUDGET_SECONDS + 2.0, elapsed
     # the budget is per comparison: the next one starts afresh
-    assert compare(r"^[A-Z]{2,3}$", r"^[A-Z]{2}$") == TIGHTENED
+    assert compare(r"^[A-Z]{2,3}$", r"^[A-Z]{2}$", full_match_too=True) == TIGHTENED
+
+
+def test_many_hostile_patterns_share_one_run_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(regex_lang, "BUDGET_SECONDS", 0.3)
+    monkeypatch.setattr(regex_lang, "RUN_SECONDS", 1.0)
+    regex_lang.start_run()
+    started = time.monotonic()
+    for n in range(20):  # 20 x 0.3 s unbounded; the run stops them after 1 s
+        assert compare(HOSTILE, f"{HOSTILE}{n}") is None
+    assert time.monotonic() - started < 1.0 + 2.0
+    regex_lang.start_run()  # the next diff has its time again
+    assert compare(r"^[A-Z]{2,3}$", r"^[A-Z]{3}$") == TIGHTENED
