@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gate import regex_lang
 from gate.regex_lang import CHANGED, RELAXED, TIGHTENED, compare
@@ -95,3 +99,50 @@ def test_many_hostile_patterns_share_one_run_budget(monkeypatch: pytest.MonkeyPa
     assert time.monotonic() - started < 1.0 + 2.0
     regex_lang.start_run()  # the next diff has its time again
     assert compare(r"^[A-Z]{2,3}$", r"^[A-Z]{3}$") == TIGHTENED
+
+
+# -- the answers agree with Python's own matcher on every short string ------------------
+
+_ATOMS = st.sampled_from(["a", "b", "[ab]", ".", "c"])
+
+
+def _regex(depth: int = 3) -> st.SearchStrategy[str]:
+    return st.recursive(
+        _ATOMS,
+        lambda inner: st.one_of(
+            st.tuples(inner, inner).map("".join),
+            st.tuples(inner, inner).map(lambda p: f"(?:{p[0]}|{p[1]})"),
+            inner.map(lambda p: f"(?:{p})*"),
+            inner.map(lambda p: f"(?:{p})?"),
+            inner.map(lambda p: f"(?:{p}){{1,2}}"),
+        ),
+        max_leaves=depth + 2,
+    )
+
+
+_PATTERNS = st.tuples(st.booleans(), _regex(), st.booleans()).map(
+    lambda t: ("^" if t[0] else "") + t[1] + ("$" if t[2] else "")
+)
+_STRINGS = ["".join(p) for n in range(6) for p in itertools.product("abc", repeat=n)]
+
+
+def _accepted(pattern: str, full: bool) -> set[str]:
+    compiled = re.compile(pattern)
+    match = compiled.fullmatch if full else compiled.search
+    return {s for s in _STRINGS if match(s)}
+
+
+@settings(max_examples=150, deadline=None)
+@given(old=_PATTERNS, new=_PATTERNS, full_match_too=st.booleans())
+def test_answers_agree_with_re_on_short_strings(old: str, new: str, full_match_too: bool) -> None:
+    answer = compare(old, new, full_match_too)
+    assert answer is not None, (old, new)  # plain regular expressions are always decided
+    readings = [False, True] if full_match_too else [False]
+    for full in readings:
+        before, after = _accepted(old, full), _accepted(new, full)
+        if answer == TIGHTENED:
+            assert after <= before, (full, after - before)
+        elif answer == RELAXED:
+            assert before <= after, (full, before - after)
+        elif answer == "":
+            assert before == after, (full, before ^ after)
