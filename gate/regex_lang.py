@@ -6,7 +6,8 @@ producer may now fail), more (``relaxed``: consumers may see new values),
 neither, or the same language spelt differently (nothing to report). That is
 decidable for true regular expressions: both become automata and the gate
 checks inclusion both ways (interegular builds the automata; it parses Python
-regex syntax, which agrees with ECMA-262 on what contracts use).
+regex syntax, which agrees with ECMA-262 on what contracts use, and reads
+``\\d``, ``\\w``, ``\\s`` as ASCII classes, as ECMA-262 and JSON Schema do).
 
 What a pattern accepts depends on how it is matched:
 
@@ -162,8 +163,8 @@ def _interegular() -> Any:
 
     Every FSM operation of interegular (union, concatenation, star, difference,
     emptiness) builds its result through the module-level ``crawl`` functions of
-    ``interegular.fsm``; wrapping them is the only place a budget can live. The
-    version is pinned in pyproject.toml for that reason.
+    ``interegular.fsm``; replacing them is the only place a budget can live. So
+    pyproject.toml keeps interegular on its 0.3 line and the locks pin 0.3.3.
     """
     import interegular
     import interegular.fsm as fsm
