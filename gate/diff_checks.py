@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from gate import regex_lang
 from gate.model import Check
 from gate.thresholds import OPS, Interval, intersect, intervals, order
 
@@ -96,6 +97,13 @@ def carried(kind: str) -> frozenset[str]:
 SETS = {"missing_values": "missing_values", "missingvalues": "missing_values",
         "invalid_values": "invalid_values", "invalidvalues": "invalid_values"}  # fmt: skip
 
+#: Soda options whose regex marks rows invalid or missing: a pattern that accepts
+#: more values makes more rows fail (tighter). ``*_format`` counts only as v4's
+#: ``{name, regex}`` mapping; v3's named formats (``email``) stay part of the identity.
+REGEXES = {"invalid_regex_sql": "invalid_regex_sql", "invalid_regex": "invalid_regex_sql",
+           "invalid_format": "invalid_format", "missing_regex_sql": "missing_regex_sql",
+           "missing_regex": "missing_regex_sql", "missing_format": "missing_format"}  # fmt: skip
+
 _UNITS = {"%": "percent", "percent": "percent", "percentage": "percent", "rows": "count",
           "count": "count", "row": "count"}  # fmt: skip
 #: Kinds whose metric is a whole number when counted in rows.
@@ -122,10 +130,11 @@ class Semantics:
     severity: str
     sets: tuple[tuple[str, frozenset[str]], ...]
     columns: tuple[str, ...]
+    patterns: tuple[tuple[str, str], ...] = ()  # REGEXES, compared as languages
 
     @property
     def demands(self) -> tuple[Any, ...]:
-        return (self.passing, self.unit, self.severity, self.sets)
+        return (self.passing, self.unit, self.severity, self.sets, self.patterns)
 
 
 def _canonical(value: Any) -> str:
@@ -153,6 +162,7 @@ def semantics(check: Check) -> Semantics:
     threshold_items: list[tuple[str, Any]] = []
     unit = "count"
     sets: dict[str, frozenset[str]] = {}
+    patterns: dict[str, str] = {}
     threshold = spec.pop("threshold", None)
     if isinstance(threshold, Mapping):  # Soda v4
         for key, value in threshold.items():
@@ -186,6 +196,8 @@ def semantics(check: Check) -> Semantics:
             threshold_items.append((low, value))
         elif low in SETS and isinstance(value, list):
             sets[SETS[low]] = frozenset(str(v) for v in value)
+        elif low in REGEXES and _regex(low, value) is not None:
+            patterns[REGEXES[low]] = str(_regex(low, value))
         elif low == "description" and check.kind == "text":
             rest[str(key)] = value  # a text check *is* its description
         elif low in METADATA or low in carried_keys or low == "columns":
@@ -223,7 +235,17 @@ def semantics(check: Check) -> Semantics:
         severity=severity,
         sets=tuple(sorted(sets.items())),
         columns=check.columns,
+        patterns=tuple(sorted(patterns.items())),
     )
+
+
+def _regex(key: str, value: Any) -> str | None:
+    """The regex of an invalid/missing option: a ``*_regex`` string or v4's ``{regex: ...}``."""
+    if isinstance(value, Mapping):
+        value = value.get("regex")
+    elif key.endswith("_format"):
+        return None  # v3: a named format, not a regex
+    return value if isinstance(value, str) else None
 
 
 def describe(check: Check, meaning: Semantics) -> str:
@@ -235,6 +257,8 @@ def describe(check: Check, meaning: Semantics) -> str:
         parts.append(f"severity {meaning.severity}")
     for name, values in meaning.sets:
         parts.append(f"{name} [{', '.join(sorted(values))}]")
+    for name, pattern in meaning.patterns:
+        parts.append(f"{name} {pattern}")
     if meaning.columns and len(meaning.columns) > 1:
         parts.append(f"columns {', '.join(meaning.columns)}")
     return f"{check.kind} ({'; '.join(parts)})" if parts else check.kind
@@ -277,6 +301,19 @@ def direction(old: Semantics, new: Semantics, kind: str) -> str | None:
             moves.add("loosened")
         elif a_set != b_set:
             moves.add("both")
+    old_patterns, new_patterns = dict(old.patterns), dict(new.patterns)
+    for name in set(old_patterns) | set(new_patterns):
+        was, now = old_patterns.get(name), new_patterns.get(name)
+        if was == now:
+            continue
+        if was is None or now is None:
+            moves.add("tightened" if was is None else "loosened")
+            continue
+        # A pattern that accepts more values marks more rows invalid or missing.
+        moved = regex_lang.compare(was, now, full_match_too=True)  # Soda: the warehouse's match
+        if moved != "":
+            inverse = {regex_lang.RELAXED: "tightened", regex_lang.TIGHTENED: "loosened"}
+            moves.add(inverse.get(moved or "", "both"))
     if not moves:
         return None
     if len(moves) == 1:

@@ -392,3 +392,51 @@ def test_soda_constraint_given_as_a_variable_is_compared_as_text(old, new, expec
         )
 
     assert [c.rule for c in diff_datasets(contract(old), contract(new))] == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "old", "new", "expected"),
+    [
+        # a missing/invalid regex that accepts more values fails more rows
+        ("missing", {"missing_regex_sql": "^-$"}, {"missing_regex_sql": "^-+$"}, "tightened"),
+        ("missing", {"missing_regex_sql": "^-+$"}, {"missing_regex_sql": "^-$"}, "loosened"),
+        (
+            "invalid",
+            {"invalid_regex_sql": "^x{2}$"},
+            {"invalid_regex_sql": "^x{2,3}$"},
+            "tightened",
+        ),
+        # v4 {name, regex}: the regex counts, the name is a label
+        (
+            "missing",
+            {"missing_format": {"name": "dash", "regex": "^-+$"}},
+            {"missing_format": {"name": "dashes", "regex": "^-$"}},
+            "loosened",
+        ),
+        ("invalid", {}, {"invalid_regex_sql": "^x$", "valid_values": ["a"]}, "tightened"),
+        # the same language spelt differently: no change
+        ("invalid", {"invalid_regex_sql": "^\\d$"}, {"invalid_regex_sql": "^[0-9]$"}, None),
+        # a backreference: no automaton, no direction
+        ("invalid", {"invalid_regex_sql": "^(a)\\1$"}, {"invalid_regex_sql": "^a$"}, "both"),
+        # v3 named formats are not regexes: another format is another check
+        (
+            "invalid",
+            {"invalid_format": "email"},
+            {"invalid_format": "phone number"},
+            "undetermined",
+        ),
+    ],
+)
+def test_soda_invalid_and_missing_regexes_compare_as_languages(kind, old, new, expected) -> None:
+    def check(spec: dict) -> Check:
+        return Check.make(
+            kind, {"valid_values": ["a"], **spec} if kind == "invalid" else spec, columns=("x",)
+        )
+
+    found = [
+        (rule, direction)
+        for rule, direction, _ in findings(
+            ds(col(checks=(check(old),))), ds(col(checks=(check(new),)))
+        )
+    ]
+    assert found == ([("check_changed", expected)] if expected else [])
