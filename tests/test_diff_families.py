@@ -331,13 +331,20 @@ def test_soda_column_level_validity_reaches_the_invalid_check() -> None:
     assert column.enum == ("1", "2") and dict(column.constraints) == {"minimum": 0}
 
 
-def test_soda_v4_named_format_with_a_regex_is_a_pattern_like_format() -> None:
-    text = (
-        "dataset: d\ncolumns:\n  - name: code\n    data_type: string\n    checks:\n"
-        "      - invalid:\n          valid_format:\n            name: code\n            regex: '^[A-Z]+$'\n"
-    )
-    ((column,),) = [d.columns for d in parse(text)]
-    assert dict(column.constraints) == {"format": "^[A-Z]+$"}
+def test_soda_v4_named_format_with_a_regex_is_a_pattern() -> None:
+    def text(regex: str) -> str:
+        return (
+            "dataset: d\ncolumns:\n  - name: code\n    data_type: string\n    checks:\n"
+            f"      - invalid:\n          valid_format:\n            name: code\n            regex: '{regex}'\n"
+        )
+
+    ((column,),) = [d.columns for d in parse(text("^[A-Z]+$"))]
+    assert dict(column.constraints) == {"pattern": "^[A-Z]+$"}
+    # compared as a language: '^[A-Z]{2}$' accepts a strict subset
+    changes = diff_datasets(parse(text("^[A-Z]+$")), parse(text("^[A-Z]{2}$")))
+    assert [(c.rule, c.before, c.after) for c in changes] == [
+        ("constraint_tightened", "pattern ^[A-Z]+$", "pattern ^[A-Z]{2}$")
+    ]
 
 
 def test_soda_valid_length_is_an_exact_length() -> None:

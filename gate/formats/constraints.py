@@ -85,8 +85,9 @@ def read(
         value = _scalar(mapping[raw])
         where = line_of(raw)
         if key in TEXT_KEYS and isinstance(value, Mapping) and isinstance(value.get("regex"), str):
-            # Soda v4 ``valid_format: {name: ..., regex: ...}``: the regex is what is checked.
-            value = value["regex"]
+            # Soda v4 ``valid_format: {name: ..., regex: ...}``: the regex is what is
+            # checked, so it is a ``pattern`` (compared as a language), not a named format.
+            value, key = value["regex"], "pattern"
         if is_variable(value) and key in BOUND_KEYS + COUNT_KEYS:
             found[key] = value.strip()  # known only at run time: compared as text
             continue
