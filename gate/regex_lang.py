@@ -200,12 +200,11 @@ def _scan(pattern: str) -> tuple[list[int], list[int]] | None:
                 return None  # POSIX classes: each engine reads them its own way
         elif char == "[":
             in_class = True
-            # a ']' first in the class (after an optional '^') is a literal
             j = i + 1
             if j < n and pattern[j] == "^":
                 j += 1
             if j < n and pattern[j] == "]":
-                i = j
+                return None  # '[]a]': a literal ']' in Python and POSIX, an empty class in ECMA-262
         elif char == "(":
             if pattern.startswith(("(?=", "(?!", "(?<=", "(?<!", "(?("), i):
                 return None

@@ -70,6 +70,7 @@ def test_soda_needs_both_readings_to_agree(old: str, new: str, both: str) -> Non
         r"a^b",  # an anchor inside a branch
         r"(?m)^a$",  # multiline: other anchor rules
         r"[[:alpha:]]+",  # a POSIX class: each engine reads it its own way
+        r"[]a]",  # ']' first: a literal in Python and POSIX, an empty class in ECMA-262
         r"\p{L}+",  # Unicode property
         r"a{2000}",  # repetition over the budget
         "[",  # not a regex
