@@ -282,6 +282,8 @@ def _relation(old: str, new: str, search: bool) -> str | None:
 
 
 def _repeats_within_budget(pattern: str) -> bool:
+    if "{," in pattern:  # '{,3}': 0 to 3 in Python, the literal text in ECMA-262
+        return False
     for low, high in _REPEAT.findall(pattern):
         if int(low) > MAX_REPEAT or (high and int(high) > MAX_REPEAT):
             return False

@@ -71,6 +71,7 @@ def test_soda_needs_both_readings_to_agree(old: str, new: str, both: str) -> Non
         r"(?m)^a$",  # multiline: other anchor rules
         r"[[:alpha:]]+",  # a POSIX class: each engine reads it its own way
         r"[]a]",  # ']' first: a literal in Python and POSIX, an empty class in ECMA-262
+        r"a{,3}",  # 0 to 3 in Python, the literal text in ECMA-262
         r"\p{L}+",  # Unicode property
         r"a{2000}",  # repetition over the budget
         "[",  # not a regex
