@@ -269,6 +269,16 @@ def test_a_home_grown_format_is_refused_with_the_exclude_line_to_paste() -> None
     assert f"add  - \"!{PATH}\"  under 'contracts:' in .schema-gate.yml" in message
 
 
+def test_an_odcs_file_without_its_header_says_what_is_missing() -> None:
+    # datacontract-cli tests/fixtures/markdown/export/multicolumn.odcs.yaml
+    message = refusal("id: c1\nversion: 1.0.0\n" + TABLE)
+    assert message.startswith(
+        f"{PATH}:1: shaped like an ODCS contract (a 'schema:' list) but without "
+        "'apiVersion: v3.x' and 'kind: DataContract'"
+    )
+    assert f'- "!{PATH}"' in message
+
+
 def test_a_jinja_template_is_named_as_one_with_the_exclude_line() -> None:
     path = "contracts/orders.odcs.yaml"
     text = "apiVersion: v3.1.0\nkind: DataContract\nschema:\n  {% for t in tables %}\n"

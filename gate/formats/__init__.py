@@ -106,6 +106,14 @@ def parse_document(
     if "columns" in doc or "checks" in doc:
         # Shaped like a Soda contract that lost its identity: say exactly that.
         raise ContractError(path, "'dataset' is missing: a Soda contract needs 'dataset:'", 1)
+    if isinstance(doc.get("schema"), list) and ("apiVersion" not in doc or "kind" not in doc):
+        # datacontract-cli's tests/fixtures/markdown/export/multicolumn.odcs.yaml
+        raise ContractError(
+            path,
+            "shaped like an ODCS contract (a 'schema:' list) but without 'apiVersion: v3.x' "
+            f"and 'kind: DataContract', which ODCS requires: add them; {exclude_hint(path)}",
+            1,
+        )
     raise ContractError(
         path, f"not a recognised contract: expected {_EXPECTED}; {exclude_hint(path)}", 1
     )
