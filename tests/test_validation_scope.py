@@ -344,3 +344,21 @@ def test_a_base_file_broken_in_a_compared_part_is_read_leniently_with_a_warning(
     )
     # The base was compared as read: 'id' became required, which is a change found.
     assert [c["rule"] for c in report["changes"]] != []
+
+
+def test_an_unchanged_file_read_for_duplicates_never_refuses_on_its_schema(
+    repo: GitRepo, cli: Cli
+) -> None:
+    """The PR adds 'payments'; an untouched file mentions it and has a typo of its own."""
+    untouched = DCS + DCS_MODEL + "        requiered: true\n" + "# payments live elsewhere\n"
+    repo.write("contracts/legacy.datacontract.yaml", untouched)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "contracts/payments.datacontract.yaml",
+        DCS + DCS_MODEL.replace("orders", "payments"),
+    )
+    repo.commit("add payments")
+    proc = cli(repo.path, "--base", "main", "--head", "HEAD", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert [c["rule"] for c in json.loads(proc.stdout)["changes"]] == ["model_added"]
