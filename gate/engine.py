@@ -289,12 +289,15 @@ def _declared_elsewhere(
     limits: Limits,
     workers: Workers,
     index: dbt_sources.ProjectIndex | None = None,
+    unreadable: list[ContractWarning] | None = None,
 ) -> list[ContractError]:
     """Each "new" dataset whose id an unchanged contract already declares: a clash.
 
     Only changed files are parsed, so a copied contract would otherwise pass as
     ``model_added``. A text search finds the few unchanged files that mention a
-    new id; only those are parsed (one of them unreadable at HEAD is refused too).
+    new id; only those are parsed, leniently. One that cannot be read at all is
+    a warning in ``unreadable`` (a file the PR did not touch never blocks it);
+    without that list, it is refused.
     """
     known = {(d.project, d.id.casefold()) for d in base}
     new: dict[str, list[Dataset]] = {}
@@ -330,7 +333,17 @@ def _declared_elsewhere(
     found: list[ContractError] = []
     for contract in parse_many(items, limits=limits, workers=workers):
         if isinstance(contract, ContractError):
-            found.append(contract)
+            if unreadable is None:
+                found.append(contract)
+            else:
+                unreadable.append(
+                    ContractWarning(
+                        contract.path,
+                        f"this unchanged file mentions a dataset the PR adds but cannot be read "
+                        f"({contract.detail}); it was not checked for declaring that dataset too",
+                        contract.line,
+                    )
+                )
             continue
         for other in contract.datasets:
             for dataset in new.get(other.id.casefold(), ()) if other.enabled else ():
@@ -473,7 +486,16 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         repo, file_changes, workers, commits, limits, warnings, refused, schema_warnings
     )
     refused += _declared_elsewhere(
-        repo, settings, globs, file_changes, base, head, limits, workers, head_projects
+        repo,
+        settings,
+        globs,
+        file_changes,
+        base,
+        head,
+        limits,
+        workers,
+        head_projects,
+        schema_warnings,
     )
     # Every refusal at once, in the order git lists the files (ContractErrors).
     _refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])

@@ -362,3 +362,21 @@ def test_an_unchanged_file_read_for_duplicates_never_refuses_on_its_schema(
     proc = cli(repo.path, "--base", "main", "--head", "HEAD", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     assert [c["rule"] for c in json.loads(proc.stdout)["changes"]] == ["model_added"]
+
+
+def test_an_unchanged_unreadable_file_is_a_warning_not_a_refusal(repo: GitRepo, cli: Cli) -> None:
+    repo.write("contracts/broken.yaml", "dataset: payments\ncolumns: [\n")
+    repo.write("contracts/orders.datacontract.yaml", DCS + DCS_MODEL)
+    repo.commit("base, with a file broken long ago")
+    repo.branch("feature")
+    repo.write(
+        "contracts/payments.datacontract.yaml",
+        DCS + DCS_MODEL.replace("orders", "payments"),
+    )
+    repo.commit("add payments")
+    proc = cli(repo.path, "--base", "main", "--head", "HEAD", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    (warning,) = report["warnings"]
+    assert warning["path"] == "contracts/broken.yaml"
+    assert "it was not checked for declaring that dataset too" in warning["message"]
