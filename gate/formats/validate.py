@@ -195,9 +195,8 @@ class _Finding:
         self.typo = typo
 
     def warning(self, fmt: str) -> ContractWarning:
-        hint = " (ODCS keeps extensions under customProperties)" if self.raw is None else ""
-        if fmt != "odcs":
-            hint = ""
+        extension = fmt == "odcs" and self.raw is None and not self.typo  # an unknown key
+        hint = " (ODCS keeps extensions under customProperties)" if extension else ""
         return ContractWarning(
             self.error.path,
             f"{self.error.detail}: the gate does not compare '{self.part.name}', "
