@@ -24,7 +24,15 @@ from gate.formats import DEFAULT_GLOBS, parse_contract
 from gate.formats.dbt_project import Project
 from gate.git_tree import Repo, open_repo
 from gate.limits import DEFAULT_LIMITS, Limits
-from gate.model import Contract, ContractError, ContractErrors, Dataset, GitError, UsageError
+from gate.model import (
+    Contract,
+    ContractError,
+    ContractErrors,
+    ContractWarning,
+    Dataset,
+    GitError,
+    UsageError,
+)
 from gate.report.base import Report
 from gate.rules import Severity
 from gate.workers import Workers
@@ -74,12 +82,13 @@ def _parse_one(limits: Limits, item: _Item) -> Contract | ContractError:
     A value, not a raise: a batch then parses every file, so the run can report
     every refused HEAD file at once (in input order, whatever the worker
     count), and a base-side error becomes a warning (a contract invalid on the
-    base branch must not block the pull request that fixes it). The base side
-    skips the schema validation: it could only add warnings, at half the cost.
+    base branch must not block the pull request that fixes it). The base side,
+    and an unchanged file read at HEAD ("other"), are read leniently: a schema
+    break there is a warning, never a refusal.
     """
     data, path, side, project = item
     try:
-        return parse_contract(data, path, project, limits, check_schema=side != "base")
+        return parse_contract(data, path, project, limits, lenient=side != "head")
     except ContractError as exc:
         return exc
 
@@ -212,6 +221,15 @@ def _base_warning(error: ContractError) -> str:
     )
 
 
+def _lenient_warning(warning: ContractWarning, which: str) -> ContractWarning:
+    return ContractWarning(
+        warning.path,
+        f"{which} is broken ({warning.detail}); it was read leniently and compared, so a PR "
+        "that fixes it is not blocked",
+        warning.line,
+    )
+
+
 def _read_sides(
     repo: Repo,
     file_changes: Sequence[Entry],
@@ -220,6 +238,7 @@ def _read_sides(
     limits: Limits,
     warnings: list[str],
     refused: list[ContractError],
+    schema_warnings: list[ContractWarning],
 ) -> tuple[list[Dataset], list[Dataset]]:
     """Read and parse both sides of every changed contract file.
 
@@ -227,6 +246,8 @@ def _read_sides(
     unreadable base file adds a warning to ``warnings`` and contributes no
     datasets; an unreadable HEAD file, and a dataset two HEAD files declare,
     adds to ``refused`` (the run goes on collecting, then refuses them all).
+    Schema warnings go to ``schema_warnings``: HEAD's as they are, a base file
+    read leniently as "the base version is broken".
     """
     entries: list[tuple[str, str | None, str, Project | None]] = []
     for entry in file_changes:
@@ -244,6 +265,10 @@ def _read_sides(
             else:
                 refused.append(contract)
             continue
+        if side == "base":
+            schema_warnings += [_lenient_warning(w, "the base version") for w in contract.warnings]
+        else:
+            schema_warnings += contract.warnings
         (base if side == "base" else head).extend(contract.datasets)
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
@@ -264,12 +289,15 @@ def _declared_elsewhere(
     limits: Limits,
     workers: Workers,
     index: dbt_sources.ProjectIndex | None = None,
+    unreadable: list[ContractWarning] | None = None,
 ) -> list[ContractError]:
     """Each "new" dataset whose id an unchanged contract already declares: a clash.
 
     Only changed files are parsed, so a copied contract would otherwise pass as
     ``model_added``. A text search finds the few unchanged files that mention a
-    new id; only those are parsed (one of them unreadable at HEAD is refused too).
+    new id; only those are parsed, leniently. One that cannot be read at all is
+    a warning in ``unreadable`` (a file the PR did not touch never blocks it);
+    without that list, it is refused.
     """
     known = {(d.project, d.id.casefold()) for d in base}
     new: dict[str, list[Dataset]] = {}
@@ -299,13 +327,23 @@ def _declared_elsewhere(
     if not candidates:
         return []
     items = [
-        (repo.read_file(settings.head, path) or b"", path, "head", projects[path])
+        (repo.read_file(settings.head, path) or b"", path, "other", projects[path])
         for path in candidates
     ]
     found: list[ContractError] = []
     for contract in parse_many(items, limits=limits, workers=workers):
         if isinstance(contract, ContractError):
-            found.append(contract)
+            if unreadable is None:
+                found.append(contract)
+            else:
+                unreadable.append(
+                    ContractWarning(
+                        contract.path,
+                        f"this unchanged file mentions a dataset the PR adds but cannot be read "
+                        f"({contract.detail}); it was not checked for declaring that dataset too",
+                        contract.line,
+                    )
+                )
             continue
         for other in contract.datasets:
             for dataset in new.get(other.id.casefold(), ()) if other.enabled else ():
@@ -442,10 +480,22 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         # scan need first, so that workers inherit it instead of loading it again.
         types.load_dialect(dialect)
     refused: list[ContractError] = []
+    schema_warnings: list[ContractWarning] = []
     commits = (base_sha, head_commit)
-    base, head = _read_sides(repo, file_changes, workers, commits, limits, warnings, refused)
+    base, head = _read_sides(
+        repo, file_changes, workers, commits, limits, warnings, refused, schema_warnings
+    )
     refused += _declared_elsewhere(
-        repo, settings, globs, file_changes, base, head, limits, workers, head_projects
+        repo,
+        settings,
+        globs,
+        file_changes,
+        base,
+        head,
+        limits,
+        workers,
+        head_projects,
+        schema_warnings,
     )
     # Every refusal at once, in the order git lists the files (ContractErrors).
     _refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])
@@ -550,4 +600,5 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         smoke=smoke,
         notices=tuple(notices),
         not_analysed=consumer_scan.not_analysed,
+        warnings=tuple(schema_warnings),
     )

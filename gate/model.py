@@ -196,11 +196,29 @@ class NotAnalysed:
 
 @dataclass(frozen=True)
 class Contract:
-    """One parsed contract file: its path, its detected format, its datasets."""
+    """One parsed contract file: its path, its detected format, its datasets.
+
+    ``warnings``: what the published schema objects to in parts the gate does not
+    compare (servers, team, quality-rule shape...), each with its line.
+    """
 
     path: str
     format: str
     datasets: tuple[Dataset, ...] = ()
+    warnings: tuple[ContractWarning, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContractWarning:
+    """A problem in a contract that does not stop the comparison: file, line, message."""
+
+    path: str
+    detail: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.detail}"
 
 
 class GateError(Exception):

@@ -152,3 +152,26 @@ def test_every_invalid_corpus_file_in_one_pr_is_refused_in_one_run(tmp_path: Pat
         ),
         f"schema-gate: refused {len(INVALID)} contract files; nothing was compared",
     ]
+
+
+def test_every_valid_corpus_file_is_compared_without_a_schema_warning() -> None:
+    """The published fixtures are the reference: none of them draws a warning (issue #21)."""
+    for path in VALID:
+        assert parse_contract(path.read_bytes(), rel(path)).warnings == (), rel(path)
+
+
+def test_a_v3_0_file_using_v3_1_team_is_compared_and_says_so() -> None:
+    """The v3.0.1 round-trip with the v3.1 round-trip's ``team`` mapping added.
+
+    The pattern of the official ODCS example stakeholders/basic-four-dpo.odcs.yaml
+    (v3.1.0 tag, main, dev), which declares v3.0.2 and writes ``team`` as v3.1 does.
+    """
+    old = (CORPUS / "odcs/roundtrip-v3.0.1.odcs.yaml").read_text()
+    new = (CORPUS / "odcs/roundtrip-v3.1.0.odcs.yaml").read_text()
+    team = new[new.index("team:") :]
+    text = old.rstrip() + "\n" + team
+    contract = parse_contract(text.encode(), "contracts/c.odcs.yaml")
+    assert [str(w) for w in contract.warnings] == [
+        "contracts/c.odcs.yaml:8: declares v3.0.1, uses ODCS v3.1.0: team must be array, "
+        "found a mapping"
+    ]

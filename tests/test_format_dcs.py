@@ -478,12 +478,6 @@ HEADER = "dataContractSpecification: 1.1.0\nid: shop\n"
             "model 'orders': quality entry #1 must be a mapping, found a string",
         ),
         (
-            "models:\n  orders:\n    fields:\n      id: {type: int}\n    quality:\n"
-            "      - query: SELECT 1\n",
-            8,
-            "model 'orders': quality entry #1 needs a 'type' or a 'metric'",
-        ),
-        (
             "models:\n  orders:\n    fields:\n      id:\n        type: int\n        quality: sql\n",
             8,
             "field 'id': 'quality' must be a list, found a string",
@@ -518,11 +512,12 @@ def test_detection() -> None:
     assert not dcs.detect({"apiVersion": "v3.1.0", "kind": "DataContract"})
     assert not dcs.detect(["dataContractSpecification"])
     # A DCS file with a 'dataset'-like key is still DCS: it is checked before Soda,
-    # so the DCS schema (not Soda's key set) judges it.
-    with pytest.raises(ContractError, match=r"unknown key 'dataset' \[DCS 1\.1\.0 schema"):
-        parse_text(
-            "dataContractSpecification: 1.1.0\nid: x\ninfo: {title: X, version: '1'}\ndataset: x\n"
-        )
+    # so the DCS schema (not Soda's key set) judges it, and the DCS schema allows
+    # extension keys (issue #21: accepted, where this used to be a refusal).
+    contract = parse_text(
+        "dataContractSpecification: 1.1.0\nid: x\ninfo: {title: X, version: '1'}\ndataset: x\n"
+    )
+    assert (contract.format, contract.datasets, contract.warnings) == ("dcs", (), ())
 
 
 def test_absurd_nesting_fails_closed_with_a_line() -> None:

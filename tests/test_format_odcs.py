@@ -393,12 +393,6 @@ def test_no_schema_is_an_empty_contract() -> None:
             "property 'a': an 'enum' entry needs a 'value'",
         ),
         (
-            "schema:\n  - name: t\n    properties:\n      - name: a\n        quality:\n"
-            "          - mustBe: 0\n",
-            11,
-            "property 'a': quality entry #1 needs a 'type' or a 'metric'",
-        ),
-        (
             "schema:\n  - name: t\n    properties:\n      - name: a\n        logicalType: array\n"
             "        items: string\n",
             11,

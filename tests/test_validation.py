@@ -90,17 +90,13 @@ def test_the_schema_is_named_and_a_dcs_message_says_why_the_gate_is_stricter() -
     odcs = refusal(ODCS + "schemas: []\n")
     assert odcs.endswith("[ODCS v3.1.0 schema]")
     dcs = refusal(DCS + "modles: {}\n")
-    assert "it allows any key, the gate refuses unknown ones" in dcs
+    # Issue #21: DCS allows extension keys; only a near miss of a missing key is refused.
+    assert "it allows extension keys, but this one is a near miss of 'models'" in dcs
 
 
 def test_schema_rules_beyond_keys_fail_closed_with_a_line() -> None:
-    assert refusal(
-        ODCS + "schema:\n  - name: t\n    properties:\n      - name: a\n"
-        "        quality:\n          - metric: nullValues\n"
-    ).startswith("contracts/c.yaml:11: schema[0].properties[0].quality[0] needs one of: mustBe, ")
-    assert refusal("apiVersion: v3.1.0\nkind: DataContract\nversion: 1.0.0\nstatus: a\n") == (
-        "contracts/c.yaml:1: 'id' is required [ODCS v3.1.0 schema]"
-    )
+    # Issue #21 turned two former refusals into warnings (quality-rule shape and the
+    # contract's id are not compared): tests/test_validation_scope.py has them.
     assert "info.version must be string, found a number (quote it)" in refusal(
         "dataContractSpecification: 1.1.0\nid: x\ninfo: {title: t, version: 1.0}\n"
     )

@@ -7,7 +7,10 @@ file name, so a team can keep any format anywhere their globs point.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -17,7 +20,7 @@ from gate.formats.common import describe
 from gate.formats.dbt_project import Project
 from gate.formats.validate import require_columns, validate
 from gate.limits import DEFAULT_LIMITS, Limits
-from gate.model import Column, Contract, ContractError, Dataset
+from gate.model import Column, Contract, ContractError, ContractWarning, Dataset
 from gate.yaml_load import MAX_DEPTH, load_yaml
 
 #: Checked in order; the first whose ``detect`` accepts the document wins.
@@ -51,7 +54,11 @@ _EXPECTED = (
 
 
 def parse_document(
-    doc: Any, path: str, project: Project | None = None, check_schema: bool = True
+    doc: Any,
+    path: str,
+    project: Project | None = None,
+    check_schema: bool = True,
+    lenient: bool = False,
 ) -> Contract:
     """Parse an already-loaded YAML document, detecting its format.
 
@@ -60,8 +67,9 @@ def parse_document(
     is parsed as dbt (holding no models) rather than refused.
 
     ``check_schema=False`` skips the published-schema validation (the parser's
-    own checks still run): the engine uses it for the base side, where a schema
-    problem could only ever be a warning.
+    own checks still run). ``lenient=True`` reads the file as the base side is
+    read: a schema violation that would refuse it at HEAD becomes its only
+    warning (the engine says it is the base version), other warnings are dropped.
     """
     if project is not None and (doc is None or not any(m.detect(doc) for m in FORMATS)):
         return dbt.parse(doc, path, project)
@@ -78,9 +86,18 @@ def parse_document(
                     contract = module.parse(doc, path)
                 # The parser's own checks first (their messages are tailored), then
                 # the published schema, which catches every key the parser skips.
-                if check_schema:
-                    validate(module.FORMAT, doc, path)
+                if check_schema and not lenient:
+                    warnings = validate(module.FORMAT, doc, path)
                     require_columns(contract)
+                    if warnings:
+                        contract = replace(contract, warnings=warnings)
+                elif check_schema:
+                    try:
+                        validate(module.FORMAT, doc, path)
+                        require_columns(contract)
+                    except ContractError as broken:
+                        warning = ContractWarning(broken.path, broken.detail, broken.line)
+                        contract = replace(contract, warnings=(warning,))
             except RecursionError:  # deeply nested check options, walked by json/recursion
                 raise ContractError(
                     path, f"YAML nests too deeply (more than {MAX_DEPTH} levels)"
@@ -89,7 +106,26 @@ def parse_document(
     if "columns" in doc or "checks" in doc:
         # Shaped like a Soda contract that lost its identity: say exactly that.
         raise ContractError(path, "'dataset' is missing: a Soda contract needs 'dataset:'", 1)
-    raise ContractError(path, f"not a recognised contract: expected {_EXPECTED}", 1)
+    if isinstance(doc.get("schema"), list) and ("apiVersion" not in doc or "kind" not in doc):
+        # datacontract-cli's tests/fixtures/markdown/export/multicolumn.odcs.yaml
+        raise ContractError(
+            path,
+            "shaped like an ODCS contract (a 'schema:' list) but without 'apiVersion: v3.x' "
+            f"and 'kind: DataContract', which ODCS requires: add them; {exclude_hint(path)}",
+            1,
+        )
+    raise ContractError(
+        path, f"not a recognised contract: expected {_EXPECTED}; {exclude_hint(path)}", 1
+    )
+
+
+def exclude_hint(path: str) -> str:
+    """The config line that stops the gate reading ``path``, ready to paste."""
+    quoted = json.dumps(f"!{path}")  # a YAML double-quoted scalar, escapes included
+    return (
+        f"if it is not a contract, exclude it: add  - {quoted}  under 'contracts:' in "
+        ".schema-gate.yml (a 'contracts:' list replaces the default globs: list them too)"
+    )
 
 
 def _count_columns(columns: tuple[Column, ...]) -> int:
@@ -169,6 +205,7 @@ def parse_contract(
     project: Project | None = None,
     limits: Limits = DEFAULT_LIMITS,
     check_schema: bool = True,
+    lenient: bool = False,
 ) -> Contract:
     """Load and parse one contract file; every failure is a ``ContractError``.
 
@@ -176,7 +213,11 @@ def parse_contract(
     nodes while composing, columns before anything compares them.
     """
     check_size(data, path, limits)
-    contract = parse_document(load_yaml(data, path, limits.yaml_nodes), path, project, check_schema)
+    try:
+        doc = load_yaml(data, path, limits.yaml_nodes)
+    except ContractError as exc:
+        raise _template(data, exc) from None
+    contract = parse_document(doc, path, project, check_schema, lenient)
     seen: set[str] = set()
     total = 0
     for dataset in contract.datasets:
@@ -191,3 +232,22 @@ def parse_contract(
             )
         total = _check_types(dataset, path, seen, total, limits)
     return contract
+
+
+#: Jinja markup at the start of a YAML value or line: ``{{ var }}``, ``{% if %}``, ``{# #}``.
+_JINJA = re.compile(rb"\{\{|\{%|\{#")
+
+
+def _template(data: bytes | str, error: ContractError) -> ContractError:
+    """Invalid YAML that holds Jinja markup is a template, not a contract: say so, and how."""
+    raw = data.encode() if isinstance(data, str) else data
+    found = _JINJA.search(raw)
+    if found is None:
+        return error
+    line = raw.count(b"\n", 0, found.start()) + 1
+    return ContractError(
+        error.path,
+        f"{error.detail}; the file holds Jinja markup ('{found.group().decode()}' at line "
+        f"{line}): a template is not a contract; {exclude_hint(error.path)}",
+        error.line,
+    )

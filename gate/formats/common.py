@@ -218,7 +218,7 @@ def quality_checks(
     Both formats share the quality object: ``type`` (``library`` by default, ``sql``,
     ``text``, ``custom``) and, for library checks, ``metric`` (``rule`` before ODCS
     v3.1). The kind is the metric in snake case (``nullValues`` -> ``null_values``),
-    else the type. A schema-level ``duplicateValues`` names its columns in
+    else the type (``library`` when the entry names neither). A schema-level ``duplicateValues`` names its columns in
     ``arguments.properties``.
     """
     entries = optional_list(mapping, "quality", path, f"{owner}: 'quality'")
@@ -240,7 +240,9 @@ def quality_checks(
             kind = snake_case(value)
             break
         if kind is None:
-            raise ContractError(path, f"{what} needs a 'type' or a 'metric'", line)
+            # ODCS and DCS: ``type`` defaults to ``library``. What the entry lacks
+            # (a metric) is its shape, which the schema check reports as a warning.
+            kind = "library"
         # A ``text`` check *is* its description; elsewhere the description is cosmetic.
         cosmetic = (
             _COSMETIC_QUALITY_KEYS - {"description"} if kind == "text" else _COSMETIC_QUALITY_KEYS

@@ -32,6 +32,7 @@ import difflib
 import functools
 import hashlib
 import importlib.util
+import itertools
 import json
 import marshal
 import os
@@ -43,7 +44,10 @@ from typing import Any
 
 from gate.formats import constraints, soda
 from gate.formats.common import describe
-from gate.model import Contract, ContractError
+from gate.formats.compared import Part, near_miss
+from gate.formats.compared import part as part_of
+from gate.formats.dcs import TYPE_MAP
+from gate.model import Contract, ContractError, ContractWarning
 from gate.yaml_load import YList, YMap
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -143,23 +147,170 @@ def schema_name(fmt: str, doc: Any) -> str | None:
     return None
 
 
-def validate(fmt: str, doc: Any, path: str) -> None:
-    """Raise ``ContractError`` for the first way ``doc`` breaks its format's schema."""
+def validate(fmt: str, doc: Any, path: str) -> tuple[ContractWarning, ...]:
+    """Raise ``ContractError`` for a schema violation in what the gate compares.
+
+    ODCS and DCS violations elsewhere (servers, team, quality-rule shape, extension
+    keys...) come back as warnings with their line; a file that breaks its declared
+    version's schema only where a newer vendored schema allows it is compared, with
+    a warning that says so (``gate/formats/compared.py``, docs/formats/validation.md).
+    Soda and dbt keep their own checks: every problem there is a refusal.
+    """
     if fmt == "soda":
         _validate_soda(doc, path)
-        return
+        return ()
     name = schema_name(fmt, doc)
     if name is None:
-        return
-    if not _fast_valid(name, doc):  # only now is jsonschema imported
-        errors: Iterable[Any] = _validator(name).iter_errors(doc)
-        if fmt == "dbt":
-            errors = _dbt_relevant(errors)
-        best = _first(errors)
-        if best is not None:
-            raise _to_contract_error(best, doc, path, name)
+        return ()
+    if fmt == "dbt":
+        if not _fast_valid(name, doc):  # only now is jsonschema imported
+            best = _first(_dbt_relevant(_validator(name).iter_errors(doc)))
+            if best is not None:
+                raise _to_contract_error(best, doc, path, name)
+        return ()
+    warnings = _scoped(fmt, name, doc, path)
     if fmt == "dcs" and isinstance(doc, YMap):
-        _DcsKeys(load_schema(name), path, _LABELS[name]).check(doc)
+        warnings += _DcsKeys(load_schema(name), path, _LABELS[name]).check(doc)
+    if len(warnings) > WARNINGS_PER_FILE:
+        more = len(warnings) - WARNINGS_PER_FILE
+        summary = ContractWarning(path, f"... and {more} more schema warnings in this file", None)
+        warnings = [*warnings[:WARNINGS_PER_FILE], summary]
+    return tuple(warnings)
+
+
+#: Schema warnings kept per file; a file that breaks its schema everywhere says so once.
+WARNINGS_PER_FILE = 20
+
+#: Vendored schemas of each format, oldest first: where a file may "use" a newer one.
+_ORDER = {
+    "odcs": ("odcs-v3.0.2", "odcs-v3.1.0", "odcs-v3.2.0"),
+    "dcs": ("dcs-1.1.0", "dcs-1.2.0", "dcs-1.2.1"),
+}
+_VERSION_KEY = {"odcs": "apiVersion", "dcs": "dataContractSpecification"}
+
+
+class _Finding:
+    """One schema violation: the refusal it would be, and the part of the contract it is in."""
+
+    __slots__ = ("error", "part", "raw", "typo")
+
+    def __init__(self, error: ContractError, where: Part, raw: Any, typo: bool = False) -> None:
+        self.error = error
+        self.part = where
+        self.raw = raw
+        self.typo = typo
+
+    def warning(self, fmt: str) -> ContractWarning:
+        extension = fmt == "odcs" and self.raw is None and not self.typo  # an unknown key
+        hint = " (ODCS keeps extensions under customProperties)" if extension else ""
+        return ContractWarning(
+            self.error.path,
+            f"{self.error.detail}: the gate does not compare '{self.part.name}', "
+            f"so this is a warning{hint}",
+            self.error.line,
+        )
+
+
+def _scoped(fmt: str, name: str, doc: Any, path: str) -> list[ContractWarning]:
+    """Refuse a violation in a compared part (unless a newer schema allows it); warn on the rest.
+
+    A file that breaks its declared version's schema but passes a newer vendored
+    one (a v3.0.2 file using v3.1's ``logicalType: timestamp``) is compared as the
+    newer version, with a warning per difference.
+    """
+    findings = _findings(fmt, name, doc, path)
+    if not findings:
+        return []
+    compared = [f for f in findings if f.part.compared]
+    order = _ORDER[fmt]
+    for newer in order[order.index(name) + 1 :] if name in order else ():
+        others = _findings(fmt, newer, doc, path, skip_version=True)
+        # Compared parts must pass the newer schema; a file broken only elsewhere
+        # is read as newer only when the newer schema accepts it whole.
+        if any(f.part.compared for f in others) if compared else others:
+            continue
+        declared = str(doc.get(_VERSION_KEY[fmt], "")).strip()
+        used = [
+            ContractWarning(
+                path, f"declares {declared}, uses {_LABELS[newer]}: {_brief(f, name)}", f.error.line
+            )
+            for f in (compared or findings)
+        ]
+        return _unique(used + [f.warning(fmt) for f in others])
+    if not compared:
+        return _unique([f.warning(fmt) for f in findings])
+    typos = [f for f in compared if f.typo]
+    if typos:
+        raise typos[0].error
+    from jsonschema.exceptions import best_match
+
+    raws = [f.raw for f in compared if f.raw is not None]
+    best = best_match(raws) if raws else None
+    raise next((f.error for f in compared if f.raw is best), compared[0].error)
+
+
+def _brief(finding: _Finding, name: str) -> str:
+    """What a file uses that its declared version lacks: ``schema[0]...logicalType 'time'``."""
+    raw = finding.raw
+    if raw is not None and raw.validator in ("enum", "const"):
+        return f"{_where(raw.absolute_path)} {_short(raw.instance)!r}"
+    return finding.error.detail.removesuffix(f" [{_LABELS[name]} schema]")
+
+
+def _unique(warnings: list[ContractWarning]) -> list[ContractWarning]:
+    """Each warning once (jsonschema reports a key once per schema branch that rejects it)."""
+    return list(dict.fromkeys(warnings))
+
+
+def _findings(
+    fmt: str, name: str, doc: Any, path: str, skip_version: bool = False
+) -> list[_Finding]:
+    """Every violation of schema ``name`` (the first hundred), each placed in its part."""
+    if _fast_valid(name, doc):  # only now is jsonschema imported
+        return []
+    found: list[_Finding] = []
+    for error in itertools.islice(_validator(name).iter_errors(doc), 100):
+        location = list(error.absolute_path)
+        if skip_version and location[:1] == [_VERSION_KEY[fmt]]:
+            continue
+        if error.validator in _UNKNOWN:
+            found += _unknown_findings(fmt, name, error, doc, path)
+            continue
+        key = location
+        if error.validator == "required":
+            missing = _QUOTED.findall(error.message)[:1]
+            key = location + missing
+        found.append(_Finding(_to_contract_error(error, doc, path, name), part_of(fmt, key), error))
+    return found
+
+
+def _unknown_findings(fmt: str, name: str, error: Any, doc: Any, path: str) -> list[_Finding]:
+    """An unknown key: a typo of a missing compared key is refused; any other is a warning.
+
+    ``unevaluatedProperties`` also fires on known keys that a failed branch left
+    unevaluated; those keys are not unknown, and the branch's own error counts.
+    """
+    root = load_schema(name)
+    known = _known_keys(error.schema, root)
+    instance = error.instance if isinstance(error.instance, dict) else {}
+    location = list(error.absolute_path)
+    where = _where(location)
+    at = f" in {where}" if where else ""
+    found: list[_Finding] = []
+    for key in _unexpected(error, known):
+        if key in known:
+            continue
+        line = _line(doc, [*location, key])
+        meant = near_miss(key, known, instance)
+        if meant is not None:
+            message = f"unknown key '{key}'{at} (did you mean '{meant}'?) [{_LABELS[name]} schema]"
+            target = part_of(fmt, [*location, meant])
+            found.append(_Finding(ContractError(path, message, line), target, None, typo=True))
+        else:
+            message = f"unknown key '{key}'{at} [{_LABELS[name]} schema]"
+            target = part_of(fmt, [*location, key])
+            found.append(_Finding(ContractError(path, message, line), target, None))
+    return found
 
 
 def require_columns(contract: Contract) -> None:
@@ -227,18 +378,21 @@ _DCS_LEGACY_TOP = frozenset({"examples", "quality"})
 
 
 class _DcsKeys:
-    """Refuse keys the DCS schema does not declare, though it leaves objects open.
+    """The typo guard for DCS, whose published schemas allow any extra key.
 
-    The published DCS schemas never set ``additionalProperties: false``, so a
-    misspelt ``feilds:`` validates and the model silently loses its columns. The
-    gate needs every key it compares to be spelt right, so it checks the keys of
-    the top level, models, fields (at any depth) and definitions against the
-    names the schema itself declares. ``x-`` keys are specification extensions.
+    The DCS schemas never set ``additionalProperties: false``: extension keys are
+    allowed, and the gate accepts them (``namespace`` on a model, ``const`` on a
+    field). What it refuses is a near miss of a key it compares that is absent at
+    the same level (``feilds`` with no ``fields``, ``requiered`` with no
+    ``required``), and a field definition hanging under another field's name (a
+    column indented one level too deep): either would silently drop part of the
+    contract. A near miss of a key the gate does not compare is a warning.
     """
 
     def __init__(self, schema: dict[str, Any], path: str, label: str) -> None:
         self.path = path
         self.label = label
+        self.warnings: list[ContractWarning] = []
         model = schema["properties"]["models"]["additionalProperties"]
         field = model["properties"]["fields"]["additionalProperties"]
         definition = schema["properties"].get("definitions", {}).get("additionalProperties", {})
@@ -247,44 +401,77 @@ class _DcsKeys:
         self.field = frozenset(field["properties"])
         self.definition = frozenset(definition.get("properties", {})) | self.field
 
-    def unknown(self, mapping: YMap, known: frozenset[str], where: str) -> None:
+    def unknown(self, mapping: YMap, known: frozenset[str], where: list[Any]) -> None:
+        at = f" in {_where(where)}" if where else ""
         for key in mapping:
-            if key not in known and not str(key).startswith("x-"):
+            if key in known or str(key).startswith("x-"):
+                continue
+            line = mapping.key_line(key)
+            meant = near_miss(key, known, mapping)
+            if meant is None:
+                value = mapping[key]
+                if where and isinstance(value, dict) and _is_field(value):
+                    raise ContractError(
+                        self.path,
+                        f"'{key}'{at} is a field definition (type: {value['type']}) outside "
+                        "any 'fields:' mapping: indented one level too deep? The gate "
+                        f"would not compare it as a column [{self.label} schema]",
+                        line,
+                    )
+                continue  # an extension key: the schema allows it
+            message = f"unknown key '{key}'{at} (did you mean '{meant}'?) [{self.label} schema"
+            target = part_of("dcs", [*where, meant])
+            if target.compared:
                 raise ContractError(
                     self.path,
-                    f"unknown key '{key}'{where}{_suggest(key, known)} [{self.label} schema: "
-                    "it allows any key, the gate refuses unknown ones so a typo cannot drop "
-                    "columns]",
-                    mapping.key_line(key),
+                    f"{message}: it allows extension keys, but this one is a near miss of "
+                    f"'{meant}', which is missing here and which the gate compares "
+                    f"({target.name})]",
+                    line,
                 )
+            self.warnings.append(
+                ContractWarning(
+                    self.path,
+                    f"{message}]: the gate does not compare '{meant}', so this is a warning",
+                    line,
+                )
+            )
 
-    def check(self, doc: YMap) -> None:
-        self.unknown(doc, self.top, "")
+    def check(self, doc: YMap) -> list[ContractWarning]:
+        self.unknown(doc, self.top, [])
         models = doc.get("models")
         if isinstance(models, YMap):
             for name, model in models.items():
                 if isinstance(model, YMap):
-                    self.unknown(model, self.model, f" in models.{name}")
-                    self.fields(model.get("fields"), f"models.{name}", 0)
+                    self.unknown(model, self.model, ["models", name])
+                    self.fields(model.get("fields"), ["models", name], 0)
         definitions = doc.get("definitions")
         if isinstance(definitions, YMap):
             for name, definition in definitions.items():
                 if isinstance(definition, YMap):
-                    self.field_keys(definition, f"definitions.{name}", 0, self.definition)
+                    self.field_keys(definition, ["definitions", name], 0, self.definition)
+        return self.warnings
 
-    def fields(self, fields: Any, where: str, depth: int) -> None:
+    def fields(self, fields: Any, where: list[Any], depth: int) -> None:
         if isinstance(fields, YMap) and depth < 64:
             for name, field in fields.items():
                 if isinstance(field, YMap):
-                    self.field_keys(field, f"{where}.fields.{name}", depth, self.field)
+                    self.field_keys(field, [*where, "fields", name], depth, self.field)
 
-    def field_keys(self, field: YMap, where: str, depth: int, known: frozenset[str]) -> None:
-        self.unknown(field, known, f" in {where}")
+    def field_keys(self, field: YMap, where: list[Any], depth: int, known: frozenset[str]) -> None:
+        self.unknown(field, known, where)
         self.fields(field.get("fields"), where, depth + 1)
         for key in ("items", "keys", "values"):
             element = field.get(key)
-            if isinstance(element, YMap):
-                self.field_keys(element, f"{where}.{key}", depth + 1, self.field)
+            is_map = str(field.get("type", "")).strip().lower() == "map"
+            if isinstance(element, YMap) and (key != "values" or is_map or _is_field(element)):
+                self.field_keys(element, [*where, key], depth + 1, self.field)
+
+
+def _is_field(value: dict[Any, Any]) -> bool:
+    """A mapping shaped like a DCS field: its ``type`` is a DCS type name."""
+    kind = value.get("type")
+    return isinstance(kind, str) and kind.strip().lower() in TYPE_MAP
 
 
 # -- JSON Schema ------------------------------------------------------------------

@@ -79,6 +79,10 @@ def annotations(report: Report, limit: int | None = None) -> list[str]:
         + _consumer_annotations(report)
         + [f for f in found if f[0] == "notice"]
     )
+    found += [
+        ("warning", annotation("warning", w.path, w.line, "contract warning", w.detail))
+        for w in report.warnings
+    ]
     for level, line in found:
         counts[level] = counts.get(level, 0) + 1
         if limit is None or counts[level] <= limit:

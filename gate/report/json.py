@@ -27,6 +27,9 @@ def to_dict(report: Report) -> dict[str, Any]:
         "summary": report.summary(),
         "smoke": report.smoke.to_dict() if report.smoke is not None else None,
         "notices": list(report.notices),
+        "warnings": [
+            {"path": w.path, "line": w.line, "message": w.detail} for w in report.warnings
+        ],
         "consumers_not_analysed": [
             {"path": n.path, "line": n.line, "reason": n.reason} for n in report.not_analysed
         ],

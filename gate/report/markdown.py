@@ -267,6 +267,12 @@ def render(report: Report) -> str:
         ]
     if report.smoke is not None:
         lines += ["", *_smoke(report.smoke)]
+    if report.warnings:
+        lines += ["", "### Contract warnings (compared anyway)", ""]
+        lines += [
+            f"- {code(f'{w.path}:{w.line}' if w.line else w.path)}: {code(w.detail)}"
+            for w in report.warnings
+        ]
     if report.notices:
         lines += ["", "### Notes", ""]
         lines += [f"- {_prose(n)}" for n in report.notices]

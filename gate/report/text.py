@@ -143,6 +143,9 @@ def render(report: Report) -> str:
         lines += ["", *_not_analysed(report)]
     if report.smoke is not None:
         lines += ["", *_smoke(report.smoke)]
+    if report.warnings:
+        lines += ["", f"CONTRACT WARNINGS ({len(report.warnings)}): compared anyway"]
+        lines += [f"  {w}" for w in report.warnings]
     for notice in report.notices:
         lines += ["", f"note: {notice}"]
     if report.ambiguous_acknowledgements:
