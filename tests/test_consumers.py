@@ -268,9 +268,18 @@ def test_size_cap_and_encoding_are_reported() -> None:
 
 def test_names_for_each_format() -> None:
     soda = Dataset(id="lake/analytics/orders", path="a", format="soda")
-    dbt_v = Dataset(id="dim_customers.v2", path="b", format="dbt", aliases=("customers_alias",))
+    dbt_v = Dataset(
+        id="dim_customers.v2",
+        path="b",
+        format="dbt",
+        aliases=("customers_alias",),
+        unpinned_name="dim_customers",
+    )
     assert ("lake", "analytics", "orders") in dataset_names(soda)
     assert {("dim_customers",), ("dim_customers_v2",), ("customers_alias",)} <= dataset_names(dbt_v)
+    # a version an unpinned ref does not resolve to goes by its pinned name only
+    v1 = Dataset(id="dim_customers.v1", path="b", format="dbt")
+    assert dataset_names(v1) == {("dim_customers_v1",)}
     index = NameIndex(
         [soda, dbt_v, Dataset(id="orders", path="c", format="dcs")], {"orders": ["x.y"]}
     )
