@@ -497,7 +497,12 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         # A dbt properties entry without its model file builds nothing: for its
         # readers the model is gone, as diff_datasets already compares it.
         built = [d for d in head if not d.model_file_missing]
-        changes = explain_consumers(changes, consumer_scan.found, built, severity_of)
+        # A deleted dbt contract whose model file stays: the table stays too.
+        head_ids = {d.id for d in head}
+        stays = dbt_model_files.still_built(
+            repo, settings.head, [d for d in base if d.id not in head_ids]
+        )
+        changes = explain_consumers(changes, consumer_scan.found, built, severity_of, stays)
     acked = acks.apply(changes, _tokens(settings), *dbt_identity.ack_names([*base, *head]))
     smoke = (
         _smoke(repo, settings, head, globs, dialect, limits, workers) if settings.smoke else None

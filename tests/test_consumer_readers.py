@@ -147,3 +147,55 @@ def test_unpinned_readers_follow_latest_version_as_head_sets_it(tmp_path: Path, 
     data = report(cli, repo)
     assert readers(data, "model_removed", "orders.v1") == {"models/pinned_v1.sql:2"}
     assert broken(data) == [("models/pinned_v1.sql", 2, "orders.v1", None)]
+
+
+# -- a contract deleted, its model kept -------------------------------------------
+
+ONE_MODEL = {
+    "dbt_project.yml": PROJECT,
+    "models/stg_orders.sql": "select 1 as id, 2 as amount\n",
+    "models/_models.yml": (
+        "version: 2\n"
+        "models:\n"
+        "  - name: stg_orders\n"
+        "    config:\n"
+        "      contract: {enforced: true}\n"
+        "    columns:\n"
+        "      - name: id\n"
+        "        data_type: int\n"
+        "      - name: amount\n"
+        "        data_type: int\n"
+    ),
+    "models/revenue.sql": "select s.id, s.amount\nfrom {{ ref('stg_orders') }} as s\n",
+}
+
+
+def test_a_deleted_contract_whose_model_stays_lists_its_readers(tmp_path: Path, cli: Cli) -> None:
+    repo = start(tmp_path, ONE_MODEL)
+    repo.remove("models/_models.yml")
+    repo.commit("drop the contract, keep the model")
+    data = report(cli, repo)
+    assert data["exit"] == 1  # model_removed still needs acknowledging
+    assert readers(data, "model_removed", "stg_orders") == {"models/revenue.sql:2"}
+    assert broken(data) == []
+    assert report(cli, repo, "--accept", "stg_orders")["exit"] == 0
+
+
+def test_a_model_file_disabled_with_its_contract_deleted_breaks_its_readers(
+    tmp_path: Path, cli: Cli
+) -> None:
+    repo = start(tmp_path, ONE_MODEL)
+    repo.remove("models/_models.yml")
+    repo.write("models/stg_orders.sql", "{{ config(enabled=false) }}\nselect 1 as id\n")
+    repo.commit("drop the contract and switch the model off")
+    data = report(cli, repo)
+    assert broken(data) == [("models/revenue.sql", 2, "stg_orders", None)]
+
+
+def test_a_deleted_model_with_its_contract_breaks_its_readers(tmp_path: Path, cli: Cli) -> None:
+    repo = start(tmp_path, ONE_MODEL)
+    repo.remove("models/_models.yml")
+    repo.remove("models/stg_orders.sql")
+    repo.commit("drop the model")
+    data = report(cli, repo)
+    assert broken(data) == [("models/revenue.sql", 2, "stg_orders", None)]

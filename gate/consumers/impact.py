@@ -8,7 +8,7 @@ longer has becomes a ``consumer_broken`` finding anchored at its own line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -60,14 +60,17 @@ def _consumers(matches: Iterable[Found]) -> tuple[Consumer, ...]:
     return tuple(seen.values())
 
 
-def _gone(change: Change, head: dict[str, Dataset]) -> str | None:
+def _gone(change: Change, head: dict[str, Dataset], still_built: Set[str]) -> str | None:
     """What the HEAD contract no longer has that consumers of ``change`` read.
 
     ``"<dataset>"`` for a removed or renamed dataset, else the column name, or
     ``None`` when HEAD still has it (a type change, a case-only rename, which
-    SQL reads case-insensitively).
+    SQL reads case-insensitively), or when only the contract went and the table
+    stays (``still_built``: a dbt model whose file dbt still builds).
     """
     if change.rule in ("model_removed", "model_renamed"):
+        if (change.old_dataset or change.dataset) in still_built:
+            return None
         return "<dataset>"
     if change.rule not in ("column_removed", "column_renamed"):
         return None
@@ -88,8 +91,9 @@ def _broken(
     head: dict[str, Dataset],
     severity_of: SeverityFn,
     resolved_at_head: set[tuple[str, int]],
+    still_built: Set[str],
 ) -> list[Change]:
-    gone = _gone(change, head)
+    gone = _gone(change, head, still_built)
     if gone is None:
         return []
     severity = severity_of(RULE, change.dataset, None)
@@ -135,8 +139,14 @@ def explain(
     found: Sequence[Found],
     head: Iterable[Dataset],
     severity_of: SeverityFn,
+    still_built: Set[str] = frozenset(),
 ) -> list[Change]:
-    """Changes with their consumers attached, plus one ``consumer_broken`` per broken read."""
+    """Changes with their consumers attached, plus one ``consumer_broken`` per broken read.
+
+    ``still_built``: ids of datasets whose contract is gone but whose table is
+    still built (``gate.dbt_model_files.still_built``); their readers are listed,
+    not broken.
+    """
     head_by_id = {d.id: d for d in head}
     # A table reference that also names a HEAD dataset (an alias, a configured
     # name) still resolves, so it is not broken by a rename.
@@ -159,5 +169,5 @@ def explain(
             positions = sorted(positions + by_dataset.get(change.old_dataset, []))
         matches = [found[i] for i in positions if _matches(change, found[i])]
         out.append(replace(change, consumers=_consumers(matches)))
-        broken += _broken(change, matches, head_by_id, severity_of, resolved_at_head)
+        broken += _broken(change, matches, head_by_id, severity_of, resolved_at_head, still_built)
     return out + broken
