@@ -18,10 +18,13 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.conftest import gate_env
+from tests.consumer_projects import DBT_PROJECT
 from tests.gitrepo import GitRepo
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
+STG = "models/staging/stg_models.yml"
 PROJECT = "name: shop\nversion: '1.0'\nprofile: shop\nmodel-paths: [models]\n"
 
 
@@ -199,3 +202,148 @@ def test_a_deleted_model_with_its_contract_breaks_its_readers(tmp_path: Path, cl
     repo.commit("drop the model")
     data = report(cli, repo)
     assert broken(data) == [("models/revenue.sql", 2, "stg_orders", None)]
+
+
+# -- copies of one contract on the base side --------------------------------------
+
+SODA_ORDERS = """\
+dataset: lake/shop/orders
+columns:
+  - name: id
+    data_type: bigint
+  - name: amount
+    data_type: bigint
+"""
+
+COPIES = {
+    "soda/contracts/orders.yaml": SODA_ORDERS,
+    "soda/contracts/orders_copy.yaml": SODA_ORDERS,
+    "queries/report.sql": "select o.amount\nfrom shop.orders as o\n",
+}
+
+
+def base_copy_notices(data: dict) -> list[str]:
+    return [n for n in data["notices"] if "declared in 2 files at the base" in n]
+
+
+def test_deleting_a_base_copy_while_another_stays_changes_nothing(tmp_path: Path, cli: Cli) -> None:
+    repo = start(tmp_path, COPIES)
+    repo.remove("soda/contracts/orders_copy.yaml")
+    repo.commit("drop the duplicate")
+    data = report(cli, repo)
+    assert data["exit"] == 0, data["changes"]
+    assert data["changes"] == []
+    [notice] = base_copy_notices(data)
+    assert "'lake/shop/orders'" in notice
+    assert "soda/contracts/orders.yaml" in notice and "soda/contracts/orders_copy.yaml" in notice
+
+
+def test_deleting_every_base_copy_is_one_removal_with_one_finding_per_reader(
+    tmp_path: Path, cli: Cli
+) -> None:
+    repo = start(tmp_path, COPIES)
+    repo.remove("soda/contracts/orders.yaml")
+    repo.remove("soda/contracts/orders_copy.yaml")
+    repo.commit("drop both")
+    data = report(cli, repo)
+    assert sorted(c["rule"] for c in data["changes"]) == ["consumer_broken", "model_removed"]
+    assert broken(data) == [("queries/report.sql", 2, "lake/shop/orders", None)]
+    assert len(base_copy_notices(data)) == 1
+
+
+def test_a_column_dropped_from_the_copy_that_stays_is_one_finding(tmp_path: Path, cli: Cli) -> None:
+    repo = start(tmp_path, COPIES)
+    repo.remove("soda/contracts/orders_copy.yaml")
+    repo.write(
+        "soda/contracts/orders.yaml",
+        SODA_ORDERS.replace("  - name: amount\n    data_type: bigint\n", ""),
+    )
+    repo.commit("drop the duplicate and amount")
+    data = report(cli, repo)
+    assert sorted(c["rule"] for c in data["changes"]) == ["column_removed", "consumer_broken"]
+    assert broken(data) == [("queries/report.sql", 1, "lake/shop/orders", "amount")]
+    assert len(base_copy_notices(data)) == 1
+
+
+# -- accept-consumer-break: <path> ------------------------------------------------
+
+ORDERS_SQL = "models/marts/orders.sql"
+
+
+def dropped_discount_code(tmp_path: Path) -> GitRepo:
+    """The jaffle-like project with discount_code dropped: orders.sql:7 is consumer_broken."""
+    repo = start(tmp_path, DBT_PROJECT)
+    text = DBT_PROJECT[STG]
+    start_at = text.index("      - name: discount_code")
+    repo.write(STG, text[:start_at] + text[start_at:].split("\n", 2)[2])
+    repo.commit("drop discount_code")
+    return repo
+
+
+def test_a_pr_body_line_clears_the_named_consumer_file_only(tmp_path: Path, cli: Cli) -> None:
+    repo = dropped_discount_code(tmp_path)
+    body = tmp_path / "body.md"
+    body.write_text(f"Refactor.\n\naccept-consumer-break: {ORDERS_SQL}\n")
+    data = report(cli, repo, "--pr-body-file", str(body))
+    [finding] = [c for c in data["changes"] if c["rule"] == "consumer_broken"]
+    assert (finding["path"], finding["acknowledged"]) == (ORDERS_SQL, True)
+    assert data["consumer_acknowledgements"] == [ORDERS_SQL]
+    assert data["exit"] == 1  # column_removed itself still needs its own acknowledgement
+    body.write_text(f"accept-consumer-break: {ORDERS_SQL}\naccept-breaking-change: stg_orders\n")
+    data = report(cli, repo, "--pr-body-file", str(body))
+    assert data["exit"] == 0
+    assert data["summary"]["unacknowledged"] == 0
+    # every report format shows the finding as acknowledged
+    text = cli(repo.path, "--base", "main", "--pr-body-file", str(body)).stdout
+    assert "consumer_broken stg_orders.discount_code: discount_code -> (gone)  [ACKED]" in text
+    assert f"consumer_broken cleared by accept-consumer-break for: {ORDERS_SQL}" in text
+    markdown = cli(repo.path, "--base", "main", "--format", "markdown", "--pr-body-file", str(body))
+    assert "✅ ACKED" in markdown.stdout
+    assert f"`consumer_broken` cleared by `accept-consumer-break` for: `{ORDERS_SQL}`" in (
+        markdown.stdout
+    )
+    github = cli(repo.path, "--base", "main", "--format", "github", "--pr-body-file", str(body))
+    assert f"file={ORDERS_SQL},line=7,title=consumer_broken (ACKED)" in github.stdout
+
+
+def test_the_flag_and_the_environment_clear_it_too(tmp_path: Path, cli: Cli) -> None:
+    repo = dropped_discount_code(tmp_path)
+    flag = report(cli, repo, "--accept", "stg_orders", "--accept-consumer-break", ORDERS_SQL)
+    assert flag["exit"] == 0
+    env = gate_env(ACCEPT_CONSUMER_BREAK=ORDERS_SQL, ACCEPT_BREAKING_CHANGE="stg_orders")
+    assert report(cli, repo, env=env)["exit"] == 0
+
+
+def test_a_blocked_report_says_how_to_vouch_for_a_consumer(tmp_path: Path, cli: Cli) -> None:
+    repo = dropped_discount_code(tmp_path)
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1
+    assert "say so in the PR body: accept-consumer-break: <path>." in proc.stdout
+    markdown = cli(repo.path, "--base", "main", "--format", "markdown").stdout
+    assert f"```\naccept-consumer-break: {ORDERS_SQL}\n```" in markdown
+
+
+def test_only_the_exact_path_counts(tmp_path: Path, cli: Cli) -> None:
+    repo = dropped_discount_code(tmp_path)
+    body = tmp_path / "body.md"
+    body.write_text(
+        "accept-breaking-change: stg_orders\n"
+        "accept-consumer-break: models/marts\n"  # a folder is not the file
+        "accept-consumer-break: models/marts/order.sql\n"  # a typo
+        "<!-- accept-consumer-break: models/marts/orders.sql -->\n"  # a template comment
+        "accept consumer break: models/marts/orders.sql\n"  # not the key
+    )
+    data = report(cli, repo, "--pr-body-file", str(body))
+    assert data["exit"] == 1
+    assert broken(data) == [(ORDERS_SQL, 7, "stg_orders", "discount_code")]
+    assert data["consumer_acknowledgements"] == []
+    assert [(t["token"], t["key"]) for t in data["unmatched_acknowledgements"]] == [
+        ("models/marts", "accept-consumer-break"),
+        ("models/marts/order.sql", "accept-consumer-break"),
+    ]
+    assert any("line 5 mentions accept-consumer-break" in n for n in data["notices"])
+    text = cli(repo.path, "--base", "main", "--pr-body-file", str(body)).stdout
+    assert (
+        "'models/marts/order.sql' (from pr-body:3) names no consumer file with a "
+        f"consumer_broken finding (did you mean '{ORDERS_SQL}'?)"
+    ) in text

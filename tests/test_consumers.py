@@ -354,3 +354,18 @@ def test_a_sqlmesh_model_is_read_in_its_own_dialect() -> None:
     assert ("lake/sushi/orders", "amount", 2, "selected") in {
         (f.dataset, f.column, f.line, f.usage) for f in result.found
     }
+
+
+def test_one_consumer_broken_per_change_and_line_however_often_the_change_comes() -> None:
+    from gate.consumers import explain
+    from gate.consumers.reader import Found
+    from gate.diff import Change, default_severity
+    from gate.rules import Severity
+
+    removed = Change("model_removed", Severity.ERROR, "orders", None, "a.yml", 1, "gone")
+    copy = Change("model_removed", Severity.ERROR, "orders", None, "b.yml", 1, "gone")
+    read = Found("orders", ("orders",), None, "q.sql", 2, "q", "read")
+    out = explain([removed, copy], [read], [], default_severity)
+    assert [(c.rule, c.path, c.line) for c in out if c.rule == "consumer_broken"] == [
+        ("consumer_broken", "q.sql", 2)
+    ]

@@ -159,7 +159,7 @@ def explain(
     for position, f in enumerate(found):
         by_dataset.setdefault(f.dataset, []).append(position)
     out: list[Change] = []
-    broken: list[Change] = []
+    broken: dict[tuple[object, ...], Change] = {}
     for change in changes:
         if not wants_consumers(change):
             out.append(change)
@@ -169,5 +169,11 @@ def explain(
             positions = sorted(positions + by_dataset.get(change.old_dataset, []))
         matches = [found[i] for i in positions if _matches(change, found[i])]
         out.append(replace(change, consumers=_consumers(matches)))
-        broken += _broken(change, matches, head_by_id, severity_of, resolved_at_head, still_built)
-    return out + broken
+        for finding in _broken(
+            change, matches, head_by_id, severity_of, resolved_at_head, still_built
+        ):
+            # One finding per (change, consumer line): an identical change twice
+            # (two copies of one contract) must not report the reader twice.
+            key = (change.rule, change.dataset, change.old_dataset, change.column)
+            broken.setdefault((*key, finding.path, finding.line), finding)
+    return out + list(broken.values())

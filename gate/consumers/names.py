@@ -82,16 +82,17 @@ def as_resolved_at_head(base: Sequence[Dataset], head: Sequence[Dataset]) -> lis
     that is the very dataset HEAD resolves it to. Only a model gone from HEAD
     altogether keeps the base's answer (its unpinned readers are broken).
     """
-    at_head = {(d.project, d.unpinned_name): d.id for d in head if d.unpinned_name}
+    at_head: dict[tuple[str | None, str], str] = {
+        (d.project, d.unpinned_name): d.id for d in head if d.unpinned_name
+    }
     head_ids = {(d.project, d.id) for d in head}
     out: list[Dataset] = []
     for dataset in base:
-        key = (dataset.project, dataset.unpinned_name)
-        if dataset.unpinned_name and (
-            at_head.get(key, dataset.id) != dataset.id
-            or (key not in at_head and (dataset.project, dataset.id) in head_ids)
-        ):
-            dataset = replace(dataset, unpinned_name=None)
+        if dataset.unpinned_name:
+            key = (dataset.project, dataset.unpinned_name)
+            moved = at_head.get(key, dataset.id) != dataset.id
+            if moved or (key not in at_head and (dataset.project, dataset.id) in head_ids):
+                dataset = replace(dataset, unpinned_name=None)
         out.append(dataset)
     return [*out, *head]
 

@@ -17,8 +17,10 @@ def to_dict(report: Report) -> dict[str, Any]:
         "dialect": report.dialect or None,
         "changes": [change_dict(c) for c in report.changes],
         "acknowledgements": list(report.acknowledgements),
+        "consumer_acknowledgements": list(report.consumer_acknowledgements),
         "unmatched_acknowledgements": [
-            {"token": t.value, "source": t.source} for t in report.unmatched_acknowledgements
+            {"token": t.value, "source": t.source, "key": t.key}
+            for t in report.unmatched_acknowledgements
         ],
         "ambiguous_acknowledgements": [
             {"token": t.value, "source": t.source, "candidates": list(candidates)}
