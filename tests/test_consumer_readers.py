@@ -181,6 +181,8 @@ def test_a_deleted_contract_whose_model_stays_lists_its_readers(tmp_path: Path, 
     assert data["exit"] == 1  # model_removed still needs acknowledging
     assert readers(data, "model_removed", "stg_orders") == {"models/revenue.sql:2"}
     assert broken(data) == []
+    [removed] = [c for c in data["changes"] if c["rule"] == "model_removed"]
+    assert "its model file still builds the table, so its readers still run" in removed["message"]
     assert report(cli, repo, "--accept", "stg_orders")["exit"] == 0
 
 

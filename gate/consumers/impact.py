@@ -168,7 +168,14 @@ def explain(
         if change.old_dataset and change.old_dataset != change.dataset:
             positions = sorted(positions + by_dataset.get(change.old_dataset, []))
         matches = [found[i] for i in positions if _matches(change, found[i])]
-        out.append(replace(change, consumers=_consumers(matches)))
+        explained = replace(change, consumers=_consumers(matches))
+        if change.rule == "model_removed" and change.dataset in still_built and matches:
+            explained = replace(
+                explained,
+                message=f"the contract of dataset '{change.dataset}' was removed; its model "
+                "file still builds the table, so its readers still run, unguarded",
+            )
+        out.append(explained)
         for finding in _broken(
             change, matches, head_by_id, severity_of, resolved_at_head, still_built
         ):
