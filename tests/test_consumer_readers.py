@@ -339,9 +339,10 @@ def test_only_the_exact_path_counts(tmp_path: Path, cli: Cli) -> None:
     assert data["exit"] == 1
     assert broken(data) == [(ORDERS_SQL, 7, "stg_orders", "discount_code")]
     assert data["consumer_acknowledgements"] == []
-    assert [(t["token"], t["key"]) for t in data["unmatched_acknowledgements"]] == [
-        ("models/marts", "accept-consumer-break"),
-        ("models/marts/order.sql", "accept-consumer-break"),
+    assert data["unmatched_acknowledgements"] == []
+    assert data["unmatched_consumer_acknowledgements"] == [
+        {"token": "models/marts", "source": "pr-body:2"},
+        {"token": "models/marts/order.sql", "source": "pr-body:3"},
     ]
     assert any("line 5 mentions accept-consumer-break" in n for n in data["notices"])
     text = cli(repo.path, "--base", "main", "--pr-body-file", str(body)).stdout
