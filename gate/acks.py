@@ -1,7 +1,11 @@
 """Acknowledgement tokens: how a PR author says "I mean to break this dataset".
 
 Tokens come from three places that are merged: lines in the PR body, the
-``--accept`` flag and the ``ACCEPT_BREAKING_CHANGE`` environment variable. The
+``--accept`` flag and the ``ACCEPT_BREAKING_CHANGE`` environment variable. A
+second key, ``accept-consumer-break: <path>`` (``--accept-consumer-break``,
+``ACCEPT_CONSUMER_BREAK``), clears the ``consumer_broken`` findings of one
+consumer file, named exactly: the narrow way out when the gate misreads a
+reader that still works, instead of switching the rule off. The
 PR body is untrusted free text, so it is only ever scanned for the exact key at
 the start of a line; lines inside HTML comments (PR templates explain the
 syntax there) and fenced code blocks (where authors quote examples) do not
@@ -24,17 +28,27 @@ from gate.diff import Change
 from gate.rules import UNACKNOWLEDGEABLE, Severity
 
 KEY = "accept-breaking-change"
+#: Clears ``consumer_broken`` findings of one consumer file (its exact path).
+CONSUMER_KEY = "accept-consumer-break"
 
-_LINE = re.compile(
-    r"""^[ ]{0,3}                    # up to three spaces, as markdown allows (a tab is four)
+
+def _line(key: str) -> re.Pattern[str]:
+    return re.compile(
+        r"""^[ ]{0,3}                    # up to three spaces, as markdown allows (a tab is four)
         (?:[-*+][ \t]+|[0-9]{1,9}[.)][ \t]+)?  # an optional bullet or numbered item
         (?:\*\*|__|`)?               # optional bold or code span around the key
-        accept-breaking-change
+        """
+        + re.escape(key)
+        + r"""
         (?:\*\*|__|`)?
         [ \t]*:[ \t]*(?:\*\*|__)?
         (?P<tokens>.*)$""",
-    re.IGNORECASE | re.VERBOSE,
-)
+        re.IGNORECASE | re.VERBOSE,
+    )
+
+
+_LINES = {KEY: _line(KEY), CONSUMER_KEY: _line(CONSUMER_KEY)}
+_LINE = _LINES[KEY]
 _FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
 #: Line breaks as Markdown knows them; ``str.splitlines`` knows many more.
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -48,6 +62,8 @@ class Token:
 
     value: str
     source: str  # "pr-body:<line>", "--accept" or "ACCEPT_BREAKING_CHANGE"
+    #: Which key it came under: ``KEY`` names a dataset, ``CONSUMER_KEY`` a file.
+    key: str = KEY
 
 
 def _split(text: str) -> list[str]:
@@ -75,21 +91,28 @@ def _prose_lines(body: str) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-def parse_pr_body(body: str) -> list[Token]:
-    """Every token in ``accept-breaking-change:`` lines of a PR body."""
+def parse_pr_body(body: str, key: str = KEY) -> list[Token]:
+    """Every token in ``<key>:`` lines of a PR body (``accept-breaking-change:``)."""
+    pattern = _LINES[key]
     tokens: list[Token] = []
     for number, line in _prose_lines(body):
-        match = _LINE.match(line)
+        match = pattern.match(line)
         if match:
-            tokens.extend(Token(value, f"pr-body:{number}") for value in _split(match["tokens"]))
+            tokens.extend(
+                Token(value, f"pr-body:{number}", key) for value in _split(match["tokens"])
+            )
     return tokens
 
 
-#: The key as people misspell or decorate it: plural, spaces or underscores.
+#: The keys as people misspell or decorate them: plural, spaces or underscores.
 _LOOSE = re.compile(r"accept[\s_-]*breaking[\s_-]*changes?\b", re.IGNORECASE)
+_LOOSE_KEYS = {
+    KEY: _LOOSE,
+    CONSUMER_KEY: re.compile(r"accept[\s_-]*consumers?[\s_-]*break(?:s|ing)?\b", re.IGNORECASE),
+}
 
 
-def near_misses(body: str) -> list[int]:
+def near_misses(body: str, key: str = KEY) -> list[int]:
     """Lines that mention the key but do not acknowledge anything.
 
     ``accept-breaking-changes:``, ``accept breaking change:``, a quote (``>``)
@@ -97,16 +120,17 @@ def near_misses(body: str) -> list[int]:
     report should say why it did not count rather than only print the FAIL.
     Comments and code blocks are left out (templates explain the syntax there).
     """
+    loose, exact = _LOOSE_KEYS[key], _LINES[key]
     return [
         number
         for number, line in _prose_lines(body)
-        if _LOOSE.search(line) and not _LINE.match(line)
+        if loose.search(line) and not exact.match(line)
     ]
 
 
-def parse_list(text: str | None, source: str) -> list[Token]:
+def parse_list(text: str | None, source: str, key: str = KEY) -> list[Token]:
     """Tokens from ``--accept a.b,c.d`` or the environment variable."""
-    return [Token(value, source) for value in _split(text or "")]
+    return [Token(value, source, key) for value in _split(text or "")]
 
 
 def names_for(dataset_id: str) -> set[str]:
@@ -204,3 +228,33 @@ def apply(
         for change in changes
     ]
     return AckResult(tuple(out), tuple(sorted(matched)), tuple(unmatched), tuple(ambiguous))
+
+
+def apply_consumer_breaks(changes: Sequence[Change], tokens: Iterable[Token]) -> AckResult:
+    """Mark the ``consumer_broken`` findings of each named consumer file as ACKED.
+
+    A token is a consumer file's path, matched exactly (no glob, no folder):
+    it clears that file's findings and nothing else, so a reviewer reads in the
+    PR description which reader the author vouches for. A path with no
+    blocking-capable ``consumer_broken`` finding comes back in ``unmatched``.
+    """
+    tokens = list(tokens)
+    broken = {
+        c.path
+        for c in changes
+        if c.rule in UNACKNOWLEDGEABLE and c.severity in (Severity.ERROR, Severity.WARNING)
+    }
+    matched = {t.value for t in tokens if t.value in broken}
+    unmatched: list[Token] = []
+    for token in tokens:
+        if token.value not in broken and token.value not in {t.value for t in unmatched}:
+            unmatched.append(token)
+    out = [
+        replace(change, acknowledged=True)
+        if change.rule in UNACKNOWLEDGEABLE
+        and change.path in matched
+        and change.severity in (Severity.ERROR, Severity.WARNING)
+        else change
+        for change in changes
+    ]
+    return AckResult(tuple(out), tuple(sorted(matched)), tuple(unmatched))

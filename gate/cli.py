@@ -52,6 +52,8 @@ acknowledging a breaking change:
   put a line "accept-breaking-change: <dataset>" in the PR body (or use
   --accept, or ACCEPT_BREAKING_CHANGE=a,b). The change stays in the report,
   marked ACKED. Tokens that match nothing are reported so typos never pass.
+  A consumer_broken the gate misread is vouched for per consumer file:
+  "accept-consumer-break: <path>" (or --accept-consumer-break, ACCEPT_CONSUMER_BREAK).
 
 exit codes:
   0  no breaking change, or all of them acknowledged
@@ -132,7 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     ack.add_argument(
         "--pr-body-file",
         metavar="FILE",
-        help="file holding the PR description, scanned for accept-breaking-change lines "
+        help="file holding the PR description, scanned for accept-breaking-change and "
+        "accept-consumer-break lines "
         "('-' reads standard input)",
     )
     ack.add_argument(
@@ -142,6 +145,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DATASETS",
         help="comma-separated dataset ids whose breaking changes are intended "
         "(merged with the PR body and $ACCEPT_BREAKING_CHANGE)",
+    )
+    ack.add_argument(
+        "--accept-consumer-break",
+        action="append",
+        default=[],
+        metavar="PATHS",
+        help="comma-separated consumer files (exact repository paths) whose consumer_broken "
+        "findings the gate misread: the reader still works (merged with the PR body's "
+        "accept-consumer-break lines and $ACCEPT_CONSUMER_BREAK)",
     )
     out = parser.add_argument_group("output")
     out.add_argument(
@@ -247,6 +259,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         config=args.config,
         accept=tuple(args.accept),
         accept_env=os.environ.get("ACCEPT_BREAKING_CHANGE"),
+        accept_consumer_break=tuple(args.accept_consumer_break),
+        accept_consumer_break_env=os.environ.get("ACCEPT_CONSUMER_BREAK"),
         pr_body=_read_pr_body(args.pr_body_file),
         jobs=args.jobs,
         smoke=args.smoke_test,

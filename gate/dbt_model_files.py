@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from gate.dbt_identity import bare_id
 from gate.dbt_sources import MODEL_FILES, PROPERTY_GLOBS, literal, model_folders, model_path
 from gate.formats.dbt_project import Project
 from gate.formats.dbt_sql import model_settings
@@ -28,7 +29,8 @@ from gate.git_tree import FileChange, Repo
 from gate.model import Dataset
 
 if TYPE_CHECKING:
-    from gate.dbt_sources import ProjectIndex
+    from gate.dbt_identity import bare_id
+from gate.dbt_sources import ProjectIndex
 
 
 def is_model_file(path: str) -> bool:
@@ -229,3 +231,36 @@ def apply_model_configs(
             enabled=out[i].enabled if enabled is None else enabled,
         )
     return out
+
+
+def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[str]:
+    """Ids of ``gone`` dbt models (absent at HEAD) whose model file is still built at ``commit``.
+
+    Deleting a model's properties entry deletes its contract, not its table:
+    dbt still builds the model from ``<model>.sql`` (unless that file's own
+    ``config()`` now disables it), so ``ref('<model>')`` still resolves and its
+    readers still run. Only unversioned models count: a version's file without
+    its ``versions:`` entry becomes another model, and ``ref('m', v=1)`` fails.
+    """
+    wanted = {
+        d.id: d.model_file
+        for d in gone
+        if d.format == "dbt" and d.model_file and not _is_version(d)
+    }
+    if not wanted:
+        return set()
+    found = repo.existing(commit, sorted(set(wanted.values())))
+    blobs = repo.read_blobs([b for b in found.values() if b])
+    built = set()
+    for dataset_id, path in wanted.items():
+        if path not in found:
+            continue
+        _enforced, enabled = model_settings(_read(repo, found[path], path, blobs))
+        if enabled is not False:
+            built.add(dataset_id)
+    return built
+
+
+def _is_version(dataset: Dataset) -> bool:
+    """``orders.v2``: one version of a versioned model (its file is ``orders_v2``)."""
+    return dataset.model_names[:1] != (bare_id(dataset),)

@@ -8,12 +8,12 @@ and the blobs that are read come through one ``git cat-file --batch`` process.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
+from gate import acks, base_copies, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
@@ -61,6 +61,9 @@ class Settings:
     config: str | None = None  # explicit config path (repo-relative)
     accept: tuple[str, ...] = ()
     accept_env: str | None = None
+    #: Consumer files whose ``consumer_broken`` findings are vouched for (gate.acks).
+    accept_consumer_break: tuple[str, ...] = ()
+    accept_consumer_break_env: str | None = None
     pr_body: str | None = None
     jobs: int | None = None
     smoke: bool = False
@@ -279,6 +282,47 @@ def _read_sides(
     return base, head
 
 
+def _unchanged_mentioning(
+    repo: Repo,
+    settings: Settings,
+    globs: Sequence[str],
+    file_changes: Sequence[Entry],
+    ids: Iterable[str],
+    limits: Limits,
+    workers: Workers,
+    index: dbt_sources.ProjectIndex | None,
+) -> list[Contract | ContractError]:
+    """The unchanged contract files at HEAD whose text mentions one of ``ids``, parsed.
+
+    A text search finds the few unchanged files worth parsing; only those are read.
+    """
+    changed = {e.change.new_path for e in file_changes if e.change.new_path}
+    # A dbt version's id (``orders.v2``) is not in its file's text; its model name is.
+    needles = sorted({*ids, *(i.rpartition(".v")[0] for i in ids if i.rpartition(".v")[0])})
+    candidates = [
+        path
+        for path in repo.files_containing(settings.head, globs, needles, ignore_case=True)
+        if path not in changed
+    ]
+    # Unchanged dbt properties files outside the globs, where dbt itself reads them.
+    dbt_globs = [*dbt_sources.PROPERTY_GLOBS, *(g for g in globs if g.startswith("!"))]
+    mentions = [
+        p
+        for p in repo.files_containing(settings.head, dbt_globs, needles, ignore_case=True)
+        if p not in changed and p not in candidates
+    ]
+    index = index or dbt_sources.ProjectIndex(repo, settings.head, "head")
+    projects = index.locate([*candidates, *mentions])
+    candidates += [p for p in mentions if projects[p] is not None]
+    if not candidates:
+        return []
+    items = [
+        (repo.read_file(settings.head, path) or b"", path, "other", projects[path])
+        for path in candidates
+    ]
+    return parse_many(items, limits=limits, workers=workers)
+
+
 def _declared_elsewhere(
     repo: Repo,
     settings: Settings,
@@ -306,32 +350,10 @@ def _declared_elsewhere(
             new.setdefault(d.id.casefold(), []).append(d)
     if not new:
         return []
-    changed = {e.change.new_path for e in file_changes if e.change.new_path}
-    # A dbt version's id (``orders.v2``) is not in its file's text; its model name is.
-    needles = sorted({*new, *(i.rpartition(".v")[0] for i in new if i.rpartition(".v")[0])})
-    candidates = [
-        path
-        for path in repo.files_containing(settings.head, globs, needles, ignore_case=True)
-        if path not in changed
-    ]
-    # Unchanged dbt properties files outside the globs, where dbt itself reads them.
-    dbt_globs = [*dbt_sources.PROPERTY_GLOBS, *(g for g in globs if g.startswith("!"))]
-    mentions = [
-        p
-        for p in repo.files_containing(settings.head, dbt_globs, needles, ignore_case=True)
-        if p not in changed and p not in candidates
-    ]
-    index = index or dbt_sources.ProjectIndex(repo, settings.head, "head")
-    projects = index.locate([*candidates, *mentions])
-    candidates += [p for p in mentions if projects[p] is not None]
-    if not candidates:
-        return []
-    items = [
-        (repo.read_file(settings.head, path) or b"", path, "other", projects[path])
-        for path in candidates
-    ]
     found: list[ContractError] = []
-    for contract in parse_many(items, limits=limits, workers=workers):
+    for contract in _unchanged_mentioning(
+        repo, settings, globs, file_changes, new, limits, workers, index
+    ):
         if isinstance(contract, ContractError):
             if unreadable is None:
                 found.append(contract)
@@ -352,10 +374,57 @@ def _declared_elsewhere(
     return found
 
 
+def _still_declared(
+    repo: Repo,
+    settings: Settings,
+    globs: Sequence[str],
+    file_changes: Sequence[Entry],
+    base: Sequence[Dataset],
+    head: Sequence[Dataset],
+    limits: Limits,
+    workers: Workers,
+    index: dbt_sources.ProjectIndex | None = None,
+) -> list[tuple[Dataset, Dataset]]:
+    """Each base dataset gone from the changed files that an unchanged contract
+    still declares, with that declaration: a second copy the base held.
+
+    Deleting one of two copies removes nothing (``gate.base_copies``). An
+    unchanged file that cannot be parsed is no evidence either way: skipped.
+    """
+    present = {(d.project, d.id.casefold()) for d in head}
+    gone: dict[str, list[Dataset]] = {}
+    for d in base:
+        if (d.project, d.id.casefold()) not in present and d.enabled:
+            gone.setdefault(d.id.casefold(), []).append(d)
+    if not gone:
+        return []
+    found: list[tuple[Dataset, Dataset]] = []
+    for contract in _unchanged_mentioning(
+        repo, settings, globs, file_changes, gone, limits, workers, index
+    ):
+        if isinstance(contract, ContractError):
+            continue
+        for other in contract.datasets:
+            for dataset in gone.get(other.id.casefold(), ()) if other.enabled else ():
+                if other.id == dataset.id and dbt_identity.same_dataset(dataset, other):
+                    found.append((dataset, other))
+    return found
+
+
 def _tokens(settings: Settings) -> list[acks.Token]:
     tokens = acks.parse_pr_body(settings.pr_body or "")
     tokens += acks.parse_list(",".join(settings.accept), "--accept")
     tokens += acks.parse_list(settings.accept_env, "ACCEPT_BREAKING_CHANGE")
+    return tokens
+
+
+def _consumer_tokens(settings: Settings) -> list[acks.Token]:
+    key = acks.CONSUMER_KEY
+    tokens = acks.parse_pr_body(settings.pr_body or "", key)
+    tokens += acks.parse_list(
+        ",".join(settings.accept_consumer_break), "--accept-consumer-break", key
+    )
+    tokens += acks.parse_list(settings.accept_consumer_break_env, "ACCEPT_CONSUMER_BREAK", key)
     return tokens
 
 
@@ -499,6 +568,11 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     )
     # Every refusal at once, in the order git lists the files (ContractErrors).
     _refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])
+    elsewhere = _still_declared(
+        repo, settings, globs, file_changes, base, head, limits, workers, head_projects
+    )
+    base, copies = base_copies.single(base, head, elsewhere)
+    warnings += copies
     renamed_projects = {
         e.base.name: e.head.name
         for e in file_changes
@@ -547,8 +621,14 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         # A dbt properties entry without its model file builds nothing: for its
         # readers the model is gone, as diff_datasets already compares it.
         built = [d for d in head if not d.model_file_missing]
-        changes = explain_consumers(changes, consumer_scan.found, built, severity_of)
+        # A deleted dbt contract whose model file stays: the table stays too.
+        head_ids = {d.id for d in head}
+        stays = dbt_model_files.still_built(
+            repo, settings.head, [d for d in base if d.id not in head_ids]
+        )
+        changes = explain_consumers(changes, consumer_scan.found, built, severity_of, stays)
     acked = acks.apply(changes, _tokens(settings), *dbt_identity.ack_names([*base, *head]))
+    vouched = acks.apply_consumer_breaks(acked.changes, _consumer_tokens(settings))
     smoke = (
         _smoke(repo, settings, head, globs, dialect, limits, workers) if settings.smoke else None
     )
@@ -558,6 +638,11 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
             f"PR body line {number} mentions accept-breaking-change but acknowledges nothing: "
             "start the line with 'accept-breaking-change: <dataset>' (a list bullet is fine; "
             "a quote, a checkbox or another spelling of the key is not)"
+        )
+    for number in acks.near_misses(settings.pr_body or "", acks.CONSUMER_KEY):
+        notices.append(
+            f"PR body line {number} mentions accept-consumer-break but clears nothing: "
+            "start the line with 'accept-consumer-break: <path of the consumer file>'"
         )
     if head_limits != limits:
         notices.append(
@@ -585,10 +670,11 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
             f"config read from {config.source} (HEAD side; changes to it are part of this PR)"
         )
     return Report(
-        changes=acked.changes,
+        changes=vouched.changes,
         fail_on=fail_on,
         acknowledgements=acked.matched,
-        unmatched_acknowledgements=acked.unmatched,
+        consumer_acknowledgements=vouched.matched,
+        unmatched_acknowledgements=acked.unmatched + vouched.unmatched,
         ambiguous_acknowledgements=acked.ambiguous,
         base_ref=settings.base,
         base_sha=base_sha,

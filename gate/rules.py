@@ -308,8 +308,8 @@ _CATALOGUE: tuple[Rule, ...] = (
     ),
 )
 
-#: Rules an acknowledgement token does not clear: the fix belongs in the same PR
-#: (set the rule to ``warning`` in the config to downgrade it instead).
+#: Rules a dataset's acknowledgement token does not clear: the fix belongs in the
+#: same PR. A misread consumer is vouched for by its file (``accept-consumer-break``).
 UNACKNOWLEDGEABLE = frozenset({"consumer_broken"})
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _CATALOGUE}

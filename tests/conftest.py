@@ -19,6 +19,7 @@ def gate_env(**extra: str) -> dict[str, str]:
     """The environment the gate runs in: isolated git, no stray acknowledgements."""
     env = git_env()
     env.pop("ACCEPT_BREAKING_CHANGE", None)
+    env.pop("ACCEPT_CONSUMER_BREAK", None)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra)
     return env

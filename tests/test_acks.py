@@ -114,3 +114,39 @@ def test_near_misses_are_lines_meant_as_acknowledgements_that_are_not() -> None:
     )
     assert acks.near_misses(body) == [1, 2, 3, 4]
     assert [t.source for t in acks.parse_pr_body(body)] == ["pr-body:5", "pr-body:6"]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("accept-consumer-break: models/a.sql", ["models/a.sql"]),
+        ("- accept-consumer-break: `models/a.sql`, jobs/b.py", ["models/a.sql", "jobs/b.py"]),
+        ("accept-breaking-change: models/a.sql", []),  # the other key names datasets
+        ("<!-- accept-consumer-break: models/a.sql -->", []),
+        ("```\naccept-consumer-break: models/a.sql\n```", []),
+        ("accept-consumer-breaks: models/a.sql", []),
+    ],
+)
+def test_parse_consumer_key(body: str, expected: list[str]) -> None:
+    tokens = acks.parse_pr_body(body, acks.CONSUMER_KEY)
+    assert [t.value for t in tokens] == expected
+    assert all(t.key == acks.CONSUMER_KEY for t in tokens)
+
+
+def test_a_consumer_token_clears_only_its_file_s_consumer_broken() -> None:
+    def broken(path: str) -> Change:
+        return Change("consumer_broken", Severity.ERROR, "orders", "a", path, 3, "m")
+
+    changes = [broken("models/x.sql"), broken("models/y.sql"), _change("orders")]
+    tokens = acks.parse_list(
+        "models/x.sql,models/z.sql", "--accept-consumer-break", acks.CONSUMER_KEY
+    )
+    result = acks.apply_consumer_breaks(changes, tokens)
+    assert [c.acknowledged for c in result.changes] == [True, False, False]
+    assert result.matched == ("models/x.sql",)
+    assert [t.value for t in result.unmatched] == ["models/z.sql"]
+    # a dataset token never clears a consumer_broken, nor a path a dataset change
+    assert not acks.apply(changes, [acks.Token("orders", "x")]).changes[0].acknowledged
+    assert (
+        not acks.apply_consumer_breaks(changes, [acks.Token("p.yaml", "x")]).changes[2].acknowledged
+    )

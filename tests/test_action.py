@@ -507,6 +507,30 @@ def test_accept_input_and_env_acknowledge(pr: PR) -> None:
     assert run.code == 0, run.stdout
 
 
+def test_accept_consumer_break_in_the_body_the_input_and_the_env(tmp_path: Path) -> None:
+    # queries/notes.sql reads the dropped `note`: a consumer_broken that only its
+    # own path clears (the contract change needs its own accept-breaking-change)
+    reader = "select o.note\nfrom shop.orders as o\n"
+    base = {ORDERS_PATH: orders(), CUSTOMERS_PATH: customers(), "queries/notes.sql": reader}
+    the_pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS}, base_files=base)
+    ws = the_pr.checkout()
+    run = run_action(ws.path, "pull_request", pr_payload(the_pr, body=ACK))
+    assert run.code == 1 and "file=queries/notes.sql,line=1" in run.stdout, run.stdout
+    body = f"{ACK}\naccept-consumer-break: queries/notes.sql"
+    run = run_action(ws.path, "pull_request", pr_payload(the_pr, body=body))
+    assert run.code == 0, run.stdout
+    assert run.report()["consumer_acknowledgements"] == ["queries/notes.sql"]
+    payload = pr_payload(the_pr, body=ACK)
+    run = run_action(
+        ws.path, "pull_request", payload, **{"accept-consumer-break": "queries/notes.sql"}
+    )
+    assert run.code == 0, run.stdout
+    run = run_action(
+        ws.path, "pull_request", payload, env={"ACCEPT_CONSUMER_BREAK": "queries/notes.sql"}
+    )
+    assert run.code == 0, run.stdout
+
+
 def test_pr_body_input_overrides_the_description(pr: PR) -> None:
     ws = pr.checkout()
     run = run_action(ws.path, "pull_request", pr_payload(pr, body=ACK), **{"pr-body": "no ack"})

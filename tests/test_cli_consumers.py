@@ -132,7 +132,9 @@ def test_acknowledging_the_contract_does_not_clear_a_broken_consumer(dbt: GitRep
     assert change(report, "column_removed", "discount_code")["acknowledged"] is True
 
 
-def test_removed_model_breaks_every_ref(dbt: GitRepo) -> None:
+def test_removed_contract_lists_every_ref_and_breaks_none_while_the_model_stays(
+    dbt: GitRepo,
+) -> None:
     text = DBT_PROJECT[STG]
     dbt.write(STG, text[: text.index("  - name: stg_customers")])
     dbt.commit("drop the stg_customers contract")
@@ -143,6 +145,12 @@ def test_removed_model_breaks_every_ref(dbt: GitRepo) -> None:
         ("models/marts/customers.sql", 8, "read"),
         ("models/marts/orders.sql", 5, "read"),
     }
+    # models/staging/stg_customers.sql still builds the table: its readers still run
+    assert [c for c in report["changes"] if c["rule"] == "consumer_broken"] == []
+    # deleting the model file too removes the table: every ref breaks
+    dbt.remove("models/staging/stg_customers.sql")
+    dbt.commit("drop the stg_customers model")
+    code, report = gate(dbt, "--head", "feature")
     broken = [c for c in report["changes"] if c["rule"] == "consumer_broken"]
     assert {(c["path"], c["line"], c["column"]) for c in broken} == {
         ("models/marts/customers.sql", 8, None),

@@ -268,9 +268,18 @@ def test_size_cap_and_encoding_are_reported() -> None:
 
 def test_names_for_each_format() -> None:
     soda = Dataset(id="lake/analytics/orders", path="a", format="soda")
-    dbt_v = Dataset(id="dim_customers.v2", path="b", format="dbt", aliases=("customers_alias",))
+    dbt_v = Dataset(
+        id="dim_customers.v2",
+        path="b",
+        format="dbt",
+        aliases=("customers_alias",),
+        unpinned_name="dim_customers",
+    )
     assert ("lake", "analytics", "orders") in dataset_names(soda)
     assert {("dim_customers",), ("dim_customers_v2",), ("customers_alias",)} <= dataset_names(dbt_v)
+    # a version an unpinned ref does not resolve to goes by its pinned name only
+    v1 = Dataset(id="dim_customers.v1", path="b", format="dbt")
+    assert dataset_names(v1) == {("dim_customers_v1",)}
     index = NameIndex(
         [soda, dbt_v, Dataset(id="orders", path="c", format="dcs")], {"orders": ["x.y"]}
     )
@@ -345,3 +354,18 @@ def test_a_sqlmesh_model_is_read_in_its_own_dialect() -> None:
     assert ("lake/sushi/orders", "amount", 2, "selected") in {
         (f.dataset, f.column, f.line, f.usage) for f in result.found
     }
+
+
+def test_one_consumer_broken_per_change_and_line_however_often_the_change_comes() -> None:
+    from gate.consumers import explain
+    from gate.consumers.reader import Found
+    from gate.diff import Change, default_severity
+    from gate.rules import Severity
+
+    removed = Change("model_removed", Severity.ERROR, "orders", None, "a.yml", 1, "gone")
+    copy = Change("model_removed", Severity.ERROR, "orders", None, "b.yml", 1, "gone")
+    read = Found("orders", ("orders",), None, "q.sql", 2, "q", "read")
+    out = explain([removed, copy], [read], [], default_severity)
+    assert [(c.rule, c.path, c.line) for c in out if c.rule == "consumer_broken"] == [
+        ("consumer_broken", "q.sql", 2)
+    ]

@@ -19,6 +19,7 @@ INPUTS = (
     "contracts",
     "dialect",
     "accept",
+    "accept-consumer-break",
     "fail-on",
     "config",
     "smoke-test",
@@ -59,6 +60,7 @@ class Inputs:
     contracts: tuple[str, ...] = ()
     dialect: str = ""
     accept: tuple[str, ...] = ()
+    accept_consumer_break: tuple[str, ...] = ()
     fail_on: Severity | None = None
     config: str = ""
     smoke_test: bool = False
@@ -82,6 +84,7 @@ class Inputs:
             contracts=_split(get_input(env, "contracts")),
             dialect=get_input(env, "dialect"),
             accept=_split(get_input(env, "accept")),
+            accept_consumer_break=_split(get_input(env, "accept-consumer-break")),
             fail_on=Severity(fail_on) if fail_on else None,
             config=get_input(env, "config"),
             smoke_test=_bool(get_input(env, "smoke-test"), "smoke-test"),

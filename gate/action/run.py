@@ -3,7 +3,7 @@
 What it reads (all set by the runner): ``GITHUB_EVENT_NAME``, ``GITHUB_EVENT_PATH``
 (the event payload), ``GITHUB_WORKSPACE``, ``GITHUB_API_URL``, the inputs as
 ``INPUT_<NAME>`` (upper case, hyphens kept: ``INPUT_FAIL-ON``; the underscore
-spelling is accepted too), ``ACCEPT_BREAKING_CHANGE``.
+spelling is accepted too), ``ACCEPT_BREAKING_CHANGE``, ``ACCEPT_CONSUMER_BREAK``.
 What it writes: annotations and a plain-text report to the log, the Markdown
 report to ``GITHUB_STEP_SUMMARY``, ``breaking``/``unacknowledged``/
 ``acknowledged``/``report``/``verdict`` to ``GITHUB_OUTPUT``, the JSON report to
@@ -162,6 +162,8 @@ class Action:
             config=inputs.config or None,
             accept=inputs.accept,
             accept_env=env.get("ACCEPT_BREAKING_CHANGE"),
+            accept_consumer_break=inputs.accept_consumer_break,
+            accept_consumer_break_env=env.get("ACCEPT_CONSUMER_BREAK"),
             pr_body=body,
             smoke=inputs.smoke_test,
             sample_data=inputs.sample_data or None,

@@ -8,7 +8,7 @@ longer has becomes a ``consumer_broken`` finding anchored at its own line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -60,14 +60,17 @@ def _consumers(matches: Iterable[Found]) -> tuple[Consumer, ...]:
     return tuple(seen.values())
 
 
-def _gone(change: Change, head: dict[str, Dataset]) -> str | None:
+def _gone(change: Change, head: dict[str, Dataset], still_built: Set[str]) -> str | None:
     """What the HEAD contract no longer has that consumers of ``change`` read.
 
     ``"<dataset>"`` for a removed or renamed dataset, else the column name, or
     ``None`` when HEAD still has it (a type change, a case-only rename, which
-    SQL reads case-insensitively).
+    SQL reads case-insensitively), or when only the contract went and the table
+    stays (``still_built``: a dbt model whose file dbt still builds).
     """
     if change.rule in ("model_removed", "model_renamed"):
+        if (change.old_dataset or change.dataset) in still_built:
+            return None
         return "<dataset>"
     if change.rule not in ("column_removed", "column_renamed"):
         return None
@@ -88,8 +91,9 @@ def _broken(
     head: dict[str, Dataset],
     severity_of: SeverityFn,
     resolved_at_head: set[tuple[str, int]],
+    still_built: Set[str],
 ) -> list[Change]:
-    gone = _gone(change, head)
+    gone = _gone(change, head, still_built)
     if gone is None:
         return []
     severity = severity_of(RULE, change.dataset, None)
@@ -135,8 +139,14 @@ def explain(
     found: Sequence[Found],
     head: Iterable[Dataset],
     severity_of: SeverityFn,
+    still_built: Set[str] = frozenset(),
 ) -> list[Change]:
-    """Changes with their consumers attached, plus one ``consumer_broken`` per broken read."""
+    """Changes with their consumers attached, plus one ``consumer_broken`` per broken read.
+
+    ``still_built``: ids of datasets whose contract is gone but whose table is
+    still built (``gate.dbt_model_files.still_built``); their readers are listed,
+    not broken.
+    """
     head_by_id = {d.id: d for d in head}
     # A table reference that also names a HEAD dataset (an alias, a configured
     # name) still resolves, so it is not broken by a rename.
@@ -149,7 +159,7 @@ def explain(
     for position, f in enumerate(found):
         by_dataset.setdefault(f.dataset, []).append(position)
     out: list[Change] = []
-    broken: list[Change] = []
+    broken: dict[tuple[object, ...], Change] = {}
     for change in changes:
         if not wants_consumers(change):
             out.append(change)
@@ -158,6 +168,19 @@ def explain(
         if change.old_dataset and change.old_dataset != change.dataset:
             positions = sorted(positions + by_dataset.get(change.old_dataset, []))
         matches = [found[i] for i in positions if _matches(change, found[i])]
-        out.append(replace(change, consumers=_consumers(matches)))
-        broken += _broken(change, matches, head_by_id, severity_of, resolved_at_head)
-    return out + broken
+        explained = replace(change, consumers=_consumers(matches))
+        if change.rule == "model_removed" and change.dataset in still_built and matches:
+            explained = replace(
+                explained,
+                message=f"the contract of dataset '{change.dataset}' was removed; its model "
+                "file still builds the table, so its readers still run, unguarded",
+            )
+        out.append(explained)
+        for finding in _broken(
+            change, matches, head_by_id, severity_of, resolved_at_head, still_built
+        ):
+            # One finding per (change, consumer line): an identical change twice
+            # (two copies of one contract) must not report the reader twice.
+            key = (change.rule, change.dataset, change.old_dataset, change.column)
+            broken.setdefault((*key, finding.path, finding.line), finding)
+    return out + list(broken.values())

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gate.dbt_identity import bare_id
 from gate.model import Dataset
@@ -35,13 +35,20 @@ def dataset_names(dataset: Dataset, extra: Sequence[str] = ()) -> set[Name]:
 
     A dbt model in a project also goes by ``(project, model)``: the Jinja
     pre-pass writes ``ref('platform', 'stg_orders')`` as ``platform.stg_orders``.
+    A dbt version ``orders.v2`` goes by ``orders_v2`` (a pinned
+    ``ref('orders', v=2)``), and by ``orders`` only while it is the version an
+    unpinned ``ref('orders')`` resolves to (``unpinned_name``: dbt's
+    ``latest_version``, else the greatest version): a prerelease ``v3`` above
+    ``latest_version: 2`` has no unpinned readers.
     """
     names: set[Name] = set()
     dataset_id = bare_id(dataset)
     version = _DBT_VERSION.match(dataset_id) if dataset.format == "dbt" else None
     if version:
         model, label = version["model"], version["version"]
-        names |= {(model.lower(),), (f"{model}_v{label}".lower(),)}
+        names.add((f"{model}_v{label}".lower(),))
+        if dataset.unpinned_name:
+            names.add((model.lower(),))
     else:
         names.add(split_name(dataset_id))
     if dataset.project is not None:
@@ -51,6 +58,43 @@ def dataset_names(dataset: Dataset, extra: Sequence[str] = ()) -> set[Name]:
         if alias:
             names.add(split_name(alias))
     return {n for n in names if n}
+
+
+def search_words(dataset: Dataset, extra: Sequence[str] = ()) -> set[str]:
+    """The words a file must contain to possibly read ``dataset`` (``git grep -w``).
+
+    A pinned ``ref('orders', v=1)`` has the word ``orders``, not ``orders_v1``,
+    so every version is looked for under its model name too, latest or not.
+    """
+    words = {name[-1] for name in dataset_names(dataset, extra)}
+    version = _DBT_VERSION.match(bare_id(dataset)) if dataset.format == "dbt" else None
+    if version:
+        words.add(version["model"].lower())
+    return words
+
+
+def as_resolved_at_head(base: Sequence[Dataset], head: Sequence[Dataset]) -> list[Dataset]:
+    """Both sides' datasets, with each unpinned dbt name where HEAD resolves it.
+
+    Consumers are read at HEAD, so an unpinned ``ref('orders')`` reads HEAD's
+    latest version: a base version loses ``unpinned_name`` when HEAD has the
+    model (the same project and unpinned name) or the same version, unless
+    that is the very dataset HEAD resolves it to. Only a model gone from HEAD
+    altogether keeps the base's answer (its unpinned readers are broken).
+    """
+    at_head: dict[tuple[str | None, str], str] = {
+        (d.project, d.unpinned_name): d.id for d in head if d.unpinned_name
+    }
+    head_ids = {(d.project, d.id) for d in head}
+    out: list[Dataset] = []
+    for dataset in base:
+        if dataset.unpinned_name:
+            key = (dataset.project, dataset.unpinned_name)
+            moved = at_head.get(key, dataset.id) != dataset.id
+            if moved or (key not in at_head and (dataset.project, dataset.id) in head_ids):
+                dataset = replace(dataset, unpinned_name=None)
+        out.append(dataset)
+    return [*out, *head]
 
 
 def configured(extra: Mapping[str, Sequence[str]], dataset: Dataset) -> Sequence[str]:

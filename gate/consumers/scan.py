@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 
 from gate.config import ConsumerConfig
 from gate.consumers.impact import wants_consumers
-from gate.consumers.names import DbtScope, NameIndex, configured, dataset_names
+from gate.consumers.names import (
+    DbtScope,
+    NameIndex,
+    as_resolved_at_head,
+    configured,
+    search_words,
+)
 from gate.dbt_sources import ProjectIndex, model_folders
 from gate.diff import Change
 from gate.git_tree import PendingSearch, Repo
@@ -61,10 +67,10 @@ def warm(dialect: str) -> None:
 def _needles(datasets: Sequence[Dataset], ids: set[str], config: ConsumerConfig) -> set[str]:
     """The table names consumers may use for the datasets ``ids``."""
     return {
-        name[-1]
+        word
         for d in datasets
         if d.id in ids
-        for name in dataset_names(d, configured(config.tables, d))
+        for word in search_words(d, configured(config.tables, d))
     }
 
 
@@ -186,7 +192,7 @@ def _scan(
         return Scan()
     ids = {c.dataset for c in wanted} | {c.old_dataset for c in wanted if c.old_dataset}
     datasets = [*base, *head_datasets]
-    index = NameIndex(datasets, config.tables)
+    index = NameIndex(as_resolved_at_head(base, head_datasets), config.tables)
     needles = _needles(datasets, ids, config)
     # While git searches, every process loads the analyser it is about to need.
     if workers is not None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gate.acks import Token, names_for
+from gate.acks import CONSUMER_KEY, Token, names_for
 from gate.diff import Change
 from gate.model import ContractWarning, NotAnalysed
 from gate.rules import UNACKNOWLEDGEABLE, Severity
@@ -68,6 +68,8 @@ class Report:
     changes: tuple[Change, ...]
     fail_on: Severity = Severity.ERROR
     acknowledgements: tuple[str, ...] = ()
+    #: Consumer files whose ``consumer_broken`` findings an ``accept-consumer-break`` cleared.
+    consumer_acknowledgements: tuple[str, ...] = ()
     unmatched_acknowledgements: tuple[Token, ...] = ()
     #: Short tokens that name several datasets: (token, the full ids it could mean).
     ambiguous_acknowledgements: tuple[tuple[Token, tuple[str, ...]], ...] = ()
@@ -142,6 +144,21 @@ class Report:
         match = difflib.get_close_matches(token.lower(), list(names), n=1, cutoff=0.75)
         return names[match[0]] if match else None
 
+    def closest(self, token: Token) -> str | None:
+        """What an unmatched token most likely meant: a dataset id, or for an
+        ``accept-consumer-break`` token the path of a file with a ``consumer_broken``."""
+        if token.key != CONSUMER_KEY:
+            return self.closest_dataset(token.value)
+        paths = sorted({c.path for c in self.changes if c.rule in UNACKNOWLEDGEABLE})
+        match = difflib.get_close_matches(token.value, paths, n=1, cutoff=0.75)
+        return match[0] if match else None
+
+    @property
+    def consumer_acknowledgement_lines(self) -> tuple[str, ...]:
+        """One ``accept-consumer-break:`` line per file with a blocking ``consumer_broken``."""
+        paths = sorted({c.path for c in self.consumers_to_fix})
+        return tuple(f"{CONSUMER_KEY}: {p}" for p in paths)
+
     @property
     def consumers_to_fix(self) -> tuple[Change, ...]:
         """Blocking ``consumer_broken`` findings: fixed in the PR, not acknowledged."""
@@ -195,7 +212,11 @@ class Report:
             fix = " Fix the in-repo consumer(s) that still read what is gone: " + ", ".join(
                 name(f"{c.path}:{c.line} ({c.target})") for c in self.consumers_to_fix
             )
-            fix += "."
+            fix += (
+                ". If the gate misread one (it still runs at HEAD), say so in the PR body: "
+                + name(f"{CONSUMER_KEY}: <path>")
+                + "."
+            )
         hint = ""
         if self.datasets_to_acknowledge and advice:
             lines = [name(line) for line in self.acknowledgement_lines]

@@ -6,6 +6,7 @@ CR and LF are percent-encoded (so a message stays one command), and every other
 control character is spelled out (so no escape sequence reaches the log viewer).
 """
 
+from gate.acks import CONSUMER_KEY
 from gate.diff import Change
 from gate.report.base import Report, visible
 from gate.rules import Severity
@@ -90,7 +91,12 @@ def annotations(report: Report, limit: int | None = None) -> list[str]:
     for token in report.unmatched_acknowledgements:
         out.append(
             f"::warning title=unmatched acknowledgement::"
-            f"{escape_data(repr(token.value))} ({token.source}) names no changed dataset"
+            f"{escape_data(repr(token.value))} ({token.source}) names no "
+            + (
+                "consumer file with a consumer_broken finding"
+                if token.key == CONSUMER_KEY
+                else "changed dataset"
+            )
         )
     for token, candidates in report.ambiguous_acknowledgements:
         out.append(

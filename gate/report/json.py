@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gate.acks import CONSUMER_KEY
 from gate.report.base import Report, change_dict
 
 
@@ -17,8 +18,16 @@ def to_dict(report: Report) -> dict[str, Any]:
         "dialect": report.dialect or None,
         "changes": [change_dict(c) for c in report.changes],
         "acknowledgements": list(report.acknowledgements),
+        "consumer_acknowledgements": list(report.consumer_acknowledgements),
         "unmatched_acknowledgements": [
-            {"token": t.value, "source": t.source} for t in report.unmatched_acknowledgements
+            {"token": t.value, "source": t.source}
+            for t in report.unmatched_acknowledgements
+            if t.key != CONSUMER_KEY
+        ],
+        "unmatched_consumer_acknowledgements": [
+            {"token": t.value, "source": t.source}
+            for t in report.unmatched_acknowledgements
+            if t.key == CONSUMER_KEY
         ],
         "ambiguous_acknowledgements": [
             {"token": t.value, "source": t.source, "candidates": list(candidates)}

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gate import types
+from gate.acks import CONSUMER_KEY
 from gate.diff import Change
 from gate.report.base import Report, missing_after, visible
 from gate.rules import Severity
@@ -254,9 +255,14 @@ def render(report: Report) -> str:
     if report.unmatched_acknowledgements:
         lines += ["", "### Acknowledgements that match nothing", ""]
         for t in report.unmatched_acknowledgements:
-            meant = report.closest_dataset(t.value)
+            meant = report.closest(t)
             hint = f" (did you mean {code(meant)}?)" if meant else ": check the spelling."
-            lines.append(f"- {code(t.value)} ({_prose(t.source)}) names no changed dataset{hint}")
+            what = (
+                "names no consumer file with a `consumer_broken` finding"
+                if t.key == CONSUMER_KEY
+                else "names no changed dataset"
+            )
+            lines.append(f"- {code(t.value)} ({_prose(t.source)}) {what}{hint}")
     if report.ambiguous_acknowledgements:
         lines += ["", "### Acknowledgements that name several datasets", ""]
         lines += [
@@ -291,11 +297,26 @@ def render(report: Report) -> str:
             "",
             "### Consumers to fix in this pull request",
             "",
-            "An acknowledgement does not clear these: they read what the HEAD contract "
-            "no longer has.",
+            "An `accept-breaking-change` does not clear these: they read what the HEAD "
+            "contract no longer has.",
             "",
         ]
         lines += [
             f"- {code(f'{c.path}:{c.line}')}: {code(c.message)}" for c in report.consumers_to_fix
+        ]
+        lines += [
+            "",
+            "If the gate misread a consumer (it still runs at HEAD), vouch for that file in "
+            "the PR description, one line per file, then re-run the check:",
+            "",
+            *_fenced(list(report.consumer_acknowledgement_lines)),
+        ]
+    if report.consumer_acknowledgements:
+        lines += [
+            "",
+            "### Consumers vouched for",
+            "",
+            "`consumer_broken` cleared by `accept-consumer-break` for: "
+            + ", ".join(code(p) for p in report.consumer_acknowledgements),
         ]
     return "\n".join(lines) + "\n"

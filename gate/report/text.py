@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gate import rules
+from gate.acks import CONSUMER_KEY, Token
 from gate.diff import Change
 from gate.report.base import Report, arrow, visible
 from gate.rules import Severity
@@ -101,6 +102,12 @@ def _smoke(smoke: SmokeReport) -> list[str]:
     return lines
 
 
+def _names_none(token: Token) -> str:
+    if token.key == CONSUMER_KEY:
+        return "names no consumer file with a consumer_broken finding"
+    return "names no changed dataset"
+
+
 def render(report: Report) -> str:
     base = report.base_ref + (" (merge-base)" if report.merge_base else "")
     lines = [
@@ -136,9 +143,9 @@ def render(report: Report) -> str:
     if report.unmatched_acknowledgements:
         lines += ["", f"UNMATCHED ACKNOWLEDGEMENTS ({len(report.unmatched_acknowledgements)})"]
         for token in report.unmatched_acknowledgements:
-            meant = report.closest_dataset(token.value)
+            meant = report.closest(token)
             hint = f" (did you mean '{meant}'?)" if meant else "; check the spelling"
-            lines.append(f"  '{token.value}' (from {token.source}) names no changed dataset{hint}")
+            lines.append(f"  '{token.value}' (from {token.source}) {_names_none(token)}{hint}")
     if report.not_analysed:
         lines += ["", *_not_analysed(report)]
     if report.smoke is not None:
@@ -156,6 +163,12 @@ def render(report: Report) -> str:
                 f"({', '.join(candidates)}) and acknowledges none; write the full id:"
             )
             lines += [f"      accept-breaking-change: {c}" for c in candidates]
+    if report.consumer_acknowledgements:
+        lines += [
+            "",
+            "consumer_broken cleared by accept-consumer-break for: "
+            + ", ".join(report.consumer_acknowledgements),
+        ]
     lines += ["", report.verdict(advice=False)]
     # Pasteable as printed: one line per dataset, nothing before the key.
     if report.blocking:
