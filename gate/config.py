@@ -110,10 +110,15 @@ class Config:
     source: str | None = None  # the file it came from, for the report
     perspective: str = "both"  # whose breakage is an error: see rules.PERSPECTIVES
     consumers: ConsumerConfig = field(default_factory=ConsumerConfig)
+    #: The base side's config while a pull request is open: no finding's
+    #: severity falls below what it gives (``gate.policy.stricter``).
+    floor: Config | None = None
 
     def severity_fn(self) -> SeverityFn:
         """(rule, dataset, side) -> severity: catalogue default seen from the
-        perspective, then ``rules:``, then policies."""
+        perspective, then ``rules:``, then policies; never below the ``floor``
+        config's (the base side's, see ``gate.policy``)."""
+        floor = self.floor.severity_fn() if self.floor is not None else None
 
         def severity_of(rule_id: str, dataset_id: str, breaks: str | None = None) -> Severity:
             default = rules.get(rule_id).severity_for(self.perspective, breaks)
@@ -124,6 +129,9 @@ class Config:
                 for entity, mode in policy.modes.items():
                     if mode == "freeze" and rule_id in _FROZEN_RULES[entity]:
                         severity = Severity.ERROR
+            if floor is not None:
+                lowest = floor(rule_id, dataset_id, breaks)
+                severity = severity if severity.rank <= lowest.rank else lowest
             return severity
 
         return severity_of

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
+from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, policy, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
@@ -119,22 +119,25 @@ def load_config(repo: Repo, head: str | None, explicit: str | None) -> Config:
     return config_from_files(files[CONFIG_FILE], files[PYPROJECT])
 
 
-def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
-    """The limits of the base side's config: a pull request cannot raise its own.
+def base_config(repo: Repo, base_sha: str, explicit: str | None) -> Config:
+    """The base side's config: the floor a pull request cannot go below (``gate.policy``).
 
-    The rest of the config comes from HEAD (it describes the contracts it ships
-    with); limits protect the runner from the pull request, so they come from
-    code that is already merged. No config at the base: the defaults.
+    Its limits apply as they are (they protect the runner from the pull
+    request); every other setting is the stricter of it and HEAD's. No config
+    at the base, or one that does not parse: the defaults.
     """
     try:
         if explicit:
             data = repo.read_file(base_sha, explicit)
-            config = config_from_files(data, None, explicit) if data is not None else Config()
-        else:
-            config = load_config(repo, base_sha, None)
+            return config_from_files(data, None, explicit) if data is not None else Config()
+        return load_config(repo, base_sha, None)
     except ContractError:  # the HEAD config is validated; the defaults are the safe side
-        return DEFAULT_LIMITS
-    return config.limits
+        return Config()
+
+
+def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
+    """The limits of the base side's config: a pull request cannot raise its own."""
+    return base_config(repo, base_sha, explicit).limits
 
 
 def _clash(dataset: Dataset, other: Dataset) -> ContractError:
@@ -421,9 +424,8 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     head_commit = head_sha if settings.head is not None else None
     named = settings
     settings = replace(settings, head=head_commit)
-    config = load_config(repo, settings.head, settings.config)
-    head_limits = config.limits
-    config = replace(config, limits=base_limits(repo, base_sha, settings.config))
+    head_config = load_config(repo, settings.head, settings.config)
+    config, relaxed = policy.stricter(base_config(repo, base_sha, settings.config), head_config)
     limits = config.limits
     dialect = types.validate_dialect(settings.dialect or config.dialect or "spark")
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
@@ -509,11 +511,12 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
             "start the line with 'accept-breaking-change: <dataset>' (a list bullet is fine; "
             "a quote, a checkbox or another spelling of the key is not)"
         )
-    if head_limits != limits:
+    if head_config.limits != limits:
         notices.append(
             "this PR changes 'limits' in the config; the base branch's limits apply until "
             "it is merged"
         )
+    notices += [r.notice() for r in relaxed]
     if (
         not file_changes
         and not repo.list_files(settings.head, globs)
@@ -550,4 +553,5 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         smoke=smoke,
         notices=tuple(notices),
         not_analysed=consumer_scan.not_analysed,
+        relaxations=relaxed,
     )

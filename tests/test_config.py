@@ -64,7 +64,7 @@ def test_freeze_policy_makes_additive_changes_breaking(shop: GitRepo) -> None:
 
 
 def test_rule_levels_and_fail_on_from_pyproject(shop: GitRepo) -> None:
-    shop.write(
+    shop.land(  # on the base branch: turning a rule off in the PR itself waits (gate/policy.py)
         "pyproject.toml",
         '[project]\nname = "x"\n\n[tool.schema-gate]\nfail-on = "warning"\n'
         'rules = { column_added = "warning", type_widened = "off" }\n',
@@ -90,7 +90,7 @@ def test_config_is_read_from_the_head_commit(shop: GitRepo) -> None:
 
 def test_config_contracts_and_dialect(shop: GitRepo) -> None:
     shop.write("data/x.yaml", "dataset: x\ncolumns:\n  - name: a\n    data_type: int8\n")
-    shop.write(".schema-gate.yml", "contracts: ['data/*.yaml']\ndialect: postgres\n")
+    shop.land(".schema-gate.yml", "contracts: ['data/*.yaml']\ndialect: postgres\n")
     _, report = gate(shop)
     assert [c["dataset"] for c in report["changes"]] == ["x"]
     shop.commit("x")

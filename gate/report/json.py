@@ -27,6 +27,10 @@ def to_dict(report: Report) -> dict[str, Any]:
         "summary": report.summary(),
         "smoke": report.smoke.to_dict() if report.smoke is not None else None,
         "notices": list(report.notices),
+        "relaxations": [
+            {"file": r.file, "setting": r.setting, "base": r.base, "head": r.head}
+            for r in report.relaxations
+        ],
         "consumers_not_analysed": [
             {"path": n.path, "line": n.line, "reason": n.reason} for n in report.not_analysed
         ],
