@@ -13,7 +13,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, policy, types
+from gate import (
+    acks,
+    dbt_changes,
+    dbt_identity,
+    dbt_model_files,
+    dbt_sources,
+    policy,
+    repo_dialect,
+    types,
+)
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
@@ -394,6 +403,26 @@ def _resolve_base(repo: Repo, base: str) -> str:
         raise
 
 
+def _dialect(
+    repo: Repo, settings: Settings, config: Config, base_sha: str, notices: list[str]
+) -> tuple[str, str]:
+    """The dialect the types are read in, and where it came from (for the report).
+
+    ``--dialect``, else the config's ``dialect:`` (the base side's, gate/policy.py),
+    else what the base side's dbt profiles or SQLMesh config declare
+    (gate/repo_dialect.py), else Spark.
+    """
+    if settings.dialect:
+        return types.validate_dialect(settings.dialect), "--dialect"
+    if config.dialect:
+        where = (config.floor.source if config.floor else None) or config.source
+        return types.validate_dialect(config.dialect), f"dialect: in {where}"
+    found = repo_dialect.detect(repo, base_sha, notices)
+    if found is not None:
+        return found.dialect, found.source
+    return "spark", "the default"
+
+
 def run(settings: Settings) -> Report:
     """Run the gate once. Raises ``GateError`` subclasses for exit-code-2 problems.
 
@@ -427,7 +456,8 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     head_config = load_config(repo, settings.head, settings.config)
     config, relaxed = policy.stricter(base_config(repo, base_sha, settings.config), head_config)
     limits = config.limits
-    dialect = types.validate_dialect(settings.dialect or config.dialect or "spark")
+    dialect_notices: list[str] = []
+    dialect, dialect_source = _dialect(repo, settings, config, base_sha, dialect_notices)
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
 
@@ -504,7 +534,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     smoke = (
         _smoke(repo, settings, head, globs, dialect, limits, workers) if settings.smoke else None
     )
-    notices = list(settings.notices) + warnings
+    notices = list(settings.notices) + warnings + dialect_notices
     for number in acks.near_misses(settings.pr_body or ""):
         notices.append(
             f"PR body line {number} mentions accept-breaking-change but acknowledges nothing: "
@@ -550,6 +580,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         head_sha=head_sha,
         files_compared=len(file_changes),
         dialect=dialect,
+        dialect_source=dialect_source,
         smoke=smoke,
         notices=tuple(notices),
         not_analysed=consumer_scan.not_analysed,

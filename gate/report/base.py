@@ -81,6 +81,8 @@ class Report:
     #: The SQL dialect the contracts' data types were read in ("" when unknown):
     #: ``number`` is DECIMAL(10,0) in Spark and NUMBER(38,0) in Snowflake.
     dialect: str = ""
+    #: Where the dialect came from: ``--dialect``, the config, a dbt profile, SQLMesh's config.
+    dialect_source: str = ""
     smoke: SmokeReport | None = None
     notices: tuple[str, ...] = field(default=())
     #: Candidate consumer files the gate could not read (docs/impact.md).

@@ -15,6 +15,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "head": {"ref": report.head_ref, "sha": report.head_sha or None},
         "fail_on": report.fail_on.value,
         "dialect": report.dialect or None,
+        "dialect_source": report.dialect_source or None,
         "changes": [change_dict(c) for c in report.changes],
         "acknowledgements": list(report.acknowledgements),
         "unmatched_acknowledgements": [
