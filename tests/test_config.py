@@ -115,8 +115,25 @@ def test_config_contracts_and_dialect(shop: GitRepo) -> None:
         ),
         (  # the one-word form named an entity the user never wrote ("for 'tables'")
             "policies:\n  - datasets: [a]\n    schema_contract: frozen\n",
-            ".schema-gate.yml:2: unknown schema_contract mode 'frozen'; use evolve, freeze, "
-            "discard_row, discard_value\n",
+            ".schema-gate.yml:2: unknown schema_contract mode 'frozen' (did you mean 'freeze'?); "
+            "use evolve, freeze, discard_row, discard_value\n",
+        ),
+        # A typo gets its fix (issue #21, point 6).
+        (
+            "fail-on: warning\n",
+            ".schema-gate.yml:1: unknown config key 'fail-on' (did you mean 'fail_on'?); known keys: ",
+        ),
+        (
+            "rules:\n  column_remove: off\n",
+            ".schema-gate.yml:2: unknown rule 'column_remove' (did you mean 'column_removed'?)\n",
+        ),
+        (
+            "policies:\n  - dataset: [a]\n",
+            ".schema-gate.yml:2: unknown policy key(s): dataset (did you mean 'datasets'?)\n",
+        ),
+        (
+            "consumers:\n  pyhton: ['**/*.py']\n",
+            ".schema-gate.yml:2: unknown consumers key 'pyhton' (did you mean 'python'?); ",
         ),
         (
             "policies:\n  - schema_contract: freeze\n",

@@ -109,7 +109,9 @@ def test_a_project_profile_in_a_subfolder_and_a_templated_target(tmp_path: Path,
         "shop:\n  target: \"{{ env_var('DBT_TARGET', 'dev') }}\"\n  outputs:\n"
         "    dev: {type: snowflake, account: x}\n    prod: {type: snowflake, account: y}\n"
     )
-    repo = _repo(tmp_path, {"warehouse/dbt_project.yml": PROJECT, "warehouse/profiles.yml": profile})
+    repo = _repo(
+        tmp_path, {"warehouse/dbt_project.yml": PROJECT, "warehouse/profiles.yml": profile}
+    )
     code, report = _run(cli, repo)
     assert (code, report["dialect"]) == (1, "snowflake")  # DECIMAL(38,0) -> (18,2)
     assert report["dialect_source"] == (
