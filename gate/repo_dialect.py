@@ -8,7 +8,8 @@ tells its own tools, as those tools read it:
 
 - dbt: ``dbt_project.yml`` names a ``profile``; ``profiles.yml`` beside it (dbt
   looks in the project directory since 1.3) or at the repository root holds
-  that profile's ``target`` and its ``outputs``; the target's ``type`` is the
+  that profile's ``target`` and its ``outputs`` (else a ``profiles.yml`` in a
+  folder below the project, as CI passes with ``--profiles-dir``); the target's ``type`` is the
   adapter (``duckdb``, ``snowflake``, ``databricks``...). A target that is a
   Jinja expression (``{{ env_var('DBT_TARGET', 'dev') }}``) is not rendered: if
   every output uses one adapter, that one.
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gate.git_tree import Repo
-from gate.model import ContractError
+from gate.model import ContractError, GitError, UsageError
 from gate.types import DIALECTS
 from gate.yaml_load import load_yaml
 
@@ -56,6 +57,7 @@ ADAPTER_DIALECTS = {
 #: Bytes of one file read here; real ones are a few hundred.
 _MAX_BYTES = 256 * 1024
 _PROJECT_GLOBS = ("**/dbt_project.yml", "!**/dbt_packages/**", "!**/dbt_modules/**")
+_PROFILES_GLOBS = ("**/profiles.yml", *_PROJECT_GLOBS[1:])
 _SQLMESH_GLOBS = ("**/config.yaml", "**/config.yml", "**/config.py")
 
 
@@ -78,30 +80,47 @@ def _templated(value: Any) -> bool:
     return not isinstance(value, str) or "{{" in value or "{%" in value or not value.strip()
 
 
-def _read_yaml(repo: Repo, commit: str, path: str, notices: list[str]) -> Any:
-    data = repo.read_file(commit, path)
-    if data is None:
-        return None
-    if len(data) > _MAX_BYTES:
-        notices.append(f"{path} is over {_MAX_BYTES:,} bytes; its dialect was not read")
-        return None
-    try:
-        return load_yaml(data, path)
-    except ContractError as exc:
-        notices.append(f"the dialect was not read from {exc.path}: {exc.detail}")
-        return None
+class _Docs:
+    """The YAML of files read in one batch, each parsed once, on first use."""
+
+    def __init__(self, repo: Repo, commit: str, paths: list[str], notices: list[str]) -> None:
+        self.data = repo.read_files(commit, paths) if paths else {}
+        self.notices = notices
+        self.parsed: dict[str, Any] = {}
+
+    def raw(self, path: str) -> bytes | None:
+        data = self.data.get(path)
+        if data is not None and len(data) > _MAX_BYTES:
+            self.notices.append(f"{path} is over {_MAX_BYTES:,} bytes; its dialect was not read")
+            return None
+        return data
+
+    def yaml(self, path: str) -> Any:
+        if path not in self.parsed:
+            data = self.raw(path)
+            try:
+                self.parsed[path] = load_yaml(data, path) if data is not None else None
+            except ContractError as exc:
+                self.notices.append(f"the dialect was not read from {exc.path}: {exc.detail}")
+                self.parsed[path] = None
+        return self.parsed[path]
 
 
-def _dbt_one(repo: Repo, commit: str, project_file: str, notices: list[str]) -> Found | None:
-    project = _read_yaml(repo, commit, project_file, notices)
+def _dbt_one(docs: _Docs, project_file: str, profiles: list[str]) -> Found | None:
+    project = docs.yaml(project_file)
     if not isinstance(project, dict) or _templated(project.get("profile")):
         return None
     name = project["profile"]
     folder = posixpath.dirname(project_file)
-    for candidate in dict.fromkeys([posixpath.join(folder, "profiles.yml"), "profiles.yml"]):
-        profiles = _read_yaml(repo, commit, candidate, notices)
-        if isinstance(profiles, dict) and isinstance(profiles.get(name), dict):
-            return _from_profile(profiles[name], name, candidate, notices)
+    # Where dbt looks (the project folder, the working directory), then a folder
+    # below the project that CI passes as --profiles-dir (``profile/profiles.yml``
+    # in mattermost-data-warehouse).
+    below = [p for p in profiles if not folder or p.startswith(f"{folder}/")]
+    candidates = [posixpath.join(folder, "profiles.yml"), "profiles.yml", *below]
+    for candidate in dict.fromkeys(candidates):
+        doc = docs.yaml(candidate)
+        if isinstance(doc, dict) and isinstance(doc.get(name), dict):
+            return _from_profile(doc[name], name, candidate, docs.notices)
     return None
 
 
@@ -163,14 +182,12 @@ def _sqlmesh_py(text: str) -> str | None:
     return None
 
 
-def _sqlmesh_one(repo: Repo, commit: str, path: str, notices: list[str]) -> Found | None:
+def _sqlmesh_one(docs: _Docs, path: str) -> Found | None:
     if path.endswith(".py"):
-        data = repo.read_file(commit, path) or b""
-        if len(data) > _MAX_BYTES:
-            return None
-        said = _sqlmesh_py(data.decode("utf-8", "replace"))
+        data = docs.raw(path)
+        said = _sqlmesh_py(data.decode("utf-8", "replace")) if data is not None else None
     else:
-        doc = _read_yaml(repo, commit, path, notices)
+        doc = docs.yaml(path)
         defaults = doc.get("model_defaults") if isinstance(doc, dict) else None
         said = defaults.get("dialect") if isinstance(defaults, dict) else None
     if _templated(said):
@@ -178,7 +195,7 @@ def _sqlmesh_one(repo: Repo, commit: str, path: str, notices: list[str]) -> Foun
     # SQLMesh accepts dialect settings after a comma: "snowflake,normalization_strategy=..."
     name = str(said).split(",")[0].strip().lower()
     if name not in DIALECTS:
-        notices.append(f"{path}: SQLMesh dialect '{said}' is not a sqlglot dialect")
+        docs.notices.append(f"{path}: SQLMesh dialect '{said}' is not a sqlglot dialect")
         return None
     return Found(name, f"{path}: SQLMesh model_defaults dialect")
 
@@ -197,18 +214,33 @@ def _agree(found: Iterable[Found], what: str, notices: list[str]) -> Found | Non
 
 
 def detect(repo: Repo, commit: str, notices: list[str]) -> Found | None:
-    """The dialect the repository's dbt profiles, else SQLMesh config, declare at ``commit``."""
+    """The dialect the repository's dbt profiles, else SQLMesh config, declare at ``commit``.
+
+    A file that cannot be listed (a ``profiles.yml`` symlinked to ``~/.dbt``,
+    outside the repository) is a notice: the dialect is a hint, not a contract.
+    """
+    try:
+        return _detect(repo, commit, notices)
+    except (UsageError, GitError) as exc:
+        notices.append(f"the repository's dialect was not read: {exc}")
+        return None
+
+
+def _detect(repo: Repo, commit: str, notices: list[str]) -> Found | None:
     projects = sorted(repo.list_files(commit, _PROJECT_GLOBS))
+    profiles = sorted(repo.list_files(commit, _PROFILES_GLOBS)) if projects else []
+    docs = _Docs(repo, commit, [*projects, *profiles], notices)
     dbt = _agree(
-        (f for p in projects if (f := _dbt_one(repo, commit, p, notices)) is not None),
+        (f for p in projects if (f := _dbt_one(docs, p, profiles)) is not None),
         "the dbt profiles",
         notices,
     )
     if dbt is not None:
         return dbt
-    configs = repo.files_containing(commit, _SQLMESH_GLOBS, ["model_defaults"])
+    configs = sorted(repo.files_containing(commit, _SQLMESH_GLOBS, ["model_defaults"]))
+    docs = _Docs(repo, commit, configs, notices)
     return _agree(
-        (f for p in sorted(configs) if (f := _sqlmesh_one(repo, commit, p, notices)) is not None),
+        (f for p in configs if (f := _sqlmesh_one(docs, p)) is not None),
         "the SQLMesh configs",
         notices,
     )

@@ -170,3 +170,29 @@ def test_adapter_names_map_to_sqlglot_dialects() -> None:
         None,
     ]
     assert _sqlmesh_py("def (:") is None
+
+
+def test_a_profiles_dir_below_the_project(tmp_path: Path, cli: Cli) -> None:
+    # mattermost-data-warehouse keeps transform/<project>/profile/profiles.yml
+    # and passes --profiles-dir in CI.
+    files = {
+        "transform/shop/dbt_project.yml": PROJECT,
+        "transform/shop/profile/profiles.yml": DUCKDB_PROFILE,
+    }
+    _code, report = _run(cli, _repo(tmp_path, files))
+    assert report["dialect_source"] == (
+        "transform/shop/profile/profiles.yml: profile 'shop', target 'dev', type duckdb"
+    )
+
+
+def test_a_profile_symlinked_out_of_the_repository_is_a_notice(tmp_path: Path, cli: Cli) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/orders.yaml", CONTRACT.format(type="numeric"))
+    repo.write("dbt_project.yml", PROJECT)
+    repo.symlink("profiles.yml", str(tmp_path / "home" / ".dbt" / "profiles.yml"))
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("contracts/orders.yaml", CONTRACT.format(type="numeric(18,2)"))
+    code, report = _run(cli, repo)
+    assert (code, report["dialect_source"]) == (0, "the default")
+    assert any(n.startswith("the repository's dialect was not read") for n in report["notices"])
