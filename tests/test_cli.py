@@ -674,7 +674,7 @@ def test_every_report_names_the_dialect_the_types_were_read_in(shop: GitRepo) ->
     assert "data types read as snowflake SQL" in text.stdout
     assert "DECIMAL(12,2) -> DECIMAL(38,0)" in text.stdout
     markdown = run_gate(shop.path, "--base", "main", "--format", "markdown", "--dialect", "duckdb")
-    assert "data types read as `duckdb` SQL." in markdown.stdout
+    assert "data types read as `duckdb` SQL (`--dialect`)." in markdown.stdout
     _, report = gate_json(shop, "--dialect", "trino")
     assert report["dialect"] == "trino"
 
