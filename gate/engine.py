@@ -13,16 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import (
-    acks,
-    dbt_changes,
-    dbt_identity,
-    dbt_model_files,
-    dbt_sources,
-    policy,
-    repo_dialect,
-    types,
-)
+from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
@@ -34,6 +25,8 @@ from gate.formats.dbt_project import Project
 from gate.git_tree import Repo, open_repo
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import Contract, ContractError, ContractErrors, Dataset, GitError, UsageError
+from gate.policy import stricter
+from gate.repo_dialect import detect as detect_dialect
 from gate.report.base import Report
 from gate.rules import Severity
 from gate.workers import Workers
@@ -417,7 +410,7 @@ def _dialect(
     if config.dialect:
         where = (config.floor.source if config.floor else None) or config.source
         return types.validate_dialect(config.dialect), f"dialect: in {where}"
-    found = repo_dialect.detect(repo, base_sha, notices)
+    found = detect_dialect(repo, base_sha, notices)
     if found is not None:
         return found.dialect, found.source
     return "spark", "the default"
@@ -454,7 +447,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     named = settings
     settings = replace(settings, head=head_commit)
     head_config = load_config(repo, settings.head, settings.config)
-    config, relaxed = policy.stricter(base_config(repo, base_sha, settings.config), head_config)
+    config, relaxed = stricter(base_config(repo, base_sha, settings.config), head_config)
     limits = config.limits
     dialect_notices: list[str] = []
     dialect, dialect_source = _dialect(repo, settings, config, base_sha, dialect_notices)
