@@ -25,7 +25,8 @@ from gate.formats.dbt_project import Project
 from gate.git_tree import Repo, open_repo
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import Contract, ContractError, ContractErrors, Dataset, GitError, UsageError
-from gate.policy import stricter
+from gate.policy import Relaxation, stricter
+from gate.repo_dialect import changed_at_head
 from gate.repo_dialect import detect as detect_dialect
 from gate.report.base import Report
 from gate.rules import Severity
@@ -398,22 +399,26 @@ def _resolve_base(repo: Repo, base: str) -> str:
 
 def _dialect(
     repo: Repo, settings: Settings, config: Config, base_sha: str, notices: list[str]
-) -> tuple[str, str]:
-    """The dialect the types are read in, and where it came from (for the report).
+) -> tuple[str, str, tuple[Relaxation, ...]]:
+    """The dialect the types are read in, where it came from, and a change the PR holds.
 
     ``--dialect``, else the config's ``dialect:`` (the base side's, gate/policy.py),
     else what the base side's dbt profiles or SQLMesh config declare
-    (gate/repo_dialect.py), else Spark.
+    (gate/repo_dialect.py), else Spark. A PR that changes what those files
+    declare is named; its dialect applies once merged.
     """
     if settings.dialect:
-        return types.validate_dialect(settings.dialect), "--dialect"
+        return types.validate_dialect(settings.dialect), "--dialect", ()
     if config.dialect:
         where = (config.floor.source if config.floor else None) or config.source
-        return types.validate_dialect(config.dialect), f"dialect: in {where}"
+        return types.validate_dialect(config.dialect), f"dialect: in {where}", ()
     found = detect_dialect(repo, base_sha, notices)
-    if found is not None:
-        return found.dialect, found.source
-    return "spark", "the default"
+    dialect, source = (found.dialect, found.source) if found else ("spark", "the default")
+    at_head = changed_at_head(repo, base_sha, settings.head, found)
+    if at_head is None:
+        return dialect, source, ()
+    file = at_head.source.partition(": ")[0]
+    return dialect, source, (Relaxation(file, "dialect", dialect, at_head.dialect),)
 
 
 def run(settings: Settings) -> Report:
@@ -450,7 +455,8 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     config, relaxed = stricter(base_config(repo, base_sha, settings.config), head_config)
     limits = config.limits
     dialect_notices: list[str] = []
-    dialect, dialect_source = _dialect(repo, settings, config, base_sha, dialect_notices)
+    dialect, dialect_source, switched = _dialect(repo, settings, config, base_sha, dialect_notices)
+    relaxed += switched
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
 

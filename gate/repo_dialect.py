@@ -59,6 +59,8 @@ _MAX_BYTES = 256 * 1024
 _PROJECT_GLOBS = ("**/dbt_project.yml", "!**/dbt_packages/**", "!**/dbt_modules/**")
 _PROFILES_GLOBS = ("**/profiles.yml", *_PROJECT_GLOBS[1:])
 _SQLMESH_GLOBS = ("**/config.yaml", "**/config.yml", "**/config.py")
+#: The files a dialect is read from: a pull request that changes none keeps it.
+_SOURCE_GLOBS = ("**/dbt_project.yml", "**/profiles.yml", *_SQLMESH_GLOBS, *_PROJECT_GLOBS[1:])
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,10 @@ def _templated(value: Any) -> bool:
 class _Docs:
     """The YAML of files read in one batch, each parsed once, on first use."""
 
-    def __init__(self, repo: Repo, commit: str, paths: list[str], notices: list[str]) -> None:
-        self.data = repo.read_files(commit, paths) if paths else {}
+    def __init__(
+        self, repo: Repo, commit: str | None, paths: list[str], notices: list[str]
+    ) -> None:
+        self.data = repo.read_optional(commit, paths) if paths else {}
         self.notices = notices
         self.parsed: dict[str, Any] = {}
 
@@ -213,8 +217,9 @@ def _agree(found: Iterable[Found], what: str, notices: list[str]) -> Found | Non
     return None
 
 
-def detect(repo: Repo, commit: str, notices: list[str]) -> Found | None:
-    """The dialect the repository's dbt profiles, else SQLMesh config, declare at ``commit``.
+def detect(repo: Repo, commit: str | None, notices: list[str]) -> Found | None:
+    """The dialect the repository's dbt profiles, else SQLMesh config, declare at ``commit``
+    (``None``: the working tree).
 
     A file that cannot be listed (a ``profiles.yml`` symlinked to ``~/.dbt``,
     outside the repository) is a notice: the dialect is a hint, not a contract.
@@ -226,7 +231,7 @@ def detect(repo: Repo, commit: str, notices: list[str]) -> Found | None:
         return None
 
 
-def _detect(repo: Repo, commit: str, notices: list[str]) -> Found | None:
+def _detect(repo: Repo, commit: str | None, notices: list[str]) -> Found | None:
     projects = sorted(repo.list_files(commit, _PROJECT_GLOBS))
     profiles = sorted(repo.list_files(commit, _PROFILES_GLOBS)) if projects else []
     docs = _Docs(repo, commit, [*projects, *profiles], notices)
@@ -244,3 +249,20 @@ def _detect(repo: Repo, commit: str, notices: list[str]) -> Found | None:
         "the SQLMesh configs",
         notices,
     )
+
+
+def changed_at_head(repo: Repo, base: str, head: str | None, at_base: Found | None) -> Found | None:
+    """What HEAD declares, when the pull request changes it (and it differs from the base's).
+
+    The base side's dialect applies; this names the change a reviewer should see.
+    One ``git diff`` when the PR touches no file the dialect is read from.
+    """
+    try:
+        if not repo.changed(base, head, _SOURCE_GLOBS):
+            return None
+        found = _detect(repo, head, [])
+    except (UsageError, GitError):
+        return None
+    if found is None or (at_base is not None and found.dialect == at_base.dialect):
+        return None
+    return found

@@ -102,6 +102,28 @@ def test_a_pr_cannot_switch_the_profile_to_grade_itself(tmp_path: Path, cli: Cli
     repo.write("profiles.yml", DUCKDB_PROFILE.replace("duckdb", "spark"))
     code, report = _run(cli, repo)
     assert (code, report["dialect"]) == (1, "duckdb")
+    assert report["relaxations"] == [
+        {"file": "profiles.yml", "setting": "dialect", "base": "duckdb", "head": "spark"}
+    ]
+    assert (
+        "this PR changes dialect in profiles.yml (duckdb -> spark); the base branch's "
+        "setting applies until it is merged"
+    ) in report["notices"]
+
+
+def test_a_pr_adding_a_profile_is_graded_as_before_until_merged(tmp_path: Path, cli: Cli) -> None:
+    repo = _repo(tmp_path, {})
+    repo.write("dbt_project.yml", PROJECT)
+    repo.write("profiles.yml", DUCKDB_PROFILE)
+    code, report = _run(cli, repo)
+    assert (code, report["dialect"], report["dialect_source"]) == (0, "spark", "the default")
+    assert [(r["setting"], r["base"], r["head"]) for r in report["relaxations"]] == [
+        ("dialect", "spark", "duckdb")
+    ]
+    # An unrelated PR pays one git diff, and names nothing.
+    repo = _repo(tmp_path / "other", {"dbt_project.yml": PROJECT, "profiles.yml": DUCKDB_PROFILE})
+    _code, report = _run(cli, repo)
+    assert report["relaxations"] == []
 
 
 def test_a_project_profile_in_a_subfolder_and_a_templated_target(tmp_path: Path, cli: Cli) -> None:
