@@ -4,13 +4,14 @@
     python examples/demo.py --format markdown
     python examples/demo.py --accept shop.orders
 
-Every argument is passed on to the gate (``python -m gate --help`` lists them).
+Every argument is passed on to the gate (``schema-gate --help`` lists them).
 
 It copies ``examples/shop`` (four Soda contracts of a web shop) into a temporary
 git repository as ``main``, opens a "pull request" branch with the edits in
 ``examples/shop-pr`` (a column dropped and a type narrowed in ``orders``, a
-column added, a type widened in ``payments``), and runs ``python -m gate
---base main`` there exactly as CI would. Nothing outside the temp dir changes.
+column added, a type widened in ``payments``), and runs ``schema-gate --base
+main`` there exactly as you would (the console script installed beside this
+Python; ``python -m gate`` from a bare checkout). Nothing outside the temp dir changes.
 
 The gate is expected to exit 1 (unacknowledged breaking change); the demo then
 exits 0. Any other gate exit code makes the demo fail, so CI can run it too.
@@ -52,8 +53,13 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="schema-gate-demo-") as tmp:
         repo = Path(tmp)
         build_repo(repo)
-        command = [sys.executable, "-m", "gate", "--base", "main", "--head", "HEAD", *argv]
-        print(f"$ cd <demo repo> && python {' '.join(command[1:])}\n", flush=True)
+        # The documented safe form: the console script's import path starts at its
+        # own folder, never at the repository it judges (README, "Run it").
+        script = shutil.which("schema-gate", path=str(Path(sys.executable).parent))
+        gate = [script] if script else [sys.executable, "-m", "gate"]
+        command = [*gate, "--base", "main", "--head", "HEAD", *argv]
+        shown = "schema-gate" if script else "python -m gate"
+        print(f"$ cd <demo repo> && {shown} {' '.join(command[len(gate) :])}\n", flush=True)
         env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
         env.pop("ACCEPT_BREAKING_CHANGE", None)
         result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)

@@ -122,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument(
         "--dialect",
         metavar="NAME",
-        help="SQL dialect of the data_type values, as sqlglot names it (default: spark)",
+        help="SQL dialect of the data_type values, as sqlglot names it (default: the "
+        "config's dialect:, else the base side's dbt profiles.yml or SQLMesh config, "
+        "else spark)",
     )
     how.add_argument(
         "--fail-on",

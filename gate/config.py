@@ -15,6 +15,7 @@ gate treats them as ``freeze``.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 import sys
@@ -110,10 +111,15 @@ class Config:
     source: str | None = None  # the file it came from, for the report
     perspective: str = "both"  # whose breakage is an error: see rules.PERSPECTIVES
     consumers: ConsumerConfig = field(default_factory=ConsumerConfig)
+    #: The base side's config while a pull request is open: no finding's
+    #: severity falls below what it gives (``gate.policy.stricter``).
+    floor: Config | None = None
 
     def severity_fn(self) -> SeverityFn:
         """(rule, dataset, side) -> severity: catalogue default seen from the
-        perspective, then ``rules:``, then policies."""
+        perspective, then ``rules:``, then policies; never below the ``floor``
+        config's (the base side's, see ``gate.policy``)."""
+        floor = self.floor.severity_fn() if self.floor is not None else None
 
         def severity_of(rule_id: str, dataset_id: str, breaks: str | None = None) -> Severity:
             default = rules.get(rule_id).severity_for(self.perspective, breaks)
@@ -124,9 +130,21 @@ class Config:
                 for entity, mode in policy.modes.items():
                     if mode == "freeze" and rule_id in _FROZEN_RULES[entity]:
                         severity = Severity.ERROR
+            if floor is not None:
+                lowest = floor(rule_id, dataset_id, breaks)
+                severity = severity if severity.rank <= lowest.rank else lowest
             return severity
 
         return severity_of
+
+
+def _did_you_mean(word: Any, known: Any) -> str:
+    """`` (did you mean 'fail_on'?)`` for a near miss, else nothing: a typo gets its fix."""
+    choices = sorted(map(str, known))
+    spelt = str(word).replace("-", "_").lower()
+    same = [c for c in choices if c.replace("-", "_").lower() == spelt]
+    close = same or difflib.get_close_matches(spelt, choices, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _severity(value: Any, path: str, what: str, line: int | None) -> Severity:
@@ -154,7 +172,10 @@ def _policy(entry: Any, path: str, line: int | None) -> Policy:
     unknown = set(entry) - {"datasets", "schema_contract"}
     if unknown:
         raise ContractError(
-            path, f"unknown policy key(s): {', '.join(sorted(map(str, unknown)))}", where
+            path,
+            f"unknown policy key(s): {', '.join(sorted(map(str, unknown)))}"
+            f"{_did_you_mean(sorted(map(str, unknown))[0], ('datasets', 'schema_contract'))}",
+            where,
         )
     if "datasets" not in entry:
         raise ContractError(path, "a policy needs 'datasets' (a list of dataset-id globs)", where)
@@ -163,7 +184,10 @@ def _policy(entry: Any, path: str, line: int | None) -> Policy:
     if isinstance(contract, str):
         if contract not in MODES:  # the one-word form: no entity to name
             raise ContractError(
-                path, f"unknown schema_contract mode '{contract}'; use {', '.join(MODES)}", where
+                path,
+                f"unknown schema_contract mode '{contract}'{_did_you_mean(contract, MODES)}; "
+                f"use {', '.join(MODES)}",
+                where,
             )
         contract = dict.fromkeys(ENTITIES, contract)
     if not isinstance(contract, dict):
@@ -176,11 +200,17 @@ def _policy(entry: Any, path: str, line: int | None) -> Policy:
     for entity, mode in contract.items():
         if entity not in ENTITIES:
             raise ContractError(
-                path, f"unknown schema_contract entity '{entity}'; use {', '.join(ENTITIES)}", where
+                path,
+                f"unknown schema_contract entity '{entity}'{_did_you_mean(entity, ENTITIES)}; "
+                f"use {', '.join(ENTITIES)}",
+                where,
             )
         if mode not in MODES:
             raise ContractError(
-                path, f"unknown mode '{mode}' for '{entity}'; use {', '.join(MODES)}", where
+                path,
+                f"unknown mode '{mode}' for '{entity}'{_did_you_mean(mode, MODES)}; "
+                f"use {', '.join(MODES)}",
+                where,
             )
         modes[entity] = MODES[mode]
     return Policy(datasets=datasets, modes=modes)
@@ -197,7 +227,10 @@ def _limits(value: Any, path: str, line: int | None) -> Limits:
         name = str(key).replace("-", "_")
         if name not in known:
             raise ContractError(
-                path, f"unknown limit '{key}'; known limits: {', '.join(known)}", where
+                path,
+                f"unknown limit '{key}'{_did_you_mean(name, known)}; "
+                f"known limits: {', '.join(known)}",
+                where,
             )
         if isinstance(number, bool) or not isinstance(number, int) or number < 1:
             raise ContractError(
@@ -222,7 +255,8 @@ def _consumers(value: Any, path: str, line: int | None) -> ConsumerConfig:
     if unknown:
         raise ContractError(
             path,
-            f"unknown consumers key '{unknown[0]}'; known keys: {', '.join(sorted(_CONSUMER_KEYS))}",
+            f"unknown consumers key '{unknown[0]}'{_did_you_mean(unknown[0], _CONSUMER_KEYS)}; "
+            f"known keys: {', '.join(sorted(_CONSUMER_KEYS))}",
             key_line(unknown[0]),
         )
     enabled = value.get("enabled", True)
@@ -274,7 +308,8 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
         first = sorted(map(str, unknown))[0]
         raise ContractError(
             path,
-            f"unknown config key '{first}'; known keys: {', '.join(sorted(_KEYS))}",
+            f"unknown config key '{first}'{_did_you_mean(first, _KEYS | {'allow-empty'})}; "
+            f"known keys: {', '.join(sorted(_KEYS))}",
             line_of(first),
         )
     contracts = None
@@ -302,7 +337,10 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
         rule_line = raw_rules.key_line(rule_id) if isinstance(raw_rules, YMap) else None
         if rule_id not in rules.RULES:
             raise ContractError(
-                path, f"unknown rule '{rule_id}' (see `python -m gate rules`)", rule_line
+                path,
+                f"unknown rule '{rule_id}'"
+                + (_did_you_mean(rule_id, rules.RULES) or " (see `schema-gate rules`)"),
+                rule_line,
             )
         rule_levels[rule_id] = _severity(level, path, f"rule '{rule_id}'", rule_line)
     raw_policies = data.get("policies") or []

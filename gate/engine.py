@@ -33,6 +33,9 @@ from gate.model import (
     GitError,
     UsageError,
 )
+from gate.policy import Relaxation, stricter
+from gate.repo_dialect import changed_at_head
+from gate.repo_dialect import detect as detect_dialect
 from gate.report.base import Report
 from gate.rules import Severity
 from gate.workers import Workers
@@ -131,22 +134,25 @@ def load_config(repo: Repo, head: str | None, explicit: str | None) -> Config:
     return config_from_files(files[CONFIG_FILE], files[PYPROJECT])
 
 
-def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
-    """The limits of the base side's config: a pull request cannot raise its own.
+def base_config(repo: Repo, base_sha: str, explicit: str | None) -> Config:
+    """The base side's config: the floor a pull request cannot go below (``gate.policy``).
 
-    The rest of the config comes from HEAD (it describes the contracts it ships
-    with); limits protect the runner from the pull request, so they come from
-    code that is already merged. No config at the base: the defaults.
+    Its limits apply as they are (they protect the runner from the pull
+    request); every other setting is the stricter of it and HEAD's. No config
+    at the base, or one that does not parse: the defaults.
     """
     try:
         if explicit:
             data = repo.read_file(base_sha, explicit)
-            config = config_from_files(data, None, explicit) if data is not None else Config()
-        else:
-            config = load_config(repo, base_sha, None)
+            return config_from_files(data, None, explicit) if data is not None else Config()
+        return load_config(repo, base_sha, None)
     except ContractError:  # the HEAD config is validated; the defaults are the safe side
-        return DEFAULT_LIMITS
-    return config.limits
+        return Config()
+
+
+def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
+    """The limits of the base side's config: a pull request cannot raise its own."""
+    return base_config(repo, base_sha, explicit).limits
 
 
 def _clash(dataset: Dataset, other: Dataset) -> ContractError:
@@ -498,6 +504,30 @@ def _resolve_base(repo: Repo, base: str) -> str:
         raise
 
 
+def _dialect(
+    repo: Repo, settings: Settings, config: Config, base_sha: str, notices: list[str]
+) -> tuple[str, str, tuple[Relaxation, ...]]:
+    """The dialect the types are read in, where it came from, and a change the PR holds.
+
+    ``--dialect``, else the config's ``dialect:`` (the base side's, gate/policy.py),
+    else what the base side's dbt profiles or SQLMesh config declare
+    (gate/repo_dialect.py), else Spark. A PR that changes what those files
+    declare is named; its dialect applies once merged.
+    """
+    if settings.dialect:
+        return types.validate_dialect(settings.dialect), "--dialect", ()
+    if config.dialect:
+        where = (config.floor.source if config.floor else None) or config.source
+        return types.validate_dialect(config.dialect), f"dialect: in {where}", ()
+    found = detect_dialect(repo, base_sha, notices)
+    dialect, source = (found.dialect, found.source) if found else ("spark", "the default")
+    at_head = changed_at_head(repo, base_sha, settings.head, found)
+    if at_head is None:
+        return dialect, source, ()
+    file = at_head.source.partition(": ")[0]
+    return dialect, source, (Relaxation(file, "dialect", dialect, at_head.dialect),)
+
+
 def run(settings: Settings) -> Report:
     """Run the gate once. Raises ``GateError`` subclasses for exit-code-2 problems.
 
@@ -528,11 +558,12 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     head_commit = head_sha if settings.head is not None else None
     named = settings
     settings = replace(settings, head=head_commit)
-    config = load_config(repo, settings.head, settings.config)
-    head_limits = config.limits
-    config = replace(config, limits=base_limits(repo, base_sha, settings.config))
+    head_config = load_config(repo, settings.head, settings.config)
+    config, relaxed = stricter(base_config(repo, base_sha, settings.config), head_config)
     limits = config.limits
-    dialect = types.validate_dialect(settings.dialect or config.dialect or "spark")
+    dialect_notices: list[str] = []
+    dialect, dialect_source, switched = _dialect(repo, settings, config, base_sha, dialect_notices)
+    relaxed += switched
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
     fail_on = settings.fail_on or config.fail_on or Severity.ERROR
 
@@ -632,7 +663,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     smoke = (
         _smoke(repo, settings, head, globs, dialect, limits, workers) if settings.smoke else None
     )
-    notices = list(settings.notices) + warnings
+    notices = list(settings.notices) + warnings + dialect_notices
     for number in acks.near_misses(settings.pr_body or ""):
         notices.append(
             f"PR body line {number} mentions accept-breaking-change but acknowledges nothing: "
@@ -644,11 +675,12 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
             f"PR body line {number} mentions accept-consumer-break but clears nothing: "
             "start the line with 'accept-consumer-break: <path of the consumer file>'"
         )
-    if head_limits != limits:
+    if head_config.limits != limits:
         notices.append(
             "this PR changes 'limits' in the config; the base branch's limits apply until "
             "it is merged"
         )
+    notices += [r.notice() for r in relaxed]
     if (
         not file_changes
         and not repo.list_files(settings.head, globs)
@@ -683,8 +715,10 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         head_sha=head_sha,
         files_compared=len(file_changes),
         dialect=dialect,
+        dialect_source=dialect_source,
         smoke=smoke,
         notices=tuple(notices),
         not_analysed=consumer_scan.not_analysed,
         warnings=tuple(schema_warnings),
+        relaxations=relaxed,
     )

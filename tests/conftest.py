@@ -20,7 +20,9 @@ def gate_env(**extra: str) -> dict[str, str]:
     env = git_env()
     env.pop("ACCEPT_BREAKING_CHANGE", None)
     env.pop("ACCEPT_CONSUMER_BREAK", None)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    # No empty entry: a trailing separator would put the current directory
+    # (the repository under test) on the import path (tests/test_safe_command.py).
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
     env.update(extra)
     return env
 

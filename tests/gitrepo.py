@@ -123,3 +123,22 @@ class GitRepo:
 
     def checkout(self, name: str) -> None:
         self.git("checkout", "-q", name)
+
+    def land(self, relpath: str, text: str, base: str = "main") -> None:
+        """Commit ``relpath`` on ``base`` and bring it into the current branch.
+
+        A config relaxation applies only once it is on the base branch
+        (gate/policy.py); tests of what a setting does land it there first.
+        Uncommitted work on the current branch is kept.
+        """
+        branch = self.git("rev-parse", "--abbrev-ref", "HEAD").strip()
+        before = self.git("stash", "list")
+        self.git("stash", "push", "-q", "--include-untracked")
+        stashed = self.git("stash", "list") != before
+        self.checkout(base)
+        self.write(relpath, text)
+        self.commit(f"land {relpath}")
+        self.checkout(branch)
+        self.git("merge", "-q", "--no-edit", base)
+        if stashed:
+            self.git("stash", "pop", "-q")

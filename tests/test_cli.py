@@ -467,7 +467,7 @@ def test_globs_that_match_nothing_exit_2_with_the_remedy(shop: GitRepo) -> None:
         "or at HEAD; set 'contracts:' in .schema-gate.yml or pass --contracts GLOB (or set "
         "'allow-empty: true' while the repository has no contract yet)\n"
     )
-    shop.write(".schema-gate.yml", "allow-empty: true\n")
+    shop.land(".schema-gate.yml", "allow-empty: true\n")  # from the base branch (gate/policy.py)
     code, report = gate_json(shop, "--contracts", "sodaa/**/*.yaml")
     assert code == 0
     assert (
@@ -669,12 +669,12 @@ def test_every_report_names_the_dialect_the_types_were_read_in(shop: GitRepo) ->
     text = run_gate(shop.path, "--base", "main")
     assert "1 changed contract file(s) compared, data types read as spark SQL" in text.stdout
     assert "DECIMAL(12,2) -> DECIMAL(10,0)" in text.stdout
-    shop.write(".schema-gate.yml", "dialect: snowflake\n")
+    shop.land(".schema-gate.yml", "dialect: snowflake\n")  # a PR cannot switch it (gate/policy.py)
     text = run_gate(shop.path, "--base", "main")
     assert "data types read as snowflake SQL" in text.stdout
     assert "DECIMAL(12,2) -> DECIMAL(38,0)" in text.stdout
     markdown = run_gate(shop.path, "--base", "main", "--format", "markdown", "--dialect", "duckdb")
-    assert "data types read as `duckdb` SQL." in markdown.stdout
+    assert "data types read as `duckdb` SQL (`--dialect`)." in markdown.stdout
     _, report = gate_json(shop, "--dialect", "trino")
     assert report["dialect"] == "trino"
 

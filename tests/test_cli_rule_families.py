@@ -112,7 +112,7 @@ def test_perspective_decides_whose_breakage_fails(
 ) -> None:
     # A narrower type breaks producers only.
     shop.write(f"{C}/orders.yaml", ORDERS.replace("length: 10", "length: 5"))
-    shop.write(".schema-gate.yml", f"perspective: {perspective}\n")
+    shop.land(".schema-gate.yml", f"perspective: {perspective}\n")  # merged (gate/policy.py)
     code, text = gate(shop)
     assert code == expected, text
     assert "type_narrowed lake/shop/orders.code" in text  # reported from every side

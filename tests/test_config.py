@@ -64,7 +64,7 @@ def test_freeze_policy_makes_additive_changes_breaking(shop: GitRepo) -> None:
 
 
 def test_rule_levels_and_fail_on_from_pyproject(shop: GitRepo) -> None:
-    shop.write(
+    shop.land(  # on the base branch: turning a rule off in the PR itself waits (gate/policy.py)
         "pyproject.toml",
         '[project]\nname = "x"\n\n[tool.schema-gate]\nfail-on = "warning"\n'
         'rules = { column_added = "warning", type_widened = "off" }\n',
@@ -90,7 +90,7 @@ def test_config_is_read_from_the_head_commit(shop: GitRepo) -> None:
 
 def test_config_contracts_and_dialect(shop: GitRepo) -> None:
     shop.write("data/x.yaml", "dataset: x\ncolumns:\n  - name: a\n    data_type: int8\n")
-    shop.write(".schema-gate.yml", "contracts: ['data/*.yaml']\ndialect: postgres\n")
+    shop.land(".schema-gate.yml", "contracts: ['data/*.yaml']\ndialect: postgres\n")
     _, report = gate(shop)
     assert [c["dataset"] for c in report["changes"]] == ["x"]
     shop.commit("x")
@@ -115,8 +115,25 @@ def test_config_contracts_and_dialect(shop: GitRepo) -> None:
         ),
         (  # the one-word form named an entity the user never wrote ("for 'tables'")
             "policies:\n  - datasets: [a]\n    schema_contract: frozen\n",
-            ".schema-gate.yml:2: unknown schema_contract mode 'frozen'; use evolve, freeze, "
-            "discard_row, discard_value\n",
+            ".schema-gate.yml:2: unknown schema_contract mode 'frozen' (did you mean 'freeze'?); "
+            "use evolve, freeze, discard_row, discard_value\n",
+        ),
+        # A typo gets its fix (issue #21, point 6).
+        (
+            "fail-on: warning\n",
+            ".schema-gate.yml:1: unknown config key 'fail-on' (did you mean 'fail_on'?); known keys: ",
+        ),
+        (
+            "rules:\n  column_remove: off\n",
+            ".schema-gate.yml:2: unknown rule 'column_remove' (did you mean 'column_removed'?)\n",
+        ),
+        (
+            "policies:\n  - dataset: [a]\n",
+            ".schema-gate.yml:2: unknown policy key(s): dataset (did you mean 'datasets'?)\n",
+        ),
+        (
+            "consumers:\n  pyhton: ['**/*.py']\n",
+            ".schema-gate.yml:2: unknown consumers key 'pyhton' (did you mean 'python'?); ",
         ),
         (
             "policies:\n  - schema_contract: freeze\n",

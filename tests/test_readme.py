@@ -68,7 +68,7 @@ def test_demo_help_explains_the_demo_instead_of_running_the_gate() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "throwaway git repository" in proc.stdout
-    assert "python -m gate --help" in proc.stdout
+    assert "schema-gate --help" in proc.stdout
     assert "unexpected" not in proc.stdout + proc.stderr
 
 

@@ -155,6 +155,9 @@ def test_markdown_notices_quote_config_globs_as_text(tmp_path: Path) -> None:
     # Globs matching nothing are exit 2 (issue #9); the error stays one line.
     failed = run_gate(repo.path, "--base", "main", "--format", "markdown")
     assert failed.returncode == 2 and len(failed.stderr.strip().splitlines()) == 1, failed.stderr
+    # allow-empty applies from the base branch (gate/policy.py); the glob stays the PR's.
+    repo.remove(".schema-gate.yml")
+    repo.land(".schema-gate.yml", "allow-empty: true\n")
     repo.write(".schema-gate.yml", f"contracts: [{_quoted(glob)}]\nallow-empty: true\n")
     proc = run_gate(repo.path, "--base", "main", "--format", "markdown")
     assert proc.returncode == 0, proc.stderr
@@ -354,7 +357,8 @@ def test_a_pr_raising_limits_is_told_they_apply_after_merge(shop: GitRepo) -> No
     [
         (
             "limits:\n  contract_byte: 5\n",
-            ".schema-gate.yml:2: unknown limit 'contract_byte'; known limits: "
+            ".schema-gate.yml:2: unknown limit 'contract_byte' (did you mean 'contract_bytes'?); "
+            "known limits: "
             "contract_bytes, yaml_nodes, columns_per_dataset, type_chars_per_file, "
             "sample_bytes, sample_rows, smoke_seconds_per_dataset",
         ),

@@ -46,8 +46,8 @@ def test_a_repository_without_contracts_fails_until_allowed(tmp_path: Path) -> N
     assert proc.returncode == 2
     assert "no contract file matches the globs soda/contracts/**/*.yaml" in proc.stderr
     assert "set 'contracts:' in .schema-gate.yml or pass --contracts GLOB" in proc.stderr
-    repo.write("pyproject.toml", "[tool.schema-gate]\nallow-empty = true\n")
-    repo.commit("allow empty")
+    # A relaxation: it applies once on the base branch (gate/policy.py).
+    repo.land("pyproject.toml", "[tool.schema-gate]\nallow-empty = true\n")
     code, report, _ = gate_json(repo)
     assert code == 0
     assert any("allow-empty: true" in n for n in report["notices"])

@@ -216,7 +216,7 @@ def test_an_unknown_type_already_there_is_not_news(shop: GitRepo) -> None:
 
 
 def test_a_postgres_enum_stays_a_warning_without_a_suggestion(shop: GitRepo) -> None:
-    shop.write(".schema-gate.yml", "dialect: postgres\n")
+    shop.land(".schema-gate.yml", "dialect: postgres\n")  # a PR cannot switch it (gate/policy.py)
     shop.write(
         "soda/contracts/orders.yaml",
         BASE
@@ -233,11 +233,11 @@ def test_a_postgres_enum_stays_a_warning_without_a_suggestion(shop: GitRepo) -> 
 
 def test_config_turns_it_off_or_regrades_it_per_dataset(shop: GitRepo) -> None:
     shop.write("soda/contracts/orders.yaml", BASE + "  - name: comment\n    data_type: txet\n")
-    shop.write(".schema-gate.yml", "rules:\n  type_unknown: off\n")
+    shop.land(".schema-gate.yml", "rules:\n  type_unknown: off\n")  # merged (gate/policy.py)
     code, report = gate_json(shop, "--fail-on", "warning")
     assert code == 0
     assert findings(report) == [("column_added", "info", "comment", 7)]
-    shop.write(".schema-gate.yml", "rules:\n  type_unknown: error\n")
+    shop.write(".schema-gate.yml", "rules:\n  type_unknown: error\n")  # a tightening: at once
     code, report = gate_json(shop)
     assert code == 1
     assert ("type_unknown", "error", "comment", 7) in findings(report)

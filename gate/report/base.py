@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gate.acks import CONSUMER_KEY, Token, names_for
 from gate.diff import Change
 from gate.model import ContractWarning, NotAnalysed
+from gate.policy import Relaxation
 from gate.rules import UNACKNOWLEDGEABLE, Severity
 
 if TYPE_CHECKING:  # the smoke package imports pyspark lazily; its results are plain data
@@ -82,12 +83,16 @@ class Report:
     #: The SQL dialect the contracts' data types were read in ("" when unknown):
     #: ``number`` is DECIMAL(10,0) in Spark and NUMBER(38,0) in Snowflake.
     dialect: str = ""
+    #: Where the dialect came from: ``--dialect``, the config, a dbt profile, SQLMesh's config.
+    dialect_source: str = ""
     smoke: SmokeReport | None = None
     notices: tuple[str, ...] = field(default=())
     #: Candidate consumer files the gate could not read (docs/impact.md).
     not_analysed: tuple[NotAnalysed, ...] = field(default=())
     #: Schema problems that did not stop the comparison (docs/formats/validation.md).
     warnings: tuple[ContractWarning, ...] = field(default=())
+    #: Config settings this PR weakens, held back until it is merged (gate.policy).
+    relaxations: tuple[Relaxation, ...] = field(default=())
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.changes, key=lambda c: _order(c, self.fail_on)))

@@ -16,6 +16,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "head": {"ref": report.head_ref, "sha": report.head_sha or None},
         "fail_on": report.fail_on.value,
         "dialect": report.dialect or None,
+        "dialect_source": report.dialect_source or None,
         "changes": [change_dict(c) for c in report.changes],
         "acknowledgements": list(report.acknowledgements),
         "consumer_acknowledgements": list(report.consumer_acknowledgements),
@@ -38,6 +39,10 @@ def to_dict(report: Report) -> dict[str, Any]:
         "notices": list(report.notices),
         "warnings": [
             {"path": w.path, "line": w.line, "message": w.detail} for w in report.warnings
+        ],
+        "relaxations": [
+            {"file": r.file, "setting": r.setting, "base": r.base, "head": r.head}
+            for r in report.relaxations
         ],
         "consumers_not_analysed": [
             {"path": n.path, "line": n.line, "reason": n.reason} for n in report.not_analysed

@@ -228,7 +228,12 @@ def render(report: Report) -> str:
         f"{code(report.base_sha[:12])}) with "
         f"{_prose(report.head_label)}: "
         f"{report.files_compared} changed contract file(s)"
-        + (f", data types read as {code(report.dialect)} SQL." if report.dialect else "."),
+        + (f", data types read as {code(report.dialect)} SQL" if report.dialect else "")
+        + (
+            f" ({code(report.dialect_source)})."
+            if report.dialect and report.dialect_source
+            else "."
+        ),
     ]
     important = [c for c in report.changes if report.blocks(c) or c.acknowledged]
     if important:

@@ -113,7 +113,8 @@ def render(report: Report) -> str:
     lines = [
         f"schema-contract-gate: {base} {report.base_sha[:12]} -> {report.head_label}",
         f"{report.files_compared} changed contract file(s) compared"
-        + (f", data types read as {report.dialect} SQL" if report.dialect else ""),
+        + (f", data types read as {report.dialect} SQL" if report.dialect else "")
+        + (f" ({report.dialect_source})" if report.dialect and report.dialect_source else ""),
     ]
     sections = (
         ("BREAKING", report.blocking, ""),
