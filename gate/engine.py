@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
-from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
+from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files, with_base_limits
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
 from gate.consumers.scan import start_search as start_consumer_search
@@ -423,7 +423,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     settings = replace(settings, head=head_commit)
     config = load_config(repo, settings.head, settings.config)
     head_limits = config.limits
-    config = replace(config, limits=base_limits(repo, base_sha, settings.config))
+    config = with_base_limits(config, base_limits(repo, base_sha, settings.config))
     limits = config.limits
     dialect = types.validate_dialect(settings.dialect or config.dialect or "spark")
     globs = settings.contracts or config.contracts or DEFAULT_GLOBS
