@@ -86,7 +86,6 @@ class _Visitor(ast.NodeVisitor):
     def __init__(self, analyse_sql: SqlAnalyser, module: str, budget: Budget) -> None:
         self.analyse_sql = analyse_sql
         self.budget = budget
-        self.ancestry = Ancestry(budget)
         self.module = module
         self.function: list[str] = []
         self.tables: dict[str, tuple[TableName, int]] = {}
@@ -244,13 +243,14 @@ class _Visitor(ast.NodeVisitor):
         except (ParseError, TokenError, RecursionError):
             self.problems.append((line, f"expression {text[:40]!r} could not be parsed"))
             return
+        ancestry = Ancestry(self.budget)  # keyed by id(): one per parsed tree
         for column in columns:
             self.budget.step()
             if isinstance(column.this, exp.Star):
                 self.add(table, "*", line, "star")
             else:
                 inner = usage
-                if self.ancestry.ancestor(column, (exp.AggFunc,)) is not None:
+                if ancestry.ancestor(column, (exp.AggFunc,)) is not None:
                     inner = "aggregated"
                 self.add(table, column.name.lower(), line, inner)
 

@@ -237,6 +237,8 @@ class _Resolver:
         self._columns: dict[int, list[exp.Column]] = {}
         self._external: dict[int, list[exp.Column]] = {}
         self._using_memo: dict[tuple[int, str], tuple[TableName, ...]] = {}
+        #: Every statement's scopes, kept so that no id() in a memo is reused.
+        self.alive: list[list[Scope]] = []
 
     def name(self, table: exp.Table) -> TableName:
         key = id(table)
@@ -579,7 +581,10 @@ def analyse(
                 continue
             resolver = _Resolver(columns_of, _line(statement, 1), budget)
             for query in _queries(statement):
-                for scope in traverse_scope(query):
+                scopes = traverse_scope(query)
+                # The memos are keyed by id(): the scopes must outlive them.
+                resolver.alive.append(scopes)
+                for scope in scopes:
                     resolver.scope(scope)
             for table in _dml_tables(statement):
                 resolver.add(Use(table_name(table), None, _line(table, 1), "read"))
