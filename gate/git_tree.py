@@ -614,12 +614,14 @@ class Repo:
         side is dropped."""
         old_links = [c.old_path for c in changes if c.old_blob == _LINK and c.old_path]
         new_links = [c.new_path for c in changes if c.new_blob == _LINK and c.new_path]
-        old_bad = {p for p, (kind, _s) in self._lookup(base, old_links).items() if kind != "blob"}
+        old_bad: set[str] = set()
+        if old_links:
+            found = self._lookup(base, old_links)
+            old_bad = {p for p, (kind, _s) in found.items() if kind != "blob"}
         new_bad: set[str] = set()
-        if head is not None:
-            new_bad = {
-                p for p, (kind, _s) in self._lookup(head, new_links).items() if kind != "blob"
-            }
+        if head is not None and new_links:
+            found = self._lookup(head, new_links)
+            new_bad = {p for p, (kind, _s) in found.items() if kind != "blob"}
         else:
             for change in changes:
                 if change.new_path and not self._readable_in_worktree(change.new_path):
