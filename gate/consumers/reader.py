@@ -16,11 +16,12 @@ from dataclasses import dataclass, replace
 from gate.consumers import jinja, pyspark, sqlmesh
 from gate.consumers.names import DbtScope, NameIndex, ScopedIndex, split_name
 from gate.consumers.sql import Budget, SqlError, TableName, Use, analyse
+from gate.limits import DEFAULT_LIMITS
 from gate.model import NotAnalysed
 
 #: Bigger files are not parsed: sqlglot is pure Python, and a generated
-#: multi-megabyte file must not hold up a CI gate. Configurable.
-DEFAULT_MAX_BYTES = 256 * 1024
+#: multi-megabyte file must not hold up a CI gate. ``limits.consumer_bytes``.
+DEFAULT_MAX_BYTES = DEFAULT_LIMITS.consumer_bytes
 
 
 @dataclass(frozen=True)
