@@ -20,7 +20,7 @@ import fnmatch
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gate import rules
@@ -80,7 +80,9 @@ class ConsumerConfig:
     sql: tuple[str, ...] = DEFAULT_CONSUMER_SQL
     python: tuple[str, ...] = DEFAULT_CONSUMER_PYTHON
     tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    max_file_bytes: int = 256 * 1024
+    #: The older spelling of ``limits.consumer_bytes``; ``None`` when not set.
+    #: Once the run's limits are known (``with_base_limits``), the bound in force.
+    max_file_bytes: int | None = None
 
     @property
     def globs(self) -> tuple[str, ...]:
@@ -276,8 +278,10 @@ def _consumers(value: Any, path: str, line: int | None) -> ConsumerConfig:
         str(dataset): _str_list(names, path, f"'consumers.tables.{dataset}'", key_line("tables"))
         for dataset, names in tables_raw.items()
     }
-    max_bytes = value.get("max_file_bytes", 256 * 1024)
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+    max_bytes = value.get("max_file_bytes")
+    if max_bytes is not None and (
+        isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0
+    ):
         raise ContractError(
             path,
             "'consumers.max_file_bytes' must be a positive integer",
@@ -362,6 +366,14 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
     limits = DEFAULT_LIMITS
     if data.get("limits") is not None:
         limits = _limits(data["limits"], path, line_of("limits"))
+    consumers = _consumers(data.get("consumers"), path, line_of("consumers"))
+    if consumers.max_file_bytes is not None:
+        # The older key is a consumer size bound too: with both, the stricter.
+        named = {str(k).replace("-", "_") for k in data.get("limits") or {}}
+        bound = consumers.max_file_bytes
+        if "consumer_bytes" in named:
+            bound = min(bound, limits.consumer_bytes)
+        limits = replace(limits, consumer_bytes=bound)
     allow_empty = data.get("allow_empty", False)
     if not isinstance(allow_empty, bool):
         raise ContractError(
@@ -379,8 +391,20 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
         limits=limits,
         source=path,
         perspective=perspective,
-        consumers=_consumers(data.get("consumers"), path, line_of("consumers")),
+        consumers=consumers,
     )
+
+
+def with_base_limits(config: Config, limits: Limits) -> Config:
+    """``config`` (HEAD's) under the base side's ``limits``.
+
+    A pull request cannot raise a bound for itself, but it may tighten the
+    consumer file size with the older ``consumers.max_file_bytes``: the stricter
+    of the base's ``limits.consumer_bytes`` and HEAD's key applies.
+    """
+    head_bound = config.consumers.max_file_bytes
+    bound = limits.consumer_bytes if head_bound is None else min(head_bound, limits.consumer_bytes)
+    return replace(config, limits=limits, consumers=replace(config.consumers, max_file_bytes=bound))
 
 
 def _line_of_match(text: str, pattern: str) -> int | None:

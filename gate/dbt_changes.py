@@ -116,7 +116,11 @@ def collect(
 
     ``head_index`` lets the caller keep the projects found at ``head``."""
     negations = exclusions(globs)
-    listed = repo.changed(base, head, [*PROPERTY_GLOBS, *MODEL_GLOBS, *negations])
+    # Every changed yml/sql/py of the repository: a link among them that leads
+    # nowhere is absent here, not an error (only contract globs refuse one).
+    listed = repo.changed(
+        base, head, [*PROPERTY_GLOBS, *MODEL_GLOBS, *negations], lenient_links=True
+    )
     from_dbt = [c for c in listed if not is_model_file(c.new_path or c.old_path or "")]
     model_files = [c for c in listed if is_model_file(c.new_path or c.old_path or "")]
     base_index = ProjectIndex(repo, base, "base")

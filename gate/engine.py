@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from gate import acks, base_copies, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
-from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
+from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files, with_base_limits
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
 from gate.consumers.scan import start_search as start_consumer_search
@@ -560,6 +560,12 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     settings = replace(settings, head=head_commit)
     head_config = load_config(repo, settings.head, settings.config)
     config, relaxed = stricter(base_config(repo, base_sha, settings.config), head_config)
+    # The base's limits apply; HEAD's older consumers.max_file_bytes may only lower one.
+    head_bound = head_config.consumers.max_file_bytes
+    config = with_base_limits(
+        replace(config, consumers=replace(config.consumers, max_file_bytes=head_bound)),
+        config.limits,
+    )
     limits = config.limits
     dialect_notices: list[str] = []
     dialect, dialect_source, switched = _dialect(repo, settings, config, base_sha, dialect_notices)
@@ -675,7 +681,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
             f"PR body line {number} mentions accept-consumer-break but clears nothing: "
             "start the line with 'accept-consumer-break: <path of the consumer file>'"
         )
-    if head_config.limits != limits:
+    if any(getattr(head_config.limits, name) > getattr(limits, name) for name in Limits.names()):
         notices.append(
             "this PR changes 'limits' in the config; the base branch's limits apply until "
             "it is merged"

@@ -127,6 +127,15 @@ def open_repo(path: str | os.PathLike[str] = ".") -> Repo:
     return Repo(Path(top))
 
 
+class TooLarge(UsageError):
+    """A working-tree file over the size its reader accepts (not read)."""
+
+    def __init__(self, path: str, size: int, limit: int) -> None:
+        super().__init__(f"{path}: {size} bytes is over the {limit}-byte limit")
+        self.size = size
+        self.limit = limit
+
+
 class PendingSearch:
     """A ``git grep -l`` under way, whose file list is taken or thrown away later."""
 
@@ -264,12 +273,20 @@ class Repo:
 
     # listing
 
-    def changed(self, base: str, head: str | None, globs: Sequence[str]) -> list[FileChange]:
+    def changed(
+        self, base: str, head: str | None, globs: Sequence[str], *, lenient_links: bool = False
+    ) -> list[FileChange]:
         """Contract files that differ between ``base`` and ``head``.
 
         ``head=None`` means the working tree: uncommitted edits, deletions and
         untracked (not ignored) files all count, because that is what a
         developer running the gate locally is about to push.
+
+        A symlink that leads outside the repository (or nowhere) is refused,
+        unless ``lenient_links``: a search for files that *may* matter (every
+        changed ``*.yml`` of a dbt project) treats such a side as absent, so an
+        unrelated link never fails a run while a properties file replaced by
+        one still counts as deleted.
         """
         specs = _pathspecs(globs)
         revs = [self.resolve(base)]
@@ -279,6 +296,8 @@ class Repo:
         changes = [c for c in (_to_change(r, worktree=head is None) for r in _parse_raw(out)) if c]
         if head is None:
             changes = _add_untracked(changes, self._untracked(specs))
+        if lenient_links:
+            changes = self._drop_broken_links(changes, revs[0], None if head is None else revs[1])
         changes = self._follow_symlinks(changes, revs[0], None if head is None else revs[1])
         return sorted(changes, key=lambda c: (c.new_path or c.old_path or "", c.status))
 
@@ -390,12 +409,18 @@ class Repo:
             self.close()  # answers may be left unread; start afresh next time
             raise
 
-    def read_worktree(self, path: str) -> bytes:
-        """A file from the working tree, refused if it (or a symlink) leads outside."""
+    def read_worktree(self, path: str, max_bytes: int | None = None) -> bytes:
+        """A file from the working tree, refused if it (or a symlink) leads outside.
+
+        ``max_bytes``: a bigger file raises ``TooLarge`` before it is read.
+        """
         target = self.safe_path(path)
         try:
-            if not stat.S_ISREG(os.stat(target).st_mode):  # a FIFO would block forever
+            info = os.stat(target)
+            if not stat.S_ISREG(info.st_mode):  # a FIFO would block forever
                 raise UsageError(f"cannot read {path}: not a regular file")
+            if max_bytes is not None and info.st_size > max_bytes:
+                raise TooLarge(path, info.st_size, max_bytes)
             return target.read_bytes()
         except OSError as err:
             raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
@@ -409,6 +434,25 @@ class Repo:
         shas = {path: sha for path, (kind, sha) in found.items() if kind == "blob" and sha}
         blobs = self.read_blobs(sorted(set(shas.values())))
         return {path: blobs[sha] for path, sha in shas.items() if sha in blobs}
+
+    def read_files_within(
+        self, head: str, paths: Sequence[str], max_bytes: int
+    ) -> tuple[dict[str, bytes], dict[str, int]]:
+        """``read_files``, reading no blob over ``max_bytes``: (contents, sizes of
+        the regular files left unread). The size comes from ``--batch-check``, so
+        a pull request's 2 GB file is never loaded to find out it is too big."""
+        found = self._lookup_sized(self.resolve(head), list(paths))
+        shas: dict[str, str] = {}
+        over: dict[str, int] = {}
+        for path, (kind, sha, size) in found.items():
+            if kind != "blob" or not sha:
+                continue
+            if size > max_bytes:
+                over[path] = size
+            else:
+                shas[path] = sha
+        blobs = self.read_blobs(sorted(set(shas.values())))
+        return {path: blobs[sha] for path, sha in shas.items() if sha in blobs}, over
 
     def read_file(self, head: str | None, path: str) -> bytes | None:
         """One file (a config file) at ``head`` or in the working tree; ``None`` if absent."""
@@ -536,6 +580,18 @@ class Repo:
         for path in paths:
             if "\n" in path:
                 raise UsageError(f"cannot look up a path containing a newline: {path!r}")
+        return {
+            path: (kind, sha)
+            for path, (kind, sha, _size) in self._lookup_sized(commit, paths).items()
+        }
+
+    def _lookup_sized(
+        self, commit: str, paths: Sequence[str]
+    ) -> dict[str, tuple[str, str | None, int]]:
+        """``_lookup`` with each object's size in bytes (0 when it is no object)."""
+        for path in paths:
+            if "\n" in path:
+                raise UsageError(f"cannot look up a path containing a newline: {path!r}")
         request = b"".join(os.fsencode(f"{commit}:{path}\n") for path in paths)
         out = self._out("cat-file", "--batch-check", "--follow-symlinks", stdin=request)
         return dict(zip(paths, _parse_follow(out, len(paths)), strict=True))
@@ -549,6 +605,49 @@ class Repo:
                 raise UsageError(f"{path}: symlink at {commit[:12]} {reason}")
             found[path] = sha
         return found
+
+    def _drop_broken_links(
+        self, changes: list[FileChange], base: str, head: str | None
+    ) -> list[FileChange]:
+        """``changes`` with each side that is no readable file inside the repository
+        (a symlink out of it, a dangling one) made absent; a change left with no
+        side is dropped."""
+        old_links = [c.old_path for c in changes if c.old_blob == _LINK and c.old_path]
+        new_links = [c.new_path for c in changes if c.new_blob == _LINK and c.new_path]
+        old_bad: set[str] = set()
+        if old_links:
+            found = self._lookup(base, old_links)
+            old_bad = {p for p, (kind, _s) in found.items() if kind != "blob"}
+        new_bad: set[str] = set()
+        if head is not None and new_links:
+            found = self._lookup(head, new_links)
+            new_bad = {p for p, (kind, _s) in found.items() if kind != "blob"}
+        else:
+            for change in changes:
+                if change.new_path and not self._readable_in_worktree(change.new_path):
+                    new_bad.add(change.new_path)
+        if not old_bad and not new_bad:
+            return changes
+        out: list[FileChange] = []
+        for change in changes:
+            old_ok = change.old_path is not None and change.old_path not in old_bad
+            new_ok = change.new_path is not None and change.new_path not in new_bad
+            if old_ok and new_ok:
+                out.append(change)
+            elif old_ok:
+                out.append(FileChange("D", change.old_path, None, change.old_blob, None))
+            elif new_ok:
+                out.append(FileChange("A", None, change.new_path, None, change.new_blob))
+        return out
+
+    def _readable_in_worktree(self, path: str) -> bool:
+        """Whether ``path`` is a regular file inside the repository (links followed)."""
+        if not os.path.islink(os.path.join(self._real_root, path)):
+            return True  # the common case: no symlink at the path itself
+        try:
+            return self.safe_path(path).is_file()
+        except UsageError:
+            return False
 
     def _follow_symlinks(
         self, changes: list[FileChange], base: str, head: str | None
@@ -740,8 +839,9 @@ def _add_untracked(changes: list[FileChange], untracked: set[str]) -> list[FileC
     return out
 
 
-def _parse_follow(out: bytes, count: int) -> Iterator[tuple[str, str | None]]:
-    """Parse ``cat-file --batch-check --follow-symlinks`` answers, one per request.
+def _parse_follow(out: bytes, count: int) -> Iterator[tuple[str, str | None, int]]:
+    """Parse ``cat-file --batch-check --follow-symlinks`` answers, one per request:
+    (kind, sha, size).
 
     Most answers are one line; ``symlink``/``dangling``/``loop``/``notdir`` carry
     a sized second field that may itself contain newlines.
@@ -753,11 +853,11 @@ def _parse_follow(out: bytes, count: int) -> Iterator[tuple[str, str | None]]:
         pos = end + 1
         if len(words) == 2 and words[0] in (b"symlink", b"dangling", b"loop", b"notdir"):
             pos += int(words[1]) + 1
-            yield words[0].decode("ascii"), None
+            yield words[0].decode("ascii"), None, 0
         elif len(words) == 3 and _HEX.match(words[0]):
-            yield words[1].decode("ascii"), words[0].decode("ascii")
+            yield words[1].decode("ascii"), words[0].decode("ascii"), int(words[2])
         else:
-            yield "missing", None
+            yield "missing", None, 0
 
 
 def _paths(out: bytes) -> set[str]:

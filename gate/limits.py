@@ -40,6 +40,10 @@ class Limits:
     #: Seconds of Spark work per dataset; then its jobs are cancelled and the
     #: dataset is "not evaluated" (a regex that backtracks for hours).
     smoke_seconds_per_dataset: int = 300
+    #: Bytes of one consumer file (a dbt/SQLMesh model, a PySpark job), checked
+    #: on the blob's size before it is read; a bigger one is "not analysed".
+    #: The older ``consumers.max_file_bytes`` key can only lower it from HEAD.
+    consumer_bytes: int = 256 * 1024
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

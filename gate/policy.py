@@ -138,7 +138,8 @@ def _relaxations(base: Config, head: Config) -> list[tuple[str, str, str]]:
         if any(n not in h.tables.get(dataset, ()) for n in b.tables[dataset]):
             before_t = _show(b.tables[dataset])
             found.append((f"consumers.tables.{dataset}", before_t, _show(h.tables.get(dataset))))
-    if b.max_file_bytes != h.max_file_bytes:
+    # HEAD may lower this older size bound (it is a limit); only a raise is held back.
+    if h.max_file_bytes is not None and h.max_file_bytes > (b.max_file_bytes or h.max_file_bytes):
         found.append(("consumers.max_file_bytes", str(b.max_file_bytes), str(h.max_file_bytes)))
     return found
 

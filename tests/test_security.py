@@ -360,7 +360,7 @@ def test_a_pr_raising_limits_is_told_they_apply_after_merge(shop: GitRepo) -> No
             ".schema-gate.yml:2: unknown limit 'contract_byte' (did you mean 'contract_bytes'?); "
             "known limits: "
             "contract_bytes, yaml_nodes, columns_per_dataset, type_chars_per_file, "
-            "sample_bytes, sample_rows, smoke_seconds_per_dataset",
+            "sample_bytes, sample_rows, smoke_seconds_per_dataset, consumer_bytes",
         ),
         (
             "limits:\n  yaml_nodes: -1\n",

@@ -111,16 +111,39 @@ def _nested(inner: str) -> list[str]:
     return names
 
 
+class _Lines:
+    """Line numbers of increasing positions, counted once: never from the start again."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.position = 0
+        self.line = 1
+
+    def at(self, position: int) -> int:
+        if position < self.position:  # not expected: positions only grow
+            self.position, self.line = 0, 1
+        self.line += self.text.count("\n", self.position, position)
+        self.position = position
+        return self.line
+
+
 def render_with_refs(text: str) -> tuple[str, list[tuple[int, str]]]:
-    """(SQL, [(line, table)] for refs inside other expressions); raises ``JinjaError``."""
+    """(SQL, [(line, table)] for refs inside other expressions); raises ``JinjaError``.
+
+    One scan: each opener's next position is looked up again only once the scan
+    has passed it (an absent ``{#`` is searched for once, not from every
+    tag), and line numbers are counted on from the last one.
+    """
     nested: list[tuple[int, str]] = []
     out: list[str] = []
+    lines = _Lines(text)
+    following = {opener: text.find(opener) for opener in ("{{", "{%", "{#")}
     i = 0
     while True:
-        j = min(
-            (k for k in (text.find("{{", i), text.find("{%", i), text.find("{#", i)) if k >= 0),
-            default=-1,
-        )
+        for opener, at in following.items():
+            if 0 <= at < i:
+                following[opener] = text.find(opener, i)
+        j = min((k for k in following.values() if k >= 0), default=-1)
         if j < 0:
             out.append(text[i:])
             return "".join(out), nested
@@ -129,20 +152,19 @@ def render_with_refs(text: str) -> tuple[str, list[tuple[int, str]]]:
         closer = {"{{": "}}", "{%": "%}", "{#": "#}"}[opener]
         end = text.find(closer, j + 2) + 2 if opener == "{#" else _close(text, j + 2, closer)
         if end < 2 or end == -1:
-            line = text.count("\n", 0, j) + 1
-            raise JinjaError(f"unterminated {opener} at line {line}")
+            raise JinjaError(f"unterminated {opener} at line {lines.at(j)}")
         span = text[j:end]
         newlines = "\n" * span.count("\n")
         if opener == "{{":
             replacement = _expression(span[2:-2])
             if replacement == PLACEHOLDER:
-                line = text.count("\n", 0, j) + 1
+                line = lines.at(j)
                 nested += [(line, name) for name in _nested(span[2:-2])]
             out.append(" " + replacement + " " + newlines)
         elif opener == "{%" and re.match(r"{%-?\s*raw\s*-?%}", span):
             raw_end = _RAW_END.search(text, end)
             if raw_end is None:
-                raise JinjaError(f"unterminated raw block at line {text.count(chr(10), 0, j) + 1}")
+                raise JinjaError(f"unterminated raw block at line {lines.at(j)}")
             out.append(newlines + text[end : raw_end.start()] + "\n" * raw_end.group(0).count("\n"))
             end = raw_end.end()
         else:

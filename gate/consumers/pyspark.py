@@ -22,11 +22,11 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
-from gate.consumers.sql import SqlError, TableName, Use
+from gate.consumers.sql import Ancestry, Budget, SqlError, TableName, TooComplex, Use
 
 #: DataFrame method -> how it uses the columns named in its arguments.
 _METHODS = {
@@ -83,8 +83,9 @@ def _str(node: ast.AST | None) -> str | None:
 
 
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, analyse_sql: SqlAnalyser, module: str) -> None:
+    def __init__(self, analyse_sql: SqlAnalyser, module: str, budget: Budget) -> None:
         self.analyse_sql = analyse_sql
+        self.budget = budget
         self.module = module
         self.function: list[str] = []
         self.tables: dict[str, tuple[TableName, int]] = {}
@@ -178,6 +179,8 @@ class _Visitor(ast.NodeVisitor):
             return
         try:
             found = self.analyse_sql(text)
+        except TooComplex:
+            raise  # the file's budget is spent: the whole file is not analysed
         except SqlError as exc:
             line = arg.lineno + (exc.line - 1 if exc.line else 0)
             self.problems.append((line, f"spark.sql() string: {exc}"))
@@ -230,29 +233,40 @@ class _Visitor(ast.NodeVisitor):
 
     def sql_expression(self, table: TableName, text: str, line: int, usage: str) -> None:
         try:
-            parsed = sqlglot.parse_one(text)
+            reader = Dialect.get_or_raise(None)
+            tokens = reader.tokenize(text)
+            self.budget.take_tokens(len(tokens))  # the file's budget: TooComplex ends it
+            parsed = reader.parser().parse(tokens, text)[0]
+            if parsed is None:
+                raise ParseError("empty")
+            columns = list(parsed.find_all(exp.Column))
         except (ParseError, TokenError, RecursionError):
             self.problems.append((line, f"expression {text[:40]!r} could not be parsed"))
             return
-        for column in parsed.find_all(exp.Column):
+        ancestry = Ancestry(self.budget)  # keyed by id(): one per parsed tree
+        for column in columns:
+            self.budget.step()
             if isinstance(column.this, exp.Star):
                 self.add(table, "*", line, "star")
             else:
                 inner = usage
-                if column.find_ancestor(exp.AggFunc) is not None:
+                if ancestry.ancestor(column, (exp.AggFunc,)) is not None:
                     inner = "aggregated"
                 self.add(table, column.name.lower(), line, inner)
 
     def add(self, table: TableName, column: str | None, line: int, usage: str) -> None:
+        self.budget.step()
         self.uses.append(PyUse(Use(table, column, line, usage), self.object))
 
 
 def analyse(
-    text: str, module: str, analyse_sql: SqlAnalyser
+    text: str, module: str, analyse_sql: SqlAnalyser, budget: Budget | None = None
 ) -> tuple[list[PyUse], list[tuple[int, str]]]:
-    """(uses, problems) of one Python file; ``SyntaxError`` propagates."""
+    """(uses, problems) of one Python file; ``SyntaxError`` and ``MemoryError``
+    (CPython's parser gives up on ``x = ------...1`` with one) propagate, and
+    ``TooComplex`` once the file's ``budget`` is spent."""
     tree = ast.parse(text)
-    visitor = _Visitor(analyse_sql, module)
+    visitor = _Visitor(analyse_sql, module, budget if budget is not None else Budget())
     # Bindings first, so a DataFrame used in a function defined above its assignment resolves.
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):

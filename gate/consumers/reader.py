@@ -15,12 +15,13 @@ from dataclasses import dataclass, replace
 
 from gate.consumers import jinja, pyspark, sqlmesh
 from gate.consumers.names import DbtScope, NameIndex, ScopedIndex, split_name
-from gate.consumers.sql import SqlError, TableName, Use, analyse
+from gate.consumers.sql import Budget, SqlError, TableName, Use, analyse
+from gate.limits import DEFAULT_LIMITS
 from gate.model import NotAnalysed
 
 #: Bigger files are not parsed: sqlglot is pure Python, and a generated
-#: multi-megabyte file must not hold up a CI gate. Configurable.
-DEFAULT_MAX_BYTES = 256 * 1024
+#: multi-megabyte file must not hold up a CI gate. ``limits.consumer_bytes``.
+DEFAULT_MAX_BYTES = DEFAULT_LIMITS.consumer_bytes
 
 
 @dataclass(frozen=True)
@@ -110,13 +111,14 @@ def read_consumer(
         refs = frozenset(jinja.ref_projects(text))
         lookup = ScopedIndex(index, replace(scope, ref_projects=scope.ref_projects | refs))
     columns_of = _Columns(lookup, columns)
+    budget = Budget()  # one per file, whatever the number of SQL texts in it
     stem = posixpath.splitext(posixpath.basename(path))[0]
     problems: list[NotAnalysed] = []
     uses: list[tuple[Use, str]] = []
     try:
         if kind == "pyspark":
             py_uses, py_problems = pyspark.analyse(
-                text, stem, lambda sql: analyse(sql, dialect, columns_of)
+                text, stem, lambda sql: analyse(sql, dialect, columns_of, budget=budget), budget
             )
             uses = [(u.use, u.object) for u in py_uses]
             problems = [NotAnalysed(path, reason, line) for line, reason in py_problems]
@@ -131,11 +133,19 @@ def read_consumer(
             nested: list[tuple[int, str]] = []
             if kind == "dbt":
                 text, nested = jinja.render_with_refs(text)
-            uses = [(u, name or stem) for u in analyse(text, dialect, columns_of)]
+            found_uses = analyse(text, dialect, columns_of, budget=budget)
+            uses = [(u, name or stem) for u in found_uses]
             uses += [(Use(split_name(t), None, line, "read"), name or stem) for line, t in nested]
     except SyntaxError as exc:
         return FileResult(
             not_analysed=(NotAnalysed(path, f"Python syntax error: {exc.msg}", exc.lineno),),
+            kind=kind,
+        )
+    except MemoryError:
+        # CPython's parser answers ``x = ------...1`` (100,000 signs) with a
+        # MemoryError: one file the gate cannot read, not a failed run.
+        return FileResult(
+            not_analysed=(NotAnalysed(path, "too complex: the parser ran out of memory"),),
             kind=kind,
         )
     except (SqlError, jinja.JinjaError, ValueError) as exc:

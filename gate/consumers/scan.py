@@ -24,7 +24,8 @@ from gate.consumers.names import (
 )
 from gate.dbt_sources import ProjectIndex, model_folders
 from gate.diff import Change
-from gate.git_tree import PendingSearch, Repo
+from gate.git_tree import PendingSearch, Repo, TooLarge
+from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError, Dataset, NotAnalysed, UsageError
 from gate.workers import Workers
 
@@ -104,6 +105,11 @@ def start_search(
     # Word matches: ``table_100`` must not pull in every ``table_1000``.
     pending = repo.start_files_containing(head, config.globs, needles, ignore_case=True, words=True)
     return None if pending is None else Search(pending, needles)
+
+
+def _too_large(size: int, limit: int) -> str:
+    """The reason a file is not analysed, as ``read_consumer`` words it."""
+    return f"{size} bytes is over the {limit}-byte limit"
 
 
 def _mentions_any(data: bytes, needles: set[str]) -> bool:
@@ -216,19 +222,26 @@ def _scan(
     for dataset in datasets:
         columns.setdefault(dataset.id, set()).update(c.name.lower() for c in dataset.columns)
     frozen = {k: frozenset(v) for k, v in columns.items()}
+    # The bound in force (``config.with_base_limits``): checked on each file's
+    # size before it is read, so a huge blob is never loaded.
+    max_bytes = config.max_file_bytes or DEFAULT_LIMITS.consumer_bytes
     unreadable: list[NotAnalysed] = []
     texts: list[tuple[str, bytes]] = []
     if head is None:
         for path in paths:
             try:
-                texts.append((path, repo.read_worktree(path)))
+                texts.append((path, repo.read_worktree(path, max_bytes)))
+            except TooLarge as exc:
+                unreadable.append(NotAnalysed(path, _too_large(exc.size, max_bytes)))
             except UsageError as exc:  # a symlink out of the repository, a FIFO...
                 unreadable.append(NotAnalysed(path, str(exc)))
     else:
-        blobs = repo.read_files(head, paths)
+        blobs, over = repo.read_files_within(head, paths, max_bytes)
         texts = [(path, blobs[path]) for path in paths if path in blobs]
         unreadable = [
-            NotAnalysed(path, "not a regular file inside the repository")
+            NotAnalysed(path, _too_large(over[path], max_bytes))
+            if path in over
+            else NotAnalysed(path, "not a regular file inside the repository")
             for path in paths
             if path not in blobs
         ]
@@ -236,7 +249,7 @@ def _scan(
         # The search looked for every changed dataset; only files that mention
         # a breaking one are worth analysing.
         texts = [(path, data) for path, data in texts if _mentions_any(data, needles)]
-    shared: _Shared = (dialect, index, frozen, config.max_file_bytes)
+    shared: _Shared = (dialect, index, frozen, max_bytes)
     scopes = _scopes(repo, head, [p for p, _d in texts], datasets, projects)
     items = [(path, data, scopes.get(path)) for path, data in texts]
     if workers is None:
