@@ -3,41 +3,47 @@
 Tokens come from three places that are merged: lines in the PR body, the
 ``--accept`` flag and the ``ACCEPT_BREAKING_CHANGE`` environment variable. The
 PR body is untrusted free text, so it is only ever scanned for the exact key at
-the start of a line; lines inside HTML comments (PR templates explain the
-syntax there) and fenced code blocks (where authors quote examples) do not
-count, so a template cannot acknowledge anything by itself.
+the start of a line **that a reader of the rendered description sees**
+(``gate.rendered_lines``): a line of a paragraph, a list item or a heading, as
+CommonMark renders it. Raw HTML blocks, HTML comments (PR templates explain the
+syntax there), attributes and link titles, anything inside a ``hidden``
+element, fenced and indented code blocks (where authors quote examples) and
+block quotes do not count, so a template cannot acknowledge anything by itself.
+Inline code spans and emphasis are visible text: ```accept-breaking-change:
+a.b``` and ``**accept-breaking-change:** a.b`` count.
 
-"Start of a line" means what a reader of the rendered description sees: lines
-end only at LF, CR or CRLF (not at a vertical tab, form feed, U+0085 or
-U+2028, which ``str.splitlines`` would also split on), and the key may be
-indented by up to three columns as in Markdown, where a tab counts as four
-columns (to the next tab stop), so an indented tab makes a code block, not a line.
+"Start of a line" is what the reader sees: Markdown lines end only at LF, CR or
+CRLF (not at a vertical tab, form feed, U+0085 or U+2028, which
+``str.splitlines`` would also split on); four columns of indentation (a tab
+counts to the next tab stop) make a code block, not a line.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from gate.diff import Change
+from gate.model import UsageError
+from gate.rendered_lines import MAX_BODY_CHARS, PLACEHOLDER, Line, visible_lines
 from gate.rules import UNACKNOWLEDGEABLE, Severity
 
 KEY = "accept-breaking-change"
 
+#: A visible line that acknowledges: the key first (a bullet or number the
+#: Markdown left as text, and bold or code marks it did not take, may precede it).
 _LINE = re.compile(
-    r"""^[ ]{0,3}                    # up to three spaces, as markdown allows (a tab is four)
-        (?:[-*+][ \t]+|[0-9]{1,9}[.)][ \t]+)?  # an optional bullet or numbered item
-        (?:\*\*|__|`)?               # optional bold or code span around the key
+    r"""^[ \t]*
+        (?:[-*+][ \t]+|[0-9]{1,9}[.)][ \t]+)?  # a bullet or number left as text
+        (?:\*\*|__|`)?               # bold or code marks left as text
         accept-breaking-change
         (?:\*\*|__|`)?
         [ \t]*:[ \t]*(?:\*\*|__)?
         (?P<tokens>.*)$""",
     re.IGNORECASE | re.VERBOSE,
 )
-_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
-#: Line breaks as Markdown knows them; ``str.splitlines`` knows many more.
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 _SPLIT = re.compile(r"[,\s]+")
 _STRIP = "`'\"*_<>"
 
@@ -51,37 +57,42 @@ class Token:
 
 
 def _split(text: str) -> list[str]:
-    return [part.strip(_STRIP) for part in _SPLIT.split(text) if part.strip(_STRIP)]
+    parts = (part.strip(_STRIP) for part in _SPLIT.split(text))
+    return [part for part in parts if part and PLACEHOLDER not in part]
 
 
-def _strip_html_comments(text: str) -> str:
-    """Blank out ``<!-- ... -->`` spans, keeping newlines so line numbers hold."""
-    return re.sub(r"<!--.*?(?:-->|\Z)", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+def _lines(body: str) -> tuple[Line, ...]:
+    """The visible lines of ``body`` (none when it cannot mention the key at all)."""
+    if not _LOOSE.search(body):
+        return ()  # most bodies: no Markdown parse at all
+    size = len(body.replace("\r\n", "\n"))
+    if size > MAX_BODY_CHARS:
+        raise UsageError(
+            f"the PR body is {size:,} characters, more than the {MAX_BODY_CHARS:,} GitHub "
+            "allows; shorten it (acknowledgements are read from the rendered description)"
+        )
+    return _parsed(body)
 
 
-def _prose_lines(body: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) of a PR body outside HTML comments and fenced code."""
-    fence: str | None = None
-    for number, line in enumerate(_NEWLINE.split(_strip_html_comments(body)), start=1):
-        marker = _FENCE.match(line)
-        if marker:
-            opener = marker.group(1)
-            if fence is None:
-                fence = opener
-            elif opener[0] == fence[0] and len(opener) >= len(fence):
-                fence = None
-            continue
-        if fence is None:
-            yield number, line
+@lru_cache(maxsize=4)
+def _parsed(body: str) -> tuple[Line, ...]:
+    """Parsed once per body: tokens and near misses read the same lines."""
+    return tuple(visible_lines(body))
 
 
 def parse_pr_body(body: str) -> list[Token]:
-    """Every token in ``accept-breaking-change:`` lines of a PR body."""
+    """Every token in visible ``accept-breaking-change:`` lines of a PR body.
+
+    ``UsageError`` for a body longer than GitHub allows (``MAX_BODY_CHARS``):
+    the parse is linear but slow on hostile Markdown, so it is bounded.
+    """
     tokens: list[Token] = []
-    for number, line in _prose_lines(body):
-        match = _LINE.match(line)
+    for line in _lines(body):
+        match = None if line.quoted else _LINE.match(line.text)
         if match:
-            tokens.extend(Token(value, f"pr-body:{number}") for value in _split(match["tokens"]))
+            tokens.extend(
+                Token(value, f"pr-body:{line.number}") for value in _split(match["tokens"])
+            )
     return tokens
 
 
@@ -95,12 +106,13 @@ def near_misses(body: str) -> list[int]:
     ``accept-breaking-changes:``, ``accept breaking change:``, a quote (``>``)
     or a task-list box before the key: the author meant to acknowledge, and the
     report should say why it did not count rather than only print the FAIL.
-    Comments and code blocks are left out (templates explain the syntax there).
+    Only visible lines are named: comments, raw HTML and code blocks are left
+    out (templates explain the syntax there).
     """
     return [
-        number
-        for number, line in _prose_lines(body)
-        if _LOOSE.search(line) and not _LINE.match(line)
+        line.number
+        for line in _lines(body)
+        if _LOOSE.search(line.text) and (line.quoted or not _LINE.match(line.text))
     ]
 
 
