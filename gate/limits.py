@@ -37,6 +37,10 @@ class Limits:
     sample_bytes: int = 256 * 1024 * 1024
     #: Rows of one smoke-test sample, checked once parsed.
     sample_rows: int = 2_000_000
+    #: Bytes of one Parquet sample (file or folder) once decoded, held against
+    #: the file's metadata before anything is decoded: a 1 MB file can hold 20 GB
+    #: of repeated strings (``gate.smoke.parquet``).
+    sample_decoded_bytes: int = 512 * 1024 * 1024
     #: Seconds of Spark work per dataset; then its jobs are cancelled and the
     #: dataset is "not evaluated" (a regex that backtracks for hours).
     smoke_seconds_per_dataset: int = 300

@@ -8,6 +8,7 @@ assertions look at everything it printed.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -226,6 +227,38 @@ def test_a_sample_over_the_row_limit_exits_2(tmp_path: Path) -> None:
         "schema-gate: error: contracts/orders.sample.jsonl: 11 rows is more than the sample "
         "limit of 10 rows (raise limits.sample_rows in the base side's config)"
     )
+
+
+def _dictionary_bomb(path: Path, value: str, rows: int) -> None:
+    """One long string repeated through a dictionary, as Spark writes it (no Arrow schema)."""
+    strings = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array([value]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"id": strings}), path, store_schema=False)
+
+
+def test_a_parquet_sample_that_decodes_into_a_bomb_exits_2_before_spark(tmp_path: Path) -> None:
+    """1 MB on disk, 20 GB decoded: counted from its dictionary before Spark, in one line."""
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
+    _dictionary_bomb(repo.path / "contracts/orders.sample.parquet", "1" * 100_000, 200_000)
+    repo.commit("a small sample")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    assert proc.returncode == 2
+    assert re.fullmatch(
+        r"schema-gate: error: contracts/orders\.sample\.parquet: 190\d\d\.\d MiB once decoded is "
+        r"more than the sample limit of 512 MiB \(raise limits\.sample_decoded_bytes in the "
+        r"base side's config\)\n",
+        proc.stderr,
+    ), proc.stderr
+    assert "SMOKE TEST" not in proc.stdout
+    # The same file at a tenth of the rows is within the default limit, but not this one.
+    _dictionary_bomb(repo.path / "contracts/orders.sample.parquet", "1" * 1_000, 2_000)
+    repo.write(".schema-gate.yml", "limits:\n  sample_decoded_bytes: 1000000\n")
+    repo.commit("a smaller sample, a lower limit")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    assert proc.returncode == 2
+    assert "1.9 MiB once decoded is more than the sample limit of 976.6 KiB" in proc.stderr
 
 
 # -- the aggregation's SQL text: values are parameters, names are the gate's -------------

@@ -245,10 +245,13 @@ def _parquet(sample: Sample, limits: Limits) -> Read:
     if len(parts) > 1:  # the folder as a whole, before reading any of it
         files.check_size(sum(path.lstat().st_size for path, _ in parts), sample.relpath, limit)
     tables = []
+    budget = limits.sample_decoded_bytes  # the folder as a whole, as for the bytes
     for path, shown in parts:
         data = files.read_bytes(path, shown, limit)
         limit -= len(data)
-        tables.append(parse.parquet_table(data, shown))
+        table, decoded = parse.parquet_table(data, shown, limits, budget)
+        budget -= decoded
+        tables.append(table)
     try:
         table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
     except Exception as err:

@@ -34,7 +34,17 @@ from gate.git_tree import Repo
 from gate.limits import Limits
 from gate.model import Check, Dataset, GateError
 from gate.smoke import checks as rules
-from gate.smoke import checkspec, files, quarantine, readers, schema, session, sqlexpr, warmup
+from gate.smoke import (
+    checkspec,
+    files,
+    parquet,
+    quarantine,
+    readers,
+    schema,
+    session,
+    sqlexpr,
+    warmup,
+)
 from gate.smoke.checkspec import CheckPlan
 from gate.smoke.result import (
     ERROR,
@@ -88,6 +98,8 @@ def run(
         if isinstance(item, Sample):
             sizes[index] = files.sample_size(item.path)
             files.check_size(sizes[index], item.relpath, limits.sample_bytes)
+            if item.format == "parquet":  # its metadata too: a small file can decode into GBs
+                parquet.precheck(item, limits)
     pairs = list(zip(datasets, found, strict=True))
     count = workers if workers is not None else parallelism()
     small = [i for i in range(len(pairs)) if sizes.get(i, 0) < SMALL_SAMPLE_BYTES]
