@@ -44,6 +44,9 @@ class Limits:
     #: Seconds of Spark work per dataset; then its jobs are cancelled and the
     #: dataset is "not evaluated" (a regex that backtracks for hours).
     smoke_seconds_per_dataset: int = 300
+    #: Seconds of the whole smoke test, the session's start included; then the
+    #: datasets still running are stopped and those not begun are not evaluated.
+    smoke_seconds: int = 900
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

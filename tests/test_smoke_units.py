@@ -479,6 +479,9 @@ def test_smoke_limits_are_fields_of_the_config_limits() -> None:
     )
     assert (config.limits.sample_bytes, config.limits.sample_rows) == (1000, 10)
     assert config.limits.smoke_seconds_per_dataset == 5
+    assert (Limits().smoke_seconds, Limits().sample_decoded_bytes) == (900, 512 * 1024 * 1024)
+    config = config_from_files(b"limits:\n  smoke_seconds: 60\n  sample_decoded_bytes: 9\n", None)
+    assert (config.limits.smoke_seconds, config.limits.sample_decoded_bytes) == (60, 9)
     with pytest.raises(ContractError, match=r"\.schema-gate\.yml:3: limit 'sample_rows' must be"):
         config_from_files(b"limits:\n  sample_bytes: 1000\n  sample_rows: lots\n", None)
 
@@ -783,3 +786,27 @@ def test_a_parquet_sample_within_the_limits_reads_as_before() -> None:
     # a dictionary column stored with its Arrow type comes back as plain values too
     read, _ = parse.parquet_table(_parquet_bytes(_repeated("abc", 3)), "d.parquet", Limits(), 10**9)
     assert read.column("s").type == pa.string() and read.column("s").to_pylist() == ["abc"] * 3
+
+
+def test_a_jvm_that_stopped_is_one_line_naming_the_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    from gate.smoke import session
+
+    monkeypatch.delenv(session.DRIVER_MEMORY_ENV, raising=False)
+    assert str(session.stopped("s.csv", session.OOM_EXIT)) == (
+        "s.csv: Spark ran out of memory on this sample (driver heap 1g); "
+        "raise GATE_SPARK_DRIVER_MEMORY (e.g. 4g) or commit a smaller sample"
+    )
+    assert str(session.stopped("s.csv", 137)) == (
+        "s.csv: the Spark JVM stopped (exit code 137) on this sample"
+    )
+    assert issubclass(session.SparkStopped, UsageError)  # exit 2
+    assert "-XX:+ExitOnOutOfMemoryError" in session.JVM_OPTIONS
+    # py4j logs a broken connection on the root logger: dropped during a run, only then
+    root = logging.getLogger()
+    py4j = logging.LogRecord("root", logging.ERROR, f"{os.sep}py4j{os.sep}x.py", 1, "m", (), None)
+    other = logging.LogRecord("root", logging.ERROR, "/app/x.py", 1, "m", (), None)
+    with session.quiet_py4j():
+        assert not root.filter(py4j) and root.filter(other)
+    assert root.filter(py4j)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
+import logging
 import os
 import re
 import shutil
@@ -31,6 +32,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,8 +64,16 @@ LOCAL_CONF = {
 
 #: JVM options for a short-lived driver: serial GC, quick JIT (C1 only). On two
 #: cores the C2 compiler threads compete with the first queries; without them
-#: the warm-up is shorter (see docs/smoke-test.md, Performance).
-JVM_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+#: the warm-up is shorter (see docs/smoke-test.md, Performance). On an
+#: out-of-memory error the JVM exits at once (code ``OOM_EXIT``), its one line
+#: on stderr, not stdout: Spark otherwise logged 60 lines of stack trace from a
+#: scheduler thread and the job waited for the dataset's time limit (300 s, measured).
+JVM_OPTIONS = (
+    "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 "
+    "-XX:+ExitOnOutOfMemoryError -XX:+DisplayVMOutputToStderr"
+)
+#: The JVM's exit code after ``-XX:+ExitOnOutOfMemoryError``.
+OOM_EXIT = 3
 
 #: More JVM options for a local session (e.g. a class-data-sharing archive).
 JAVA_OPTIONS_ENV = "GATE_SPARK_JAVA_OPTIONS"
@@ -411,3 +421,60 @@ class Deadline:
                     self.spark.removeTag(self.tag)
                 else:
                     self.spark.sparkContext.removeJobTag(self.tag)
+
+
+class SparkStopped(UsageError):
+    """The local JVM is gone (out of memory, killed): the run stops with this one line."""
+
+
+def jvm_exit(handle: SparkHandle, wait: float = 2.0) -> int | None:
+    """The exit code of the local JVM this run launched, or ``None`` while it lives.
+
+    Asked after a Spark call failed: a JVM that ran out of memory exits with
+    ``OOM_EXIT`` moments after the call broke, so wait for it a little.
+    """
+    if handle.remote or not handle.owned or not handle.local:
+        return None
+    try:
+        from pyspark import SparkContext
+
+        proc = getattr(SparkContext._gateway, "proc", None)
+    except Exception:
+        return None
+    if proc is None:
+        return None
+    with contextlib.suppress(Exception):
+        return proc.wait(timeout=wait)
+    return None
+
+
+def stopped(shown: str, code: int) -> SparkStopped:
+    """The one line for a JVM that exited while it worked on the sample ``shown``."""
+    if code == OOM_EXIT:
+        memory = os.environ.get(DRIVER_MEMORY_ENV, "").strip() or LOCAL_CONF["spark.driver.memory"]
+        return SparkStopped(
+            f"{shown}: Spark ran out of memory on this sample (driver heap {memory}); "
+            f"raise {DRIVER_MEMORY_ENV} (e.g. 4g) or commit a smaller sample"
+        )
+    return SparkStopped(f"{shown}: the Spark JVM stopped (exit code {code}) on this sample")
+
+
+def _from_py4j(record: logging.LogRecord) -> bool:
+    """Keep every record but py4j's own, which it logs on the root logger."""
+    return not (record.name == "root" and f"{os.sep}py4j{os.sep}" in record.pathname)
+
+
+@contextlib.contextmanager
+def quiet_py4j() -> Iterator[None]:
+    """Drop the tracebacks py4j logs on the root logger while a run talks to Spark.
+
+    py4j calls ``logging.exception`` (not its own logger) when the JVM's
+    connection breaks: a JVM that ran out of memory printed 40 lines of Python
+    traceback before the run's one line said what happened (measured).
+    """
+    root = logging.getLogger()
+    root.addFilter(_from_py4j)
+    try:
+        yield
+    finally:
+        root.removeFilter(_from_py4j)
