@@ -88,7 +88,7 @@ def parse_pr_body(body: str) -> list[Token]:
     """
     tokens: list[Token] = []
     for line in _lines(body):
-        match = None if line.quoted else _LINE.match(line.text)
+        match = None if line.quoted or line.raw else _LINE.match(line.text)
         if match:
             tokens.extend(
                 Token(value, f"pr-body:{line.number}") for value in _split(match["tokens"])
@@ -106,13 +106,19 @@ def near_misses(body: str) -> list[int]:
     ``accept-breaking-changes:``, ``accept breaking change:``, a quote (``>``)
     or a task-list box before the key: the author meant to acknowledge, and the
     report should say why it did not count rather than only print the FAIL.
-    Only visible lines are named: comments, raw HTML and code blocks are left
-    out (templates explain the syntax there).
+    Comments and code blocks are left out (templates explain the syntax
+    there); a line of raw HTML is named only when it starts with the key (an
+    ``<img>`` pasted on the line before turns the next lines into HTML).
     """
     return [
         line.number
         for line in _lines(body)
-        if _LOOSE.search(line.text) and (line.quoted or not _LINE.match(line.text))
+        if (line.raw and _LINE.match(line.text))
+        or (
+            not line.raw
+            and _LOOSE.search(line.text)
+            and (line.quoted or not _LINE.match(line.text))
+        )
     ]
 
 

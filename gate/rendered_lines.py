@@ -79,11 +79,18 @@ _UNSEEN = frozenset({"script", "style", "template", "noscript", "title"})
 
 @dataclass(frozen=True)
 class Line:
-    """One visible line: its 1-based source line, its text, inside a block quote or not."""
+    """One line: its 1-based source line, its text, inside a block quote or not.
+
+    ``raw``: a line of a raw HTML block (outside comments), which a browser may
+    show but which never acknowledges; kept so a line meant as an
+    acknowledgement there can be named (a pasted ``<img>`` on the line before
+    makes the next lines HTML until a blank line).
+    """
 
     number: int
     text: str
     quoted: bool = False
+    raw: bool = False
 
 
 def visible_lines(body: str) -> list[Line]:
@@ -102,7 +109,20 @@ def visible_lines(body: str) -> list[Line]:
     reader = _Reader(nonce)
     reader.feed(md.renderer.render(tokens, md.options, {}))
     reader.close()
-    return reader.lines
+    raw = [line for token in tokens if token.type == "html_block" for line in _raw_lines(token)]
+    return sorted(reader.lines + raw, key=lambda line: line.number)
+
+
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+
+
+def _raw_lines(token: Token) -> list[Line]:
+    """The lines of a raw HTML block outside its comments, marked ``raw``."""
+    if token.map is None:
+        return []
+    text = _COMMENT.sub(lambda match: "\n" * match.group(0).count("\n"), token.content)
+    first = token.map[0] + 1
+    return [Line(first + n, line, raw=True) for n, line in enumerate(text.split("\n")) if line]
 
 
 _NEWLINES = re.compile(r"\r\n?")  # as markdown-it normalizes the source

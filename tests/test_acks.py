@@ -266,3 +266,16 @@ def test_through_the_cli_only_the_visible_line_acknowledges(cli, repo, tmp_path:
         "schema-gate: error: the PR body is 70,028 characters, more than the 65,536 GitHub "
         "allows; shorten it (acknowledgements are read from the rendered description)\n"
     )
+
+
+def test_a_pasted_image_makes_the_next_line_html_and_the_note_names_it() -> None:
+    """GitHub pastes an image as an ``<img>`` tag on its own line: an HTML block to the blank line."""
+    image = '<img width="640" alt="plot" src="https://github.com/user-attachments/assets/1">'
+    body = f"{image}\n{K}\n"
+    assert acks.parse_pr_body(body) == []
+    assert acks.near_misses(body) == [2]
+    body = f"{image}\n\n{K}\n"
+    assert acks.parse_pr_body(body) == [acks.Token("a.b", "pr-body:3")]
+    assert acks.near_misses(body) == []
+    # a template's help inside a comment in raw HTML is named nowhere
+    assert acks.near_misses(f"<div>\n<!--\n{K}\n-->\n</div>") == []
