@@ -74,7 +74,9 @@ def precheck(sample: Sample, limits: Limits) -> None:
             metadata = pq.ParquetFile(pa.BufferReader(footer)).metadata
             dictionaries, estimate = check(metadata, shown, limits, budget)
             if dictionaries:  # what metadata cannot bound: count it from the entries
+                top = {column.split(".", 1)[0] for column in dictionaries}
                 estimate += _dictionary_bytes(path, shown, limits, dictionaries)
+                estimate -= _estimate_of(metadata, top)  # counted exactly instead
         except SampleError:
             continue
         except LimitExceeded:
@@ -84,6 +86,18 @@ def precheck(sample: Sample, limits: Limits) -> None:
         if estimate > budget:
             raise too_much_decoded(shown, estimate, budget)
         budget -= estimate
+
+
+def _estimate_of(metadata: Any, top: set[str]) -> int:
+    """The metadata's estimate for the leaf columns under the top-level columns ``top``."""
+    total = 0
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for index in range(row_group.num_columns):
+            chunk = row_group.column(index)
+            if chunk.path_in_schema.split(".", 1)[0] in top:
+                total += _chunk_estimate(chunk, metadata.schema.column(index), "")
+    return total
 
 
 def _dictionary_bytes(path: Any, shown: str, limits: Limits, dictionaries: list[str]) -> int:
