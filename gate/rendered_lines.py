@@ -56,23 +56,8 @@ PLACEHOLDER = "\ufffc"
 _MARKED = ("paragraph_open", "heading_open")
 #: Elements without an end tag: never pushed on the open-element stack.
 _VOID = frozenset(
-    [
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "param",
-        "source",
-        "track",
-        "wbr",
-    ]
-)
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
+)  # fmt: skip
 #: Elements whose text no reader sees (GitHub drops them with their content).
 _UNSEEN = frozenset({"script", "style", "template", "noscript", "title"})
 

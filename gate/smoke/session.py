@@ -428,12 +428,14 @@ class SparkStopped(UsageError):
 
 
 def jvm_exit(handle: SparkHandle, wait: float = 2.0) -> int | None:
-    """The exit code of the local JVM this run launched, or ``None`` while it lives.
+    """The exit code of the driver JVM this run launched, or ``None`` while it lives.
 
     Asked after a Spark call failed: a JVM that ran out of memory exits with
-    ``OOM_EXIT`` moments after the call broke, so wait for it a little.
+    ``OOM_EXIT`` moments after the call broke, so wait for it a little. The
+    driver runs in this process's JVM for a local and a classic cluster master
+    alike; Spark Connect's server and a session the caller owns are not ours.
     """
-    if handle.remote or not handle.owned or not handle.local:
+    if handle.remote or not handle.owned:
         return None
     try:
         from pyspark import SparkContext
