@@ -803,6 +803,15 @@ def test_a_jvm_that_stopped_is_one_line_naming_the_sample(monkeypatch: pytest.Mo
     )
     assert issubclass(session.SparkStopped, UsageError)  # exit 2
     assert "-XX:+ExitOnOutOfMemoryError" in session.JVM_OPTIONS
+    # a connection py4j lost, however deep in the chain, means the JVM may be gone
+    try:
+        try:
+            raise ConnectionResetError(104, "reset")
+        except ConnectionResetError as reset:
+            raise RuntimeError("An error occurred while calling o72.getResult") from reset
+    except RuntimeError as wrapped:
+        assert session._connection_lost(wrapped)
+    assert not session._connection_lost(ValueError("an ordinary Spark error"))
     # py4j logs a broken connection on the root logger: dropped during a run, only then
     root = logging.getLogger()
     py4j = logging.LogRecord("root", logging.ERROR, f"{os.sep}py4j{os.sep}x.py", 1, "m", (), None)

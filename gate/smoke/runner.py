@@ -285,7 +285,7 @@ def _run_dataset(
     except SampleError as err:
         return _error(dataset, sample.relpath, str(err), time.perf_counter() - started)
     except Exception as err:  # Spark's own errors: one line, this dataset only
-        code = session.jvm_exit(handle)
+        code = session.jvm_exit(handle, err)
         if code is not None:  # no dataset can run any more: the run stops, exit 2
             raise session.stopped(sample.relpath, code) from None
         if watch.expired and cut_by_whole:

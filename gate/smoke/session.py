@@ -427,11 +427,13 @@ class SparkStopped(UsageError):
     """The local JVM is gone (out of memory, killed): the run stops with this one line."""
 
 
-def jvm_exit(handle: SparkHandle, wait: float = 2.0) -> int | None:
+def jvm_exit(handle: SparkHandle, err: BaseException | None = None) -> int | None:
     """The exit code of the driver JVM this run launched, or ``None`` while it lives.
 
-    Asked after a Spark call failed: a JVM that ran out of memory exits with
-    ``OOM_EXIT`` moments after the call broke, so wait for it a little. The
+    Asked after a Spark call failed with ``err``: a JVM that ran out of memory
+    exits with ``OOM_EXIT`` moments after the connection broke, so when ``err``
+    says the connection is lost, wait for it a little (an ordinary Spark error
+    costs no wait). The
     driver runs in this process's JVM for a local and a classic cluster master
     alike; Spark Connect's server and a session the caller owns are not ours.
     """
@@ -446,8 +448,36 @@ def jvm_exit(handle: SparkHandle, wait: float = 2.0) -> int | None:
     if proc is None:
         return None
     with contextlib.suppress(Exception):
-        return proc.wait(timeout=wait)
+        if _connection_lost(err) or not _answers(handle):
+            return proc.wait(timeout=2.0)
+        return proc.poll()
     return None
+
+
+def _answers(handle: SparkHandle) -> bool:
+    """Whether the JVM still answers a trivial call (about a millisecond when it does).
+
+    A JVM out of memory can answer the failing call with a Java error and exit
+    just after; the next call then finds the connection gone.
+    """
+    try:
+        handle.spark.sparkContext._jvm.java.lang.System.nanoTime()
+    except Exception:
+        return False
+    return True
+
+
+def _connection_lost(err: BaseException | None) -> bool:
+    """Whether ``err`` (or what caused it) is py4j losing the JVM's connection."""
+    seen = 0
+    while err is not None and seen < 16:
+        if isinstance(err, (ConnectionError, EOFError)) or type(err).__name__ == (
+            "Py4JNetworkError"
+        ):
+            return True
+        err = err.__cause__ or err.__context__
+        seen += 1
+    return False
 
 
 def stopped(shown: str, code: int) -> SparkStopped:
