@@ -7,36 +7,47 @@ second key, ``accept-consumer-break: <path>`` (``--accept-consumer-break``,
 consumer file, named exactly: the narrow way out when the gate misreads a
 reader that still works, instead of switching the rule off. The
 PR body is untrusted free text, so it is only ever scanned for the exact key at
-the start of a line; lines inside HTML comments (PR templates explain the
-syntax there) and fenced code blocks (where authors quote examples) do not
-count, so a template cannot acknowledge anything by itself.
+the start of a line **that a reader of the rendered description sees**
+(``gate.rendered_lines``): a line of a paragraph, a list item or a heading, as
+CommonMark renders it. Raw HTML blocks, HTML comments (PR templates explain the
+syntax there), attributes and link titles, anything inside a ``hidden``
+element, fenced and indented code blocks (where authors quote examples) and
+block quotes do not count, so a template cannot acknowledge anything by itself.
+Inline code spans and emphasis are visible text: ```accept-breaking-change:
+a.b``` and ``**accept-breaking-change:** a.b`` count.
 
-"Start of a line" means what a reader of the rendered description sees: lines
-end only at LF, CR or CRLF (not at a vertical tab, form feed, U+0085 or
-U+2028, which ``str.splitlines`` would also split on), and the key may be
-indented by up to three columns as in Markdown, where a tab counts as four
-columns (to the next tab stop), so an indented tab makes a code block, not a line.
+"Start of a line" is what the reader sees: Markdown lines end only at LF, CR or
+CRLF (not at a vertical tab, form feed, U+0085 or U+2028, which
+``str.splitlines`` would also split on); four columns of indentation (a tab
+counts to the next tab stop) make a code block, not a line.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from gate.diff import Change
+from gate.model import UsageError
+from gate.rendered_lines import MAX_BODY_CHARS, PLACEHOLDER, Line, visible_lines
 from gate.rules import UNACKNOWLEDGEABLE, Severity
 
 KEY = "accept-breaking-change"
+
 #: Clears ``consumer_broken`` findings of one consumer file (its exact path).
 CONSUMER_KEY = "accept-consumer-break"
 
 
 def _line(key: str) -> re.Pattern[str]:
+    """A visible line that acknowledges under ``key``: the key first (a bullet or
+    number the Markdown left as text, and bold or code marks it did not take, may
+    precede it)."""
     return re.compile(
-        r"""^[ ]{0,3}                    # up to three spaces, as markdown allows (a tab is four)
-        (?:[-*+][ \t]+|[0-9]{1,9}[.)][ \t]+)?  # an optional bullet or numbered item
-        (?:\*\*|__|`)?               # optional bold or code span around the key
+        r"""^[ \t]*
+        (?:[-*+][ \t]+|[0-9]{1,9}[.)][ \t]+)?  # a bullet or number left as text
+        (?:\*\*|__|`)?               # bold or code marks left as text
         """
         + re.escape(key)
         + r"""
@@ -49,9 +60,6 @@ def _line(key: str) -> re.Pattern[str]:
 
 _LINES = {KEY: _line(KEY), CONSUMER_KEY: _line(CONSUMER_KEY)}
 _LINE = _LINES[KEY]
-_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
-#: Line breaks as Markdown knows them; ``str.splitlines`` knows many more.
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 _SPLIT = re.compile(r"[,\s]+")
 _STRIP = "`'\"*_<>"
 
@@ -67,39 +75,42 @@ class Token:
 
 
 def _split(text: str) -> list[str]:
-    return [part.strip(_STRIP) for part in _SPLIT.split(text) if part.strip(_STRIP)]
+    parts = (part.strip(_STRIP) for part in _SPLIT.split(text))
+    return [part for part in parts if part and PLACEHOLDER not in part]
 
 
-def _strip_html_comments(text: str) -> str:
-    """Blank out ``<!-- ... -->`` spans, keeping newlines so line numbers hold."""
-    return re.sub(r"<!--.*?(?:-->|\Z)", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+def _lines(body: str) -> tuple[Line, ...]:
+    """The visible lines of ``body`` (none when it cannot mention the key at all)."""
+    if not any(loose.search(body) for loose in _LOOSE_KEYS.values()):
+        return ()  # most bodies: no Markdown parse at all
+    size = len(body.replace("\r\n", "\n"))
+    if size > MAX_BODY_CHARS:
+        raise UsageError(
+            f"the PR body is {size:,} characters, more than the {MAX_BODY_CHARS:,} GitHub "
+            "allows; shorten it (acknowledgements are read from the rendered description)"
+        )
+    return _parsed(body)
 
 
-def _prose_lines(body: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) of a PR body outside HTML comments and fenced code."""
-    fence: str | None = None
-    for number, line in enumerate(_NEWLINE.split(_strip_html_comments(body)), start=1):
-        marker = _FENCE.match(line)
-        if marker:
-            opener = marker.group(1)
-            if fence is None:
-                fence = opener
-            elif opener[0] == fence[0] and len(opener) >= len(fence):
-                fence = None
-            continue
-        if fence is None:
-            yield number, line
+@lru_cache(maxsize=4)
+def _parsed(body: str) -> tuple[Line, ...]:
+    """Parsed once per body: tokens and near misses read the same lines."""
+    return tuple(visible_lines(body))
 
 
 def parse_pr_body(body: str, key: str = KEY) -> list[Token]:
-    """Every token in ``<key>:`` lines of a PR body (``accept-breaking-change:``)."""
+    """Every token in visible ``<key>:`` lines of a PR body (``accept-breaking-change:``).
+
+    ``UsageError`` for a body longer than GitHub allows (``MAX_BODY_CHARS``):
+    the parse is linear but slow on hostile Markdown, so it is bounded.
+    """
     pattern = _LINES[key]
     tokens: list[Token] = []
-    for number, line in _prose_lines(body):
-        match = pattern.match(line)
+    for line in _lines(body):
+        match = None if line.quoted or line.raw else pattern.match(line.text)
         if match:
             tokens.extend(
-                Token(value, f"pr-body:{number}", key) for value in _split(match["tokens"])
+                Token(value, f"pr-body:{line.number}", key) for value in _split(match["tokens"])
             )
     return tokens
 
@@ -118,13 +129,18 @@ def near_misses(body: str, key: str = KEY) -> list[int]:
     ``accept-breaking-changes:``, ``accept breaking change:``, a quote (``>``)
     or a task-list box before the key: the author meant to acknowledge, and the
     report should say why it did not count rather than only print the FAIL.
-    Comments and code blocks are left out (templates explain the syntax there).
+    Comments and code blocks are left out (templates explain the syntax
+    there); a line of raw HTML is named only when it starts with the key (an
+    ``<img>`` pasted on the line before turns the next lines into HTML).
     """
     loose, exact = _LOOSE_KEYS[key], _LINES[key]
     return [
-        number
-        for number, line in _prose_lines(body)
-        if loose.search(line) and not exact.match(line)
+        line.number
+        for line in _lines(body)
+        if (line.raw and exact.match(line.text))
+        or (
+            not line.raw and loose.search(line.text) and (line.quoted or not exact.match(line.text))
+        )
     ]
 
 

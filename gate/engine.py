@@ -674,7 +674,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         notices.append(
             f"PR body line {number} mentions accept-breaking-change but acknowledges nothing: "
             "start the line with 'accept-breaking-change: <dataset>' (a list bullet is fine; "
-            "a quote, a checkbox or another spelling of the key is not)"
+            "a quote, a checkbox, raw HTML or another spelling of the key is not)"
         )
     for number in acks.near_misses(settings.pr_body or "", acks.CONSUMER_KEY):
         notices.append(

@@ -37,6 +37,10 @@ class Limits:
     sample_bytes: int = 256 * 1024 * 1024
     #: Rows of one smoke-test sample, checked once parsed.
     sample_rows: int = 2_000_000
+    #: Bytes of one Parquet sample (file or folder) once decoded, held against
+    #: the file's metadata before anything is decoded: a 1 MB file can hold 20 GB
+    #: of repeated strings (``gate.smoke.parquet``).
+    sample_decoded_bytes: int = 512 * 1024 * 1024
     #: Seconds of Spark work per dataset; then its jobs are cancelled and the
     #: dataset is "not evaluated" (a regex that backtracks for hours).
     smoke_seconds_per_dataset: int = 300
@@ -44,6 +48,9 @@ class Limits:
     #: on the blob's size before it is read; a bigger one is "not analysed".
     #: The older ``consumers.max_file_bytes`` key can only lower it from HEAD.
     consumer_bytes: int = 256 * 1024
+    #: Seconds of the whole smoke test, the session's start included; then the
+    #: datasets still running are stopped and those not begun are not evaluated.
+    smoke_seconds: int = 900
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

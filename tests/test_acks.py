@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from gate import acks
@@ -150,3 +153,165 @@ def test_a_consumer_token_clears_only_its_file_s_consumer_broken() -> None:
     assert (
         not acks.apply_consumer_breaks(changes, [acks.Token("p.yaml", "x")]).changes[2].acknowledged
     )
+
+
+# -- acknowledgements as GitHub renders them (issue #27, point 6) ------------------
+
+K = "accept-breaking-change: a.b"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # The seven CommonMark HTML block types: their text is the author's HTML.
+        f"<pre>\n{K}\n</pre>",  # 1: script, pre, style, textarea
+        f"<script>\n{K}\n</script>",  # 1
+        f"<textarea>\n{K}\n</textarea>",  # 1
+        f"<!-- a template\n{K}\n-->",  # 2: comment
+        f"<?php\n{K}\n?>",  # 3: processing instruction
+        f"<!DOCTYPE\n{K}\n>",  # 4: declaration
+        f"<![CDATA[\n{K}\n]]>",  # 5: CDATA
+        f"<div>\n{K}\n</div>",  # 6: a block tag, up to the blank line
+        f"<details><summary>How to acknowledge</summary>\n{K}\n</details>",  # 6
+        f"Intro.\n\n<custom-note>\n{K}\n</custom-note>",  # 7: any complete tag on its own line
+        # hidden elements, wherever the tag stands
+        f"<div hidden>\n\n{K}\n\n</div>",
+        f"<span hidden>\n\n{K}\n\n</span>",
+        f"text <span hidden>\n{K}</span>",
+        # attributes and link titles
+        f"<div title='\n\n{K}\n\n'>x</div>",
+        f'[docs](https://example.com "\n{K}")',
+        f'[docs]: https://example.com\n  "\n{K}"\n\n[docs]',
+        f"![\n{K}](image.png)",
+        f"<img alt='\n{K}'>",
+        # an autolink is a link (a URL), and a tag is not text
+        "<accept-breaking-change:a.b>",
+        "accept-breaking-change: <shop-orders>",
+        # an inline comment and indented code
+        f"Text <!--\n{K}\n--> more",
+        f"    {K}",
+        f"- item\n\n      {K}",
+        # markdown-it-py trims these before a paragraph; CommonMark does not
+        f"- \x0c{K}",
+        f"\xa0{K}",
+        f"# \x0b{K}",
+    ],
+)
+def test_what_a_reader_does_not_see_acknowledges_nothing(body: str) -> None:
+    assert acks.parse_pr_body(body) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        (f"<!-- the template's help -->\n{K}", 2),  # after a closed comment
+        (f"<!--\nhelp\n-->\n{K}", 4),
+        (f"<div hidden>\n\nhelp\n\n</div>\n\n{K}", 7),  # after the hidden element closed
+        (f"Intro\n<!-- c -->\n{K}", 3),
+        (f"<details>\n<summary>Why</summary>\n\n{K}\n\n</details>", 4),  # Markdown inside
+        (f"# Title\n\nSome words.\n{K}", 4),  # a line of a paragraph
+        (f"## {K}", 1),  # a heading is visible
+        (f"- one\n- {K}", 2),  # a tight list
+        (f"1. one\n\n2. {K}", 3),  # a loose list
+        (f"Text <span>\n{K}</span>", 2),  # a tag that hides nothing
+        (f"Hard break  \n{K}", 2),
+        (f"Before\n\n`{K}`", 3),  # a code span is visible text
+        (f"- {K.replace('a.b', '`a.b`')}", 1),
+    ],
+)
+def test_what_a_reader_sees_acknowledges(body: str, line: int) -> None:
+    assert acks.parse_pr_body(body) == [acks.Token("a.b", f"pr-body:{line}")]
+
+
+def test_an_image_or_autolink_before_the_key_is_not_a_line_start() -> None:
+    assert acks.parse_pr_body(f"![logo](x.png){K}") == []
+    assert acks.parse_pr_body(f"<https://example.com>{K}") == []
+    # after the key, an autolink names no dataset; the names beside it still count
+    tokens = acks.parse_pr_body("accept-breaking-change: <https://example.com> a.b")
+    assert [t.value for t in tokens] == ["a.b"]
+
+
+def test_html_cannot_forge_the_gates_own_marker() -> None:
+    forged = '<p data-gate="0" data-line="1">accept-breaking-change: a.b</p>'
+    assert acks.parse_pr_body(forged) == []
+
+
+def test_a_quoted_line_is_named_as_a_near_miss_but_never_counted() -> None:
+    body = f"> {K}\n\n<!-- {K}s -->\n\n<div>\naccept-breaking-changes: x\n</div>\n"
+    assert acks.parse_pr_body(body) == []
+    assert acks.near_misses(body) == [1]
+
+
+def test_a_body_longer_than_github_allows_is_refused() -> None:
+    from gate.model import UsageError
+
+    fits = K + "\r\n" + "x" * (65_536 - len(K) - 1)  # CRLF counts as one character
+    assert [t.value for t in acks.parse_pr_body(fits)] == ["a.b"]
+    with pytest.raises(UsageError, match="the PR body is 65,537 characters, more than"):
+        acks.parse_pr_body(fits + "y")
+    assert acks.parse_pr_body("y" * 200_000) == []  # no key: nothing to read
+
+
+def test_hostile_markdown_is_parsed_within_the_cap() -> None:
+    import time
+
+    started = time.perf_counter()
+    acks.parse_pr_body(K + "\n" + "<" * 65_000)
+    assert time.perf_counter() - started < 20
+
+
+#: A PR template as projects write them: the syntax explained where no reader sees it.
+TEMPLATE = """\
+## Why
+<!-- To acknowledge a breaking change, add a line:
+accept-breaking-change: shop.orders
+-->
+<details hidden>
+
+accept-breaking-change: shop.orders
+
+</details>
+<div>
+accept-breaking-change: shop.orders
+</div>
+
+[schema gate](https://example.com "accept-breaking-change: shop.orders")
+"""
+
+
+def test_through_the_cli_only_the_visible_line_acknowledges(cli, repo, tmp_path: Path) -> None:
+    repo.write("soda/contracts/orders.yaml", "dataset: shop.orders\ncolumns:\n  - name: id\n")
+    repo.commit("contracts")
+    repo.branch("feature")
+    repo.write("soda/contracts/orders.yaml", "dataset: shop.orders\ncolumns: []\n")
+    repo.commit("drop id")
+    body = tmp_path / "body.md"
+    body.write_text(TEMPLATE)
+    proc = cli(repo.path, "--base", "main", "--format", "json", "--pr-body-file", str(body))
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["acknowledgements"] == [] and report["unmatched_acknowledgements"] == []
+    body.write_text(TEMPLATE + "\n- accept-breaking-change: `shop.orders`\n")
+    proc = cli(repo.path, "--base", "main", "--format", "json", "--pr-body-file", str(body))
+    assert proc.returncode == 0, proc.stdout
+    assert json.loads(proc.stdout)["acknowledgements"] == ["shop.orders"]
+    body.write_text(K + "\n" + "x" * 70_000)
+    proc = cli(repo.path, "--base", "main", "--pr-body-file", str(body))
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "schema-gate: error: the PR body is 70,028 characters, more than the 65,536 GitHub "
+        "allows; shorten it (acknowledgements are read from the rendered description)\n"
+    )
+
+
+def test_a_pasted_image_makes_the_next_line_html_and_the_note_names_it() -> None:
+    """GitHub pastes an image as an ``<img>`` tag on its own line: an HTML block to the blank line."""
+    image = '<img width="640" alt="plot" src="https://github.com/user-attachments/assets/1">'
+    body = f"{image}\n{K}\n"
+    assert acks.parse_pr_body(body) == []
+    assert acks.near_misses(body) == [2]
+    body = f"{image}\n\n{K}\n"
+    assert acks.parse_pr_body(body) == [acks.Token("a.b", "pr-body:3")]
+    assert acks.near_misses(body) == []
+    # a template's help inside a comment in raw HTML is named nowhere
+    assert acks.near_misses(f"<div>\n<!--\n{K}\n-->\n</div>") == []

@@ -8,6 +8,7 @@ assertions look at everything it printed.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -226,6 +227,85 @@ def test_a_sample_over_the_row_limit_exits_2(tmp_path: Path) -> None:
         "schema-gate: error: contracts/orders.sample.jsonl: 11 rows is more than the sample "
         "limit of 10 rows (raise limits.sample_rows in the base side's config)"
     )
+
+
+def _dictionary_bomb(path: Path, value: str, rows: int) -> None:
+    """One long string repeated through a dictionary, as Spark writes it (no Arrow schema)."""
+    strings = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array([value]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"id": strings}), path, store_schema=False)
+
+
+def test_a_parquet_sample_that_decodes_into_a_bomb_exits_2_before_spark(tmp_path: Path) -> None:
+    """1 MB on disk, 20 GB decoded: counted from its dictionary before Spark, in one line."""
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
+    _dictionary_bomb(repo.path / "contracts/orders.sample.parquet", "1" * 100_000, 200_000)
+    repo.commit("a small sample")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    assert proc.returncode == 2
+    assert re.fullmatch(
+        r"schema-gate: error: contracts/orders\.sample\.parquet: 190\d\d\.\d MiB once decoded is "
+        r"more than the sample limit of 512 MiB \(raise limits\.sample_decoded_bytes in the "
+        r"base side's config\)\n",
+        proc.stderr,
+    ), proc.stderr
+    assert "SMOKE TEST" not in proc.stdout
+    # The same file at a tenth of the rows is within the default limit, but not this one.
+    _dictionary_bomb(repo.path / "contracts/orders.sample.parquet", "1" * 1_000, 2_000)
+    repo.write(".schema-gate.yml", "limits:\n  sample_decoded_bytes: 1000000\n")
+    repo.commit("a smaller sample, a lower limit")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    assert proc.returncode == 2
+    assert "1.9 MiB once decoded is more than the sample limit of 976.6 KiB" in proc.stderr
+
+
+@pytest.mark.spark
+def test_a_jvm_out_of_memory_is_one_line_naming_the_sample(tmp_path: Path) -> None:
+    """Within every limit, too much for the heap: 60 lines of Java and a 300 s wait before."""
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/orders.yaml", CONTRACT.format(name="orders").replace("int", "string"))
+    path = repo.path / "contracts/orders.sample.parquet"
+    strings = pa.DictionaryArray.from_arrays(
+        pa.array([i % 2 for i in range(2_000_000)], pa.int32()), pa.array(["a" * 150, "b" * 150])
+    )
+    pq.write_table(pa.table({"id": strings}), path, store_schema=False)  # 40 KB, 300 MB decoded
+    repo.commit("a sample the smallest heap cannot hold")
+    env = gate_env(GATE_SPARK_DRIVER_MEMORY="480m")  # the least Spark starts with
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json", env=env)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[-1] == (
+        "schema-gate: error: contracts/orders.sample.parquet: Spark ran out of memory on this "
+        "sample (driver heap 480m); raise GATE_SPARK_DRIVER_MEMORY (e.g. 4g) or commit a "
+        "smaller sample"
+    )
+    # Besides it, only the JVM's own lines: no stack trace, no Python traceback.
+    jvm = ("WARNING: Using incubator modules", "Terminating due to java.lang.OutOfMemoryError")
+    assert all(line.startswith(jvm) for line in lines[:-1]), proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.spark
+def test_the_smoke_time_limit_bounds_the_whole_smoke_test(tmp_path: Path) -> None:
+    """limits.smoke_seconds counts from the start, the session's start included."""
+    skip_without_spark()
+    repo = GitRepo(tmp_path / "repo")
+    for name in ("orders", "items"):
+        repo.write(f"contracts/{name}.yaml", CONTRACT.format(name=name))
+        repo.write(f"contracts/{name}.sample.csv", "id\n1\n")
+    repo.write(".schema-gate.yml", "limits:\n  smoke_seconds: 1\n")  # Spark takes longer to start
+    repo.commit("two fine samples, no time")
+    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    errors = {d["dataset"]: d["error"] for d in json.loads(proc.stdout)["smoke"]["datasets"]}
+    assert errors == {
+        name: f"contracts/{name}.sample.csv: not evaluated: the smoke test took longer than "
+        "1 s in all and was stopped (limits.smoke_seconds)"
+        for name in ("orders", "items")
+    }
 
 
 # -- the aggregation's SQL text: values are parameters, names are the gate's -------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -479,6 +480,9 @@ def test_smoke_limits_are_fields_of_the_config_limits() -> None:
     )
     assert (config.limits.sample_bytes, config.limits.sample_rows) == (1000, 10)
     assert config.limits.smoke_seconds_per_dataset == 5
+    assert (Limits().smoke_seconds, Limits().sample_decoded_bytes) == (900, 512 * 1024 * 1024)
+    config = config_from_files(b"limits:\n  smoke_seconds: 60\n  sample_decoded_bytes: 9\n", None)
+    assert (config.limits.smoke_seconds, config.limits.sample_decoded_bytes) == (60, 9)
     with pytest.raises(ContractError, match=r"\.schema-gate\.yml:3: limit 'sample_rows' must be"):
         config_from_files(b"limits:\n  sample_bytes: 1000\n  sample_rows: lots\n", None)
 
@@ -682,3 +686,137 @@ def test_the_worst_case_of_offending_values_is_estimated_from_arrow_sizes() -> N
     assert worst_text_bytes(1000, 10, as_is=False, nested=True) == 4000 + 10 * 32
     assert worst_text_bytes(None, 10, as_is=True) is None  # unknown: never inline a large sample
     assert worst_text_bytes(1000, None, as_is=True) is None
+
+
+# -- Parquet samples that decompress into a bomb (issue #27, point 4) ---------------------
+
+
+def _parquet_bytes(table, **options) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **options)
+    return sink.getvalue().to_pybytes()
+
+
+def _repeated(value: str, rows: int, nested: bool = False):
+    """One long string repeated through a dictionary: a tiny file, a huge table."""
+    import pyarrow as pa
+
+    strings = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array([value]))
+    column = pa.ListArray.from_arrays(pa.array(range(rows + 1), pa.int32()), strings)
+    return pa.table({"s": column if nested else strings, "id": pa.array(range(rows))})
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_dictionary_bomb_is_refused_before_it_is_decoded(nested: bool) -> None:
+    import resource
+
+    from gate.limits import Limits
+    from gate.smoke import parse
+    from gate.smoke.limits import LimitExceeded
+
+    # 200,000 x 100 KB = 20 GB once decoded, from a file of about 1 MB (measured).
+    # No Arrow schema in the file, as Spark writes it: pyarrow alone would decode it all.
+    data = _parquet_bytes(_repeated("x" * 100_000, 200_000, nested), store_schema=False)
+    assert len(data) < 2 * 1024 * 1024
+    limits = Limits()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(LimitExceeded) as refused:
+        parse.parquet_table(data, "s.parquet", limits, limits.sample_decoded_bytes)
+    assert re.fullmatch(
+        r"s\.parquet: 190\d\d\.\d MiB once decoded is more than the sample limit of 512 MiB "
+        r"\(raise limits\.sample_decoded_bytes in the base side's config\)",
+        str(refused.value),
+    )
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 200 * 1024  # never near the 20 GB
+
+
+def test_parquet_metadata_is_held_against_the_limits_before_decoding() -> None:
+    import pyarrow as pa
+
+    from gate.limits import Limits
+    from gate.smoke import parse
+    from gate.smoke.limits import LimitExceeded
+
+    wide = _parquet_bytes(pa.table({f"c{i}": [1] for i in range(30)}))
+    with pytest.raises(LimitExceeded, match=r"30 Parquet columns is more than the limit of 20 "):
+        parse.parquet_table(wide, "w.parquet", Limits(columns_per_dataset=20), 10**9)
+    rows = _parquet_bytes(pa.table({"id": list(range(11))}))
+    with pytest.raises(LimitExceeded, match=r"11 rows is more than the sample limit of 10 rows"):
+        parse.parquet_table(rows, "r.parquet", Limits(sample_rows=10), 10**9)
+    # zeros compress well: 8 MB of int64 in a file of a few KB (the uncompressed pages)
+    zeros = _parquet_bytes(pa.table({"z": pa.array([0] * 1_000_000, pa.int64())}))
+    assert len(zeros) < 100_000
+    with pytest.raises(LimitExceeded, match=r"7.6 MiB once decoded is more than .* of 1 MiB"):
+        parse.parquet_table(zeros, "z.parquet", Limits(), 1024 * 1024)
+    # prefixes shared between values cannot be bounded: refused, one line
+    delta = _parquet_bytes(
+        pa.table({"d": ["a" * 50] * 10}),
+        use_dictionary=False,
+        column_encoding={"d": "DELTA_BYTE_ARRAY"},
+    )
+    with pytest.raises(SampleError, match=r"^d\.parquet: column 'd' is DELTA_BYTE_ARRAY-encoded"):
+        parse.parquet_table(delta, "d.parquet", Limits(), 10**9)
+
+
+def test_a_parquet_sample_within_the_limits_reads_as_before() -> None:
+    import pyarrow as pa
+
+    from gate.limits import Limits
+    from gate.smoke import parse
+
+    table = pa.table(
+        {
+            "s": ["a", None, "bb", "a"],
+            "l": [["x", "yy"], [], None, ["x"]],
+            "st": [{"f": "q"}, None, {"f": None}, {"f": "q"}],
+            "m": pa.array(
+                [[("k", "v")], [], None, [("k", "w")]], pa.map_(pa.string(), pa.string())
+            ),
+            "n": [1, 2, 3, 4],
+        }
+    )
+    read, decoded = parse.parquet_table(
+        _parquet_bytes(table, row_group_size=2), "ok.parquet", Limits(), 10**9
+    )
+    assert read.equals(table)
+    assert 0 < decoded < 10_000
+    # a dictionary column stored with its Arrow type comes back as plain values too
+    read, _ = parse.parquet_table(_parquet_bytes(_repeated("abc", 3)), "d.parquet", Limits(), 10**9)
+    assert read.column("s").type == pa.string() and read.column("s").to_pylist() == ["abc"] * 3
+
+
+def test_a_jvm_that_stopped_is_one_line_naming_the_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    from gate.smoke import session
+
+    monkeypatch.delenv(session.DRIVER_MEMORY_ENV, raising=False)
+    assert str(session.stopped("s.csv", session.OOM_EXIT)) == (
+        "s.csv: Spark ran out of memory on this sample (driver heap 1g); "
+        "raise GATE_SPARK_DRIVER_MEMORY (e.g. 4g) or commit a smaller sample"
+    )
+    assert str(session.stopped("s.csv", 137)) == (
+        "s.csv: the Spark JVM stopped (exit code 137) on this sample"
+    )
+    assert issubclass(session.SparkStopped, UsageError)  # exit 2
+    assert "-XX:+ExitOnOutOfMemoryError" in session.JVM_OPTIONS
+    # a connection py4j lost, however deep in the chain, means the JVM may be gone
+    try:
+        try:
+            raise ConnectionResetError(104, "reset")
+        except ConnectionResetError as reset:
+            raise RuntimeError("An error occurred while calling o72.getResult") from reset
+    except RuntimeError as wrapped:
+        assert session._connection_lost(wrapped)
+    assert not session._connection_lost(ValueError("an ordinary Spark error"))
+    # py4j logs a broken connection on the root logger: dropped during a run, only then
+    root = logging.getLogger()
+    py4j = logging.LogRecord("root", logging.ERROR, f"{os.sep}py4j{os.sep}x.py", 1, "m", (), None)
+    other = logging.LogRecord("root", logging.ERROR, "/app/x.py", 1, "m", (), None)
+    with session.quiet_py4j():
+        assert not root.filter(py4j) and root.filter(other)
+    assert root.filter(py4j)

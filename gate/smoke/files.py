@@ -41,6 +41,32 @@ def read_bytes(path: Path, shown: str, max_bytes: int) -> bytes:
     return data
 
 
+def read_footer(path: Path, shown: str, max_bytes: int) -> bytes | None:
+    """A Parquet file's footer as a file of its own (``PAR1``, metadata, length, ``PAR1``).
+
+    Enough for pyarrow to read the metadata without reading the data: the
+    limits are checked on it before Spark starts. ``None`` when the file has
+    no valid footer (reading it later says why, as the dataset's error).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size < 12:
+            return None
+        check_size(info.st_size, shown, max_bytes)
+        handle.seek(info.st_size - 8)
+        tail = handle.read(8)
+        length = int.from_bytes(tail[:4], "little")
+        if tail[4:] != b"PAR1" or length > info.st_size - 12:
+            return None
+        handle.seek(info.st_size - 8 - length)
+        footer = handle.read(length)
+    return b"PAR1" + footer + tail
+
+
 def check_size(size: int, shown: str, max_bytes: int) -> None:
     """Refuse a sample above the byte limit (exit 2), before reading it."""
     if size > max_bytes:

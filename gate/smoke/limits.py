@@ -1,7 +1,7 @@
 """Sample limits exceeded: one line, exit 2, the key that raises the limit.
 
 The limits themselves are fields of ``gate.limits.Limits`` (``sample_bytes``,
-``sample_rows``, ``smoke_seconds_per_dataset``), read from the ``limits:``
+``sample_rows``, ``sample_decoded_bytes``, ``smoke_seconds_per_dataset``...), read from the ``limits:``
 section of the config on the **base** side, so a pull request cannot raise
 them for itself. Pure Python: no Spark, no I/O.
 """
@@ -29,6 +29,13 @@ def too_many_rows(shown: str, rows: int, limit: int, *, at_least: bool = False) 
     return LimitExceeded(
         f"{shown}: {more}{rows:,} rows is more than the sample limit of {limit:,} rows "
         "(raise limits.sample_rows in the base side's config)"
+    )
+
+
+def too_much_decoded(shown: str, size: int, limit: int) -> LimitExceeded:
+    return LimitExceeded(
+        f"{shown}: {_size(size)} once decoded is more than the sample limit of {_size(limit)} "
+        "(raise limits.sample_decoded_bytes in the base side's config)"
     )
 
 

@@ -15,7 +15,8 @@ Arrow table (``readers``).
 - JSON Lines: split into lines in C++; each line is one record for Spark's
   JSON reader. ``.json``: an array's elements (or the one object), each kept
   exactly as written.
-- Parquet: pyarrow's reader on the bytes.
+- Parquet: pyarrow's reader on the bytes, after the file's metadata was held
+  against the limits (``parquet``: a file can decode into far more than its size).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from gate.smoke import limits
+from gate.limits import Limits
+from gate.smoke import limits, parquet
 from gate.smoke.samples import SampleError
 
 #: The internal column holding the text of records that do not parse.
@@ -296,10 +298,36 @@ def _skip_space(text: str, index: int) -> int:
     return index
 
 
-def parquet_table(data: bytes, shown: str) -> pa.Table:
-    """One Parquet file's table; ``SampleError`` with pyarrow's first line otherwise."""
+def parquet_table(
+    data: bytes, shown: str, bounds: Limits, budget: int, counted: bool = False
+) -> tuple[pa.Table, int]:
+    """One Parquet file's table and its decoded bytes; nothing decoded above ``budget``.
+
+    ``budget``: what is left of ``limits.sample_decoded_bytes``. ``LimitExceeded``
+    above a limit (see ``parquet``); ``SampleError`` with pyarrow's first line
+    for a file it cannot read. ``counted``: ``parquet.precheck`` has counted
+    the dictionary columns; only the metadata is checked again.
+    """
     try:
-        return pq.read_table(pa.BufferReader(data))
+        metadata = pq.ParquetFile(pa.BufferReader(data)).metadata
     except Exception as err:
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise SampleError(f"{shown}: unreadable Parquet: {first[:300]}") from None
+        raise _unreadable(shown, err) from None
+    dictionaries, _ = parquet.check(metadata, shown, bounds, budget)
+    if counted:
+        dictionaries = []
+    try:
+        table = pq.read_table(pa.BufferReader(data), read_dictionary=dictionaries or None)
+    except Exception as err:
+        raise _unreadable(shown, err) from None
+    size = parquet.table_decoded_bytes(table)
+    if size > budget:
+        raise limits.too_much_decoded(shown, size, budget)
+    try:
+        return parquet.decode(table), size
+    except Exception as err:
+        raise _unreadable(shown, err) from None
+
+
+def _unreadable(shown: str, err: Exception) -> SampleError:
+    first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+    return SampleError(f"{shown}: unreadable Parquet: {first[:300]}")

@@ -34,7 +34,17 @@ from gate.git_tree import Repo
 from gate.limits import Limits
 from gate.model import Check, Dataset, GateError
 from gate.smoke import checks as rules
-from gate.smoke import checkspec, files, quarantine, readers, schema, session, sqlexpr, warmup
+from gate.smoke import (
+    checkspec,
+    files,
+    parquet,
+    quarantine,
+    readers,
+    schema,
+    session,
+    sqlexpr,
+    warmup,
+)
 from gate.smoke.checkspec import CheckPlan
 from gate.smoke.result import (
     ERROR,
@@ -88,6 +98,8 @@ def run(
         if isinstance(item, Sample):
             sizes[index] = files.sample_size(item.path)
             files.check_size(sizes[index], item.relpath, limits.sample_bytes)
+            if item.format == "parquet":  # a small file can decode into GBs: before Spark
+                parquet.precheck(item, limits)  # (so readers.read(..., counted=True) below)
     pairs = list(zip(datasets, found, strict=True))
     count = workers if workers is not None else parallelism()
     small = [i for i in range(len(pairs)) if sizes.get(i, 0) < SMALL_SAMPLE_BYTES]
@@ -104,10 +116,11 @@ def run(
         if isinstance(item, SampleError):
             return _error(dataset, None, str(item), 0.0)
         assert handle is not None
-        return _run_dataset(handle, dataset, item, dialect, quarantine_folder, limits, ahead)
+        left = limits.smoke_seconds - (time.perf_counter() - started)
+        return _run_dataset(handle, dataset, item, dialect, quarantine_folder, limits, ahead, left)
 
     results: dict[int, DatasetSmoke] = {}
-    with _ReadAhead(limits) as reader:
+    with session.quiet_py4j(), _ReadAhead(limits) as reader:
         if large:  # read while the session starts and the small samples run
             reader.submit(large[0], pairs[large[0]][1])
         try:
@@ -174,7 +187,7 @@ class _ReadAhead:
             return
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gate-read")
-        self.pending[index] = self.pool.submit(readers.read, item, self.limits)
+        self.pending[index] = self.pool.submit(readers.read, item, self.limits, True)
 
     def take(self, index: int) -> Future[readers.Read] | None:
         return self.pending.pop(index, None)
@@ -240,10 +253,26 @@ def _run_dataset(
     quarantine_folder: Path | None,
     limits: Limits,
     ahead: Future[readers.Read] | None = None,
+    left: float | None = None,
 ) -> DatasetSmoke:
-    """One dataset; ``ahead`` is its sample already being read (``_ReadAhead``)."""
+    """One dataset; ``ahead`` is its sample already being read (``_ReadAhead``).
+
+    ``left``: seconds left of ``limits.smoke_seconds``, the whole smoke test's
+    time (session start included); the dataset gets the smaller of that and
+    ``limits.smoke_seconds_per_dataset``, and none at all once it is spent.
+    """
     started = time.perf_counter()
-    watch = session.Deadline(handle, limits.smoke_seconds_per_dataset)
+    left = limits.smoke_seconds if left is None else left
+    whole = (
+        f"not evaluated: the smoke test took longer than {limits.smoke_seconds:g} s in all "
+        "and was stopped (limits.smoke_seconds)"
+    )
+    if left <= 0:
+        if ahead is not None:
+            ahead.cancel()
+        return _error(dataset, sample.relpath, f"{sample.relpath}: {whole}", 0.0)
+    cut_by_whole = left < limits.smoke_seconds_per_dataset
+    watch = session.Deadline(handle, min(left, limits.smoke_seconds_per_dataset))
     try:
         read = ahead.result() if ahead is not None else None  # its errors are this dataset's
         with watch:
@@ -256,7 +285,12 @@ def _run_dataset(
     except SampleError as err:
         return _error(dataset, sample.relpath, str(err), time.perf_counter() - started)
     except Exception as err:  # Spark's own errors: one line, this dataset only
-        if watch.expired:
+        code = session.jvm_exit(handle, err)
+        if code is not None:  # no dataset can run any more: the run stops, exit 2
+            raise session.stopped(sample.relpath, code) from None
+        if watch.expired and cut_by_whole:
+            message = f"{sample.relpath}: {whole}"
+        elif watch.expired:
             message = (
                 f"{sample.relpath}: not evaluated: Spark took longer than "
                 f"{limits.smoke_seconds_per_dataset:g} s on this dataset and was stopped "
@@ -334,7 +368,9 @@ class _DatasetRun:
         self.sample = sample
         self.dialect = dialect
         self.loaded = readers.to_spark(
-            handle.spark, read if read is not None else readers.read(sample, limits), sample
+            handle.spark,
+            read if read is not None else readers.read(sample, limits, True),
+            sample,
         )
         self.df = self.loaded.df
         self.source_types = {field.name: field.dataType for field in self.df.schema.fields}

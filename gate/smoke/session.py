@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
+import logging
 import os
 import re
 import shutil
@@ -31,6 +32,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,8 +64,16 @@ LOCAL_CONF = {
 
 #: JVM options for a short-lived driver: serial GC, quick JIT (C1 only). On two
 #: cores the C2 compiler threads compete with the first queries; without them
-#: the warm-up is shorter (see docs/smoke-test.md, Performance).
-JVM_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+#: the warm-up is shorter (see docs/smoke-test.md, Performance). On an
+#: out-of-memory error the JVM exits at once (code ``OOM_EXIT``), its one line
+#: on stderr, not stdout: Spark otherwise logged 60 lines of stack trace from a
+#: scheduler thread and the job waited for the dataset's time limit (300 s, measured).
+JVM_OPTIONS = (
+    "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 "
+    "-XX:+ExitOnOutOfMemoryError -XX:+DisplayVMOutputToStderr"
+)
+#: The JVM's exit code after ``-XX:+ExitOnOutOfMemoryError``.
+OOM_EXIT = 3
 
 #: More JVM options for a local session (e.g. a class-data-sharing archive).
 JAVA_OPTIONS_ENV = "GATE_SPARK_JAVA_OPTIONS"
@@ -411,3 +421,92 @@ class Deadline:
                     self.spark.removeTag(self.tag)
                 else:
                     self.spark.sparkContext.removeJobTag(self.tag)
+
+
+class SparkStopped(UsageError):
+    """The local JVM is gone (out of memory, killed): the run stops with this one line."""
+
+
+def jvm_exit(handle: SparkHandle, err: BaseException | None = None) -> int | None:
+    """The exit code of the driver JVM this run launched, or ``None`` while it lives.
+
+    Asked after a Spark call failed with ``err``: a JVM that ran out of memory
+    exits with ``OOM_EXIT`` moments after the connection broke, so when ``err``
+    says the connection is lost, wait for it a little (an ordinary Spark error
+    costs no wait). The
+    driver runs in this process's JVM for a local and a classic cluster master
+    alike; Spark Connect's server and a session the caller owns are not ours.
+    """
+    if handle.remote or not handle.owned:
+        return None
+    try:
+        from pyspark import SparkContext
+
+        proc = getattr(SparkContext._gateway, "proc", None)
+    except Exception:
+        return None
+    if proc is None:
+        return None
+    with contextlib.suppress(Exception):
+        if _connection_lost(err) or not _answers(handle):
+            return proc.wait(timeout=2.0)
+        return proc.poll()
+    return None
+
+
+def _answers(handle: SparkHandle) -> bool:
+    """Whether the JVM still answers a trivial call (about a millisecond when it does).
+
+    A JVM out of memory can answer the failing call with a Java error and exit
+    just after; the next call then finds the connection gone.
+    """
+    try:
+        handle.spark.sparkContext._jvm.java.lang.System.nanoTime()
+    except Exception:
+        return False
+    return True
+
+
+def _connection_lost(err: BaseException | None) -> bool:
+    """Whether ``err`` (or what caused it) is py4j losing the JVM's connection."""
+    seen = 0
+    while err is not None and seen < 16:
+        if isinstance(err, (ConnectionError, EOFError)) or type(err).__name__ == (
+            "Py4JNetworkError"
+        ):
+            return True
+        err = err.__cause__ or err.__context__
+        seen += 1
+    return False
+
+
+def stopped(shown: str, code: int) -> SparkStopped:
+    """The one line for a JVM that exited while it worked on the sample ``shown``."""
+    if code == OOM_EXIT:
+        memory = os.environ.get(DRIVER_MEMORY_ENV, "").strip() or LOCAL_CONF["spark.driver.memory"]
+        return SparkStopped(
+            f"{shown}: Spark ran out of memory on this sample (driver heap {memory}); "
+            f"raise {DRIVER_MEMORY_ENV} (e.g. 4g) or commit a smaller sample"
+        )
+    return SparkStopped(f"{shown}: the Spark JVM stopped (exit code {code}) on this sample")
+
+
+def _from_py4j(record: logging.LogRecord) -> bool:
+    """Keep every record but py4j's own, which it logs on the root logger."""
+    return not (record.name == "root" and f"{os.sep}py4j{os.sep}" in record.pathname)
+
+
+@contextlib.contextmanager
+def quiet_py4j() -> Iterator[None]:
+    """Drop the tracebacks py4j logs on the root logger while a run talks to Spark.
+
+    py4j calls ``logging.exception`` (not its own logger) when the JVM's
+    connection breaks: a JVM that ran out of memory printed 40 lines of Python
+    traceback before the run's one line said what happened (measured).
+    """
+    root = logging.getLogger()
+    root.addFilter(_from_py4j)
+    try:
+        yield
+    finally:
+        root.removeFilter(_from_py4j)
