@@ -162,6 +162,10 @@ class Dataset:
     #: properties file is in no dbt project). dbt keys a node by project and
     #: model (``model.<project>.<model>``), so two projects may share a model name.
     project: str | None = field(default=None, compare=False)
+    #: dbt: ``enabled`` / ``contract.enforced`` settings that are expressions the
+    #: gate cannot evaluate, as (setting, expression, path, line); each is read as
+    #: true (the model stays guarded) and a changed one is a finding.
+    unevaluable: tuple[tuple[str, str, str, int | None], ...] = field(default=(), compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

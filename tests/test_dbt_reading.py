@@ -1,0 +1,198 @@
+"""dbt read as dbt reads it (issues #21 and #27), scenario by scenario.
+
+Each case is written for the gate; the pattern it reproduces is named where a
+public project showed it (measured, not copied).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import CompletedProcess
+
+import pytest
+
+from tests.conftest import gate_env
+from tests.gitrepo import GitRepo
+
+Cli = Callable[..., CompletedProcess[str]]
+
+PROJECT = 'name: shop\nversion: "1.0"\nconfig-version: 2\nprofile: shop\n'
+
+
+def yml(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def start(tmp_path: Path, files: dict[str, str]) -> GitRepo:
+    repo = GitRepo(tmp_path / "repo")
+    for path, text in files.items():
+        repo.write(path, text)
+    repo.commit("base")
+    repo.branch("feature")
+    return repo
+
+
+def run(cli: Cli, repo: GitRepo, *args: str) -> tuple[int, dict]:
+    proc = cli(repo.path, "--base", "main", "--format", "json", *args, env=gate_env())
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def refusal(cli: Cli, repo: GitRepo, *args: str) -> list[str]:
+    proc = cli(repo.path, "--base", "main", *args, env=gate_env())
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    return [line.removeprefix("schema-gate: error: ") for line in proc.stderr.splitlines()]
+
+
+def found(report: dict) -> list[tuple[str, str, str | None]]:
+    return sorted((c["rule"], c["dataset"], c["column"]) for c in report["changes"])
+
+
+ORDERS_TOP_LEVEL = yml("""
+    version: 2
+    models:
+      - name: orders
+        contract:
+          enforced: true
+        columns:
+          - name: id
+            data_type: int
+          - name: amount
+            data_type: int
+    """)
+
+
+# -- a top-level contract: (dbt-core moves it into config) ---------------------------
+
+
+def test_a_top_level_contract_enforces(tmp_path: Path, cli: Cli) -> None:
+    """dbt-core's ``normalize_contract_attribute`` moves ``contract:`` into config;
+    jaffle-shop-mesh-style projects write it that way."""
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/orders.sql": "select 1 as id\n",
+            "models/schema.yml": ORDERS_TOP_LEVEL,
+        },
+    )
+    repo.write("models/schema.yml", ORDERS_TOP_LEVEL.split("      - name: amount")[0])
+    code, report = run(cli, repo)
+    assert (code, found(report)) == (1, [("column_removed", "orders", "amount")])
+
+
+def test_a_contract_both_top_level_and_in_config_is_refused_as_dbt_does(
+    tmp_path: Path, cli: Cli
+) -> None:
+    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/orders.sql": "select 1\n"})
+    repo.write(
+        "models/schema.yml",
+        ORDERS_TOP_LEVEL.replace(
+            "    columns:\n",
+            "    config:\n      contract: {enforced: true}\n    columns:\n",
+            1,
+        ),
+    )
+    [line] = refusal(cli, repo)
+    assert line.startswith("models/schema.yml:4: model 'orders': 'contract' is both"), line
+
+
+# -- Jinja and expressions in enabled / contract.enforced ----------------------------
+
+
+def _enforced_orders(config: str = "contract: {enforced: true}") -> str:
+    return yml(f"""
+        version: 2
+        models:
+          - name: orders
+            config: {{{config}}}
+            columns:
+              - name: id
+                data_type: int
+        """)
+
+
+@pytest.mark.parametrize(
+    ("config", "rule"),
+    [
+        ('contract: {enforced: "{{ false }}"}', "contract_enforcement_removed"),
+        ('contract: {enforced: true}, enabled: "{{- false -}}"', "model_disabled"),
+    ],
+)
+def test_constant_jinja_is_folded(tmp_path: Path, cli: Cli, config: str, rule: str) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/orders.sql": "select 1\n",
+            "models/s.yml": _enforced_orders(),
+        },
+    )
+    repo.write("models/s.yml", _enforced_orders(config))
+    code, report = run(cli, repo)
+    assert (code, found(report)) == (1, [(rule, "orders", None)])
+
+
+@pytest.mark.parametrize(
+    ("model_file", "text", "line"),
+    [
+        ("orders.sql", "{{ config(contract=dict(enforced=false)) }}\nselect 1\n", 1),
+        ("orders.sql", "{{ config(**{'contract': {'enforced': flag}}) }}\nselect 1\n", 1),
+        ("orders.sql", "{% set on = false %}\n{{ config(enabled=on) }}\nselect 1\n", 2),
+        ("orders.sql", "{{ config(\n  enabled=not true\n) }}\nselect 1\n", 2),
+        ("orders.sql", "{{ config(enabled=(false)) }}\nselect 1\n", 1),
+        ("orders.sql", "{{ config(enabled=var('orders_on')) }}\nselect 1\n", 1),
+        ("orders.py", "def model(dbt, session):\n    dbt.config(enabled=bool(0))\n", 2),
+        ("orders.py", "def model(dbt, session):\n    dbt.config(**kwargs)\n", 2),
+    ],
+)
+def test_an_expression_the_gate_cannot_evaluate_is_a_finding(
+    tmp_path: Path, cli: Cli, model_file: str, text: str, line: int
+) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            f"models/{model_file}": "select 1\n"
+            if model_file.endswith(".sql")
+            else "def model(dbt, session):\n    return 1\n",
+            "models/s.yml": _enforced_orders(),
+        },
+    )
+    repo.write(f"models/{model_file}", text)
+    code, report = run(cli, repo)
+    assert code == 1
+    unevaluable = [c for c in report["changes"] if c["rule"] == "dbt_config_unevaluable"]
+    assert [(c["path"], c["line"], c["severity"]) for c in unevaluable] == [
+        (f"models/{model_file}", line, "error")
+    ] * len(unevaluable), report["changes"]
+    assert unevaluable
+    assert (
+        "enforcement now depends on an expression the gate cannot evaluate"
+        in unevaluable[0]["message"]
+    )
+    # Unchanged at the next PR: nothing to say.
+    repo.commit("expression")
+    repo.write("models/s.yml", _enforced_orders() + "    description: orders\n")
+    code, report = run(cli, repo, "--base", "HEAD")
+    assert not [c for c in report["changes"] if c["rule"] == "dbt_config_unevaluable"]
+
+
+def test_a_jinja_expression_in_a_properties_file_is_a_finding(tmp_path: Path, cli: Cli) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/orders.sql": "select 1\n",
+            "models/s.yml": _enforced_orders(),
+        },
+    )
+    repo.write("models/s.yml", _enforced_orders("contract: {enforced: \"{{ var('strict') }}\"}"))
+    code, report = run(cli, repo)
+    assert (code, found(report)) == (1, [("dbt_config_unevaluable", "orders", None)])
+    [change] = report["changes"]
+    assert (change["path"], change["line"]) == ("models/s.yml", 4)
