@@ -33,6 +33,10 @@ class Entry:
     #: A model file of a model this file describes changed (deleted, renamed,
     #: its ``config()`` edited): then even an unchanged move must be compared.
     model_file_changed: bool = False
+    #: The PR changed this file (git lists it). ``False`` for a file compared only
+    #: because its project's ``dbt_project.yml`` or a model file changed: a
+    #: problem in it is not this PR's, so it never refuses the run.
+    touched: bool = True
 
 
 def _merge(
@@ -125,15 +129,18 @@ def collect(
     refresh = _changed_projects([c for c, _g in merged], base_index, head_index)
     known = {p for c, _g in merged for p in (c.old_path, c.new_path) if p}
     implicated: set[str] = set()
+    untouched: set[str] = set()
     if refresh:
         extra = _whole_projects(repo, base, head, refresh, negations, known)
         merged.extend((c, False) for c in extra)
         known.update(p for c in extra for p in (c.old_path, c.new_path) if p)
+        untouched.update(c.new_path for c in extra if c.new_path and c.old_path == c.new_path)
     if model_files:
         extra = properties_of_changed_models(
             repo, (base, head), (base_index, head_index), model_files, negations, known, implicated
         )
         merged.extend((c, False) for c in extra)
+        untouched.update(c.new_path for c in extra if c.new_path and c.old_path == c.new_path)
     base_of = base_index.locate(c.old_path for c, _g in merged if c.old_path)
     head_of = head_index.locate(c.new_path for c, _g in merged if c.new_path)
     entries: list[Entry] = []
@@ -145,8 +152,10 @@ def collect(
             if kept is None:
                 continue
             change = kept
-        touched = bool({change.old_path, change.new_path} & implicated)
-        entries.append(Entry(change, before, after, touched))
+        implicated_here = bool({change.old_path, change.new_path} & implicated)
+        entries.append(
+            Entry(change, before, after, implicated_here, change.new_path not in untouched)
+        )
     return entries
 
 

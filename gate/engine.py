@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
+from gate import acks, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, declarations, types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
@@ -67,6 +67,11 @@ class Settings:
 #: What one parse needs: the file's bytes, its path, its side, its dbt project.
 _Item = tuple[bytes, str, str, Project | None]
 
+#: The side of a HEAD file the PR did not change (compared because its dbt
+#: project or a model file changed, or searched for a clash): parsed like the
+#: base, and a problem in it is a warning, never a refusal.
+_UNTOUCHED = "head, unchanged"
+
 
 def _parse_one(limits: Limits, item: _Item) -> Contract | ContractError:
     """A contract, or the error that refuses it, as a value.
@@ -79,7 +84,7 @@ def _parse_one(limits: Limits, item: _Item) -> Contract | ContractError:
     """
     data, path, side, project = item
     try:
-        return parse_contract(data, path, project, limits, check_schema=side != "base")
+        return parse_contract(data, path, project, limits, check_schema=side == "head")
     except ContractError as exc:
         return exc
 
@@ -212,6 +217,14 @@ def _base_warning(error: ContractError) -> str:
     )
 
 
+def _untouched_warning(error: ContractError) -> str:
+    where = f"{error.path}:{error.line}" if error.line else error.path
+    return (
+        f"warning: {where} is unreadable ({error.detail}); this PR did not change it, "
+        "so it is not compared"
+    )
+
+
 def _read_sides(
     repo: Repo,
     file_changes: Sequence[Entry],
@@ -227,6 +240,9 @@ def _read_sides(
     unreadable base file adds a warning to ``warnings`` and contributes no
     datasets; an unreadable HEAD file, and a dataset two HEAD files declare,
     adds to ``refused`` (the run goes on collecting, then refuses them all).
+    A HEAD file the PR did not change is read like the base (no schema check);
+    if even that fails it is a warning and the file is compared on neither side:
+    whether a run is refused never depends on files the PR did not touch.
     """
     entries: list[tuple[str, str | None, str, Project | None]] = []
     for entry in file_changes:
@@ -234,23 +250,31 @@ def _read_sides(
         if change.old_path and change.old_blob:
             entries.append((change.old_path, change.old_blob, "base", entry.base))
         if change.new_path:
-            entries.append((change.new_path, change.new_blob, "head", entry.head))
+            side = "head" if entry.touched else _UNTOUCHED
+            entries.append((change.new_path, change.new_blob, side, entry.head))
     base: list[Dataset] = []
     head: list[Dataset] = []
-    for side, contract in _load(repo, entries, workers, limits):
+    skipped: set[str] = set()
+    for (path, _blob, _s, _p), (side, contract) in zip(
+        entries, _load(repo, entries, workers, limits), strict=True
+    ):
         if isinstance(contract, ContractError):
             if side == "base":
                 warnings.append(_base_warning(contract))
+            elif side == _UNTOUCHED:
+                warnings.append(_untouched_warning(contract))
+                skipped.add(path)
             else:
                 refused.append(contract)
             continue
         (base if side == "base" else head).extend(contract.datasets)
+    base = [d for d in base if d.path not in skipped]
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
     base = dbt_model_files.apply_model_configs(repo, commits[0], base, old_projects)
     head = dbt_model_files.apply_model_configs(repo, commits[1], head, new_projects)
     # dbt allows a disabled model beside an enabled one of the same name.
-    refused += _duplicates([d for d in head if d.enabled])
+    refused += _duplicates([d for d in head if declarations.declares(d)])
     return base, head
 
 
@@ -269,12 +293,14 @@ def _declared_elsewhere(
 
     Only changed files are parsed, so a copied contract would otherwise pass as
     ``model_added``. A text search finds the few unchanged files that mention a
-    new id; only those are parsed (one of them unreadable at HEAD is refused too).
+    new id; only those are parsed, leniently (one unreadable at HEAD is skipped:
+    the PR did not change it). Only contracts clash: an unenforced dbt model is
+    none, and two formats declaring one table are two contracts.
     """
-    known = {(d.project, d.id.casefold()) for d in base}
+    known = {(d.format, d.project, d.id.casefold()) for d in base if declarations.declares(d)}
     new: dict[str, list[Dataset]] = {}
     for d in head:
-        if (d.project, d.id.casefold()) not in known and d.enabled:
+        if (d.format, d.project, d.id.casefold()) not in known and declarations.declares(d):
             new.setdefault(d.id.casefold(), []).append(d)
     if not new:
         return []
@@ -299,16 +325,15 @@ def _declared_elsewhere(
     if not candidates:
         return []
     items = [
-        (repo.read_file(settings.head, path) or b"", path, "head", projects[path])
+        (repo.read_file(settings.head, path) or b"", path, _UNTOUCHED, projects[path])
         for path in candidates
     ]
     found: list[ContractError] = []
     for contract in parse_many(items, limits=limits, workers=workers):
         if isinstance(contract, ContractError):
-            found.append(contract)
-            continue
+            continue  # unchanged by this PR: not its problem (and no declaration to clash)
         for other in contract.datasets:
-            for dataset in new.get(other.id.casefold(), ()) if other.enabled else ():
+            for dataset in new.get(other.id.casefold(), ()) if declarations.declares(other) else ():
                 if dbt_identity.same_dataset(dataset, other):
                     found.append(_clash(dataset, other))
     return found
@@ -459,7 +484,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     if dbt_identity.shared_names(base, head):
         base, head = dbt_identity.qualify(base, head)
         # A qualified ``platform.orders`` may meet another format's dataset of that id.
-        _refuse(_duplicates([d for d in head if d.enabled]))
+        _refuse(_duplicates([d for d in head if declarations.declares(d)]))
     renamed = {
         e.change.old_path: e.change.new_path
         for e in file_changes
@@ -469,14 +494,19 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     # The consumer search starts before the diff and runs beside it (see start_search).
     search = start_consumer_search(repo, settings.head, base, head, config.consumers)
     try:
-        changes: list[Change] = diff_datasets(
-            base,
-            head,
-            dialect=dialect,
-            severity_of=severity_of,
-            renamed_paths=renamed,
-            now=datetime.now(timezone.utc),
-        )
+        changes: list[Change] = []
+        # One dataset declared in two formats is two contracts (gate.declarations).
+        for old, new in declarations.by_format(
+            declarations.without_shadows(base), declarations.without_shadows(head)
+        ):
+            changes += diff_datasets(
+                old,
+                new,
+                dialect=dialect,
+                severity_of=severity_of,
+                renamed_paths=renamed,
+                now=datetime.now(timezone.utc),
+            )
     except BaseException:
         if search is not None:
             search.pending.cancel()

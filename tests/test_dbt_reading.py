@@ -196,3 +196,131 @@ def test_a_jinja_expression_in_a_properties_file_is_a_finding(tmp_path: Path, cl
     assert (code, found(report)) == (1, [("dbt_config_unevaluable", "orders", None)])
     [change] = report["changes"]
     assert (change["path"], change["line"]) == ("models/s.yml", 4)
+
+
+# -- what counts as a declaration --------------------------------------------------
+
+
+def _orders(*columns: str, enforced: bool = True, extra: str = "") -> str:
+    config = "    config:\n      contract: {enforced: true}\n" if enforced else ""
+    cols = "".join(f"      - name: {c}\n        data_type: int\n{extra}" for c in columns)
+    return f"version: 2\nmodels:\n  - name: orders\n{config}    columns:\n{cols}"
+
+
+def test_two_projects_sharing_a_name_are_fine_when_nothing_enforced_collides(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """Measured on copies of one template project (both ``name: jaffle_shop``)
+    in one repository: the unenforced copy is no second declaration."""
+    files = {
+        "a/dbt_project.yml": PROJECT,
+        "a/models/orders.sql": "select 1\n",
+        "a/models/schema.yml": _orders("id", "amount"),
+        "b/dbt_project.yml": PROJECT,
+        "b/models/orders.sql": "select 1\n",
+        "b/models/schema.yml": _orders("id", "amount", enforced=False),
+    }
+    repo = start(tmp_path, files)
+    repo.write("a/models/schema.yml", _orders("id"))
+    repo.write("b/models/schema.yml", _orders("id", "note", enforced=False))
+    code, report = run(cli, repo)
+    assert (code, found(report)) == (1, [("column_removed", "orders", "amount")])
+    # Both enforced: one dataset declared twice in one format stays a refusal.
+    repo.write("b/models/schema.yml", _orders("id", "note"))
+    [line] = refusal(cli, repo)
+    assert "dataset 'orders' is also declared in" in line, line
+
+
+ODCS = """\
+apiVersion: v3.1.0
+kind: DataContract
+id: orders-contract
+version: {version}
+status: active
+schema:
+  - name: orders
+    physicalName: orders
+    properties:
+{properties}"""
+
+
+def _odcs(version: str, *columns: str) -> str:
+    props = "".join(f"      - name: {c}\n        physicalType: int\n" for c in columns)
+    return ODCS.format(version=version, properties=props)
+
+
+def test_a_dbt_model_and_an_odcs_contract_of_one_table_are_two_contracts(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """The two-layer pattern: an enforced dbt model and the ODCS contract
+    published for the same table, each compared with its own base."""
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/orders.sql": "select 1\n",
+            "models/schema.yml": _orders("id", "amount", "note"),
+            "contracts/orders.odcs.yaml": _odcs("1.0.0", "id", "amount", "note"),
+        },
+    )
+    repo.write("models/schema.yml", _orders("id", "note"))
+    repo.write("contracts/orders.odcs.yaml", _odcs("2.0.0", "id", "amount"))
+    code, report = run(cli, repo)
+    assert code == 1
+    by_file = sorted((c["path"], c["rule"], c["column"]) for c in report["changes"])
+    assert by_file == [
+        ("contracts/orders.odcs.yaml", "column_removed", "note"),
+        ("contracts/orders.odcs.yaml", "version_bumped", None),
+        ("models/schema.yml", "column_removed", "amount"),
+    ]
+
+
+# -- which keys are refused -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        # dbt keeps extra column properties (custom keys): so does the gate.
+        (_orders("id", extra="        policy_tags: [pii]\n        quote: true\n"), None),
+        # An unenforced model is no contract: its keys are dbt's business.
+        (_orders("id", enforced=False, extra="        data_tpye: int\n"), None),
+        # A near miss of a known key that is absent: the typo drops a type.
+        (
+            _orders("id").replace("data_type", "data_tpye"),
+            "unknown key 'data_tpye'",
+        ),
+        (_orders("id").replace("    columns:", "    column:"), "unknown key 'column'"),
+    ],
+)
+def test_keys_are_read_as_dbt_reads_them(
+    tmp_path: Path, cli: Cli, text: str, refused: str | None
+) -> None:
+    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/orders.sql": "select 1\n"})
+    repo.write("models/schema.yml", text)
+    if refused is None:
+        code, _report = run(cli, repo)
+        assert code == 0
+    else:
+        [line] = refusal(cli, repo)
+        assert refused in line, line
+
+
+def test_a_file_the_pr_did_not_touch_never_refuses_the_run(tmp_path: Path, cli: Cli) -> None:
+    """A dbt_project.yml change brings every properties file of the project into
+    the comparison; a problem in one the PR did not change is not the PR's."""
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/orders.sql": "select 1\n",
+            "models/schema.yml": _orders("id").replace("    columns:", "    column:"),
+            "models/legacy/old.sql": "select 1\n",
+            "models/legacy/old.yml": "version: 2\nmodels:\n  - name: old\n",
+        },
+    )
+    repo.write(
+        "dbt_project.yml", PROJECT + "models:\n  shop:\n    legacy:\n      +enabled: false\n"
+    )
+    code, report = run(cli, repo)
+    assert code == 0, report

@@ -79,7 +79,7 @@ def parse_document(
                 # The parser's own checks first (their messages are tailored), then
                 # the published schema, which catches every key the parser skips.
                 if check_schema:
-                    validate(module.FORMAT, doc, path)
+                    validate(module.FORMAT, doc, path, contract)
                     require_columns(contract)
             except RecursionError:  # deeply nested check options, walked by json/recursion
                 raise ContractError(
