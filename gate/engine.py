@@ -225,6 +225,29 @@ def _untouched_warning(error: ContractError) -> str:
     )
 
 
+def _unreadable_contracts(
+    base: list[Dataset], head: list[Dataset], warnings: list[str], refused: list[ContractError]
+) -> tuple[list[Dataset], list[Dataset]]:
+    """dbt entries left unread because their properties file did not enforce them
+    (``Dataset.unreadable``) that their model file's ``config()`` does enforce:
+    a refusal at HEAD, a warning (and not compared) at the base."""
+
+    def error(d: Dataset) -> ContractError:
+        detail, line = d.unreadable or ("", None)
+        return ContractError(d.path, detail, line)
+
+    for d in head:
+        if d.unreadable and declarations.declares(d):
+            refused.append(error(d))
+    kept = []
+    for d in base:
+        if d.unreadable and declarations.declares(d):
+            warnings.append(_base_warning(error(d)))
+        else:
+            kept.append(d)
+    return kept, head
+
+
 def _read_sides(
     repo: Repo,
     file_changes: Sequence[Entry],
@@ -273,6 +296,7 @@ def _read_sides(
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
     base = dbt_model_files.apply_model_configs(repo, commits[0], base, old_projects)
     head = dbt_model_files.apply_model_configs(repo, commits[1], head, new_projects)
+    base, head = _unreadable_contracts(base, head, warnings, refused)
     # dbt allows a disabled model beside an enabled one of the same name.
     refused += _duplicates([d for d in head if declarations.declares(d)])
     return base, head

@@ -324,3 +324,21 @@ def test_a_file_the_pr_did_not_touch_never_refuses_the_run(tmp_path: Path, cli: 
     )
     code, report = run(cli, repo)
     assert code == 0, report
+
+
+def test_a_problem_in_an_unenforced_model_never_blocks(tmp_path: Path, cli: Cli) -> None:
+    """Two columns that differ only by case: dbt builds the model; the gate would
+    refuse it in a contract, but an unenforced model is no contract."""
+    twice = (
+        "version: 2\nmodels:\n  - name: orders\n    columns:\n      - name: id\n      - name: ID\n"
+    )
+    repo = start(tmp_path, {"dbt_project.yml": PROJECT, "models/orders.sql": "select 1\n"})
+    repo.write("models/schema.yml", twice)
+    code, report = run(cli, repo)
+    assert (code, report["changes"]) == (0, [])
+    # The model file's own config() enforces it: now it is a contract, and refused.
+    repo.write("models/orders.sql", "{{ config(contract={'enforced': true}) }}\nselect 1\n")
+    [line] = refusal(cli, repo)
+    assert line.startswith("models/schema.yml:6: model 'orders': column 'ID' is declared twice"), (
+        line
+    )

@@ -31,8 +31,10 @@ whole ``models/`` trees.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date, datetime, time, timezone
+from functools import partial
 from typing import Any
 
 from gate.formats import constraints as value_constraints
@@ -583,6 +585,51 @@ class _Parser:
             self.path, f"{owner}: {kind} constraint names unknown column '{written}'", line
         )
 
+    def version(
+        self,
+        dataset_id: str,
+        line: int,
+        entries: tuple[YMap, YMap, list[tuple[str, YMap, int]]],
+        owner: str,
+        enforced: bool,
+    ) -> Dataset:
+        """One version's dataset: its columns, constraints and tests, or the model's.
+
+        ``entries`` is (version, model, the model's column entries).
+        """
+        version, model, top = entries
+        tests = version.get("data_tests") is not None or version.get("tests") is not None
+        return self.dataset(
+            dataset_id,
+            line,
+            self.version_columns(version, top, owner),
+            version if version.get("constraints") is not None else model,
+            version if tests else model,
+            enforced,
+        )
+
+    def read(
+        self, dataset_id: str, line: int, enforced: bool, build: Callable[[], Dataset]
+    ) -> Dataset:
+        """``build()``; for a model its properties file and project leave unenforced,
+        a problem in its entry is kept on the dataset instead of refusing the file:
+        an unenforced model is no contract (its model file's ``config()`` may still
+        enforce it; the engine refuses it then)."""
+        try:
+            return build()
+        except ContractError as exc:
+            if enforced:
+                raise
+            return Dataset(
+                id=dataset_id,
+                path=self.path,
+                format=FORMAT,
+                project=self.project.name if self.project else None,
+                line=line,
+                enforced=False,
+                unreadable=(exc.detail, exc.line),
+            )
+
     def model(self, entry: Any, index: int, line: int) -> list[Dataset]:
         model = require_mapping(entry, self.path, f"model #{index + 1}", line)
         if model.get("name") is None:
@@ -598,8 +645,9 @@ class _Parser:
         versions = optional_list(model, "versions", self.path, f"{owner}: 'versions'")
         if not versions:
             p_enforced, p_enabled = self.project_settings(name, (name,))
-            dataset = self.dataset(
-                name, line, top, model, model, _first(enforced, p_enforced, False)
+            resolved = _first(enforced, p_enforced, False)
+            dataset = self.read(
+                name, line, resolved, lambda: self.dataset(name, line, top, model, model, resolved)
             )
             return [
                 replace(
@@ -642,15 +690,19 @@ class _Parser:
                 )
                 if said is not None
             }
-            dataset = self.dataset(
+            resolved = _first(v_enforced, enforced, p_enforced, False)
+            dataset = self.read(
                 f"{name}.v{label}",
                 v_line,
-                self.version_columns(version, top, v_owner),
-                version if version.get("constraints") is not None else model,
-                version
-                if version.get("data_tests") is not None or version.get("tests") is not None
-                else model,
-                _first(v_enforced, enforced, p_enforced, False),
+                resolved,
+                partial(
+                    self.version,
+                    f"{name}.v{label}",
+                    v_line,
+                    (version, model, top),
+                    v_owner,
+                    resolved,
+                ),
             )
             datasets.append(
                 replace(
