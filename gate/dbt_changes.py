@@ -114,17 +114,19 @@ def collect(
     globs: Sequence[str],
     from_globs: Sequence[FileChange],
     head_index: ProjectIndex | None = None,
+    warnings: list[str] | None = None,
 ) -> list[Entry]:
     """The files to compare: the glob-matched changes and the changed dbt
     properties files, each side with the dbt project it belongs to.
 
-    ``head_index`` lets the caller keep the projects found at ``head``."""
+    ``head_index`` lets the caller keep the projects found at ``head``; a
+    ``dbt_project.yml`` unreadable at the base only adds to ``warnings``."""
     negations = exclusions(globs)
     listed = repo.changed(base, head, [*PROPERTY_GLOBS, *MODEL_GLOBS, *negations])
     from_dbt = [c for c in listed if not is_model_file(c.new_path or c.old_path or "")]
     model_files = [c for c in listed if is_model_file(c.new_path or c.old_path or "")]
-    base_index = ProjectIndex(repo, base, "base")
     head_index = head_index if head_index is not None else ProjectIndex(repo, head, "head")
+    base_index = ProjectIndex(repo, base, "base", fallback=head_index)
     merged = _merge(from_globs, from_dbt)
     refresh = _changed_projects([c for c, _g in merged], base_index, head_index)
     known = {p for c, _g in merged for p in (c.old_path, c.new_path) if p}
@@ -143,6 +145,8 @@ def collect(
         untouched.update(c.new_path for c in extra if c.new_path and c.old_path == c.new_path)
     base_of = base_index.locate(c.old_path for c, _g in merged if c.old_path)
     head_of = head_index.locate(c.new_path for c, _g in merged if c.new_path)
+    if warnings is not None:
+        warnings.extend(base_index.warnings)
     entries: list[Entry] = []
     for change, by_glob in merged:
         before = base_of.get(change.old_path) if change.old_path else None

@@ -480,12 +480,12 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
 
     globbed = repo.changed(base_sha, head_commit, globs)
     head_projects = dbt_sources.ProjectIndex(repo, head_commit, "head")
+    warnings: list[str] = []
     file_changes = dbt_changes.collect(
-        repo, base_sha, head_commit, globs, globbed, head_index=head_projects
+        repo, base_sha, head_commit, globs, globbed, head_index=head_projects, warnings=warnings
     )
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
     file_changes = [e for e in file_changes if not dbt_changes.is_pure_move(e)]
-    warnings: list[str] = []
     if file_changes:
         # Parsing may fork workers now: load the dialect the diff and the consumer
         # scan need first, so that workers inherit it instead of loading it again.

@@ -342,3 +342,23 @@ def test_a_problem_in_an_unenforced_model_never_blocks(tmp_path: Path, cli: Cli)
     assert line.startswith("models/schema.yml:6: model 'orders': column 'ID' is declared twice"), (
         line
     )
+
+
+def test_a_project_file_unreadable_at_the_base_does_not_block_the_pr_that_fixes_it(
+    tmp_path: Path, cli: Cli
+) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": 'version: "1.0"\nconfig-version: 2\n',  # no name: dbt refuses it
+            "models/orders.sql": "select 1\n",
+            "models/schema.yml": _orders("id", "amount"),
+        },
+    )
+    repo.write("dbt_project.yml", PROJECT)
+    repo.write("models/schema.yml", _orders("id"))
+    code, report = run(cli, repo)
+    assert (code, found(report)) == (1, [("column_removed", "orders", "amount")])
+    assert any(
+        n.startswith("warning: the base version of dbt_project.yml") for n in report["notices"]
+    ), report["notices"]
