@@ -45,9 +45,8 @@ def by_format(
     others together (so a contract converted from one format to another still
     pairs with itself)."""
     formats: dict[str, set[str]] = {}
-    for dataset in (*base, *head):
-        if declares(dataset):
-            formats.setdefault(dataset.id.casefold(), set()).add(dataset.format)
+    for dataset in (*base, *head):  # an unenforced model too: pairing is by id
+        formats.setdefault(dataset.id.casefold(), set()).add(dataset.format)
     layered = {key for key, found in formats.items() if len(found) > 1}
     if not layered:
         return [(list(base), list(head))]

@@ -362,3 +362,26 @@ def test_a_project_file_unreadable_at_the_base_does_not_block_the_pr_that_fixes_
     assert any(
         n.startswith("warning: the base version of dbt_project.yml") for n in report["notices"]
     ), report["notices"]
+
+
+def test_an_unenforced_model_beside_an_odcs_contract_of_its_table_is_no_contract(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """Pairing is by id: the ODCS contract must never pair with the unenforced
+    model (that would read as contract_enforcement_removed)."""
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/orders.sql": "select 1\n",
+            "contracts/orders.odcs.yaml": _odcs("1.0.0", "id", "amount"),
+            "models/schema.yml": _orders("id", "amount", enforced=False),
+        },
+    )
+    repo.write("contracts/orders.odcs.yaml", _odcs("1.1.0", "id", "amount", "note"))
+    repo.write("models/schema.yml", _orders("id", enforced=False))
+    code, report = run(cli, repo)
+    assert (code, found(report)) == (
+        0,
+        [("column_added", "orders", "note"), ("version_bumped", "orders", None)],
+    )
