@@ -441,7 +441,8 @@ def test_same_dataset_across_projects_and_formats() -> None:
     assert not dbt_identity.same_dataset(a, b)
     assert dbt_identity.same_dataset(a, _model("Stg_Orders", "platform"))
     assert dbt_identity.same_dataset(a, _model("stg_orders", None))
-    assert dbt_identity.same_dataset(a, Dataset(id="stg_orders", path="s.yaml", format="soda"))
+    # Two formats declaring one table are two contracts (issue #21, gate.declarations).
+    assert not dbt_identity.same_dataset(a, Dataset(id="stg_orders", path="s.yaml", format="soda"))
 
 
 def _broken(dataset: str) -> Change:
