@@ -217,6 +217,18 @@ def _base_warning(error: ContractError) -> str:
     )
 
 
+def _declaration_key(dataset: Dataset) -> tuple[str, str | None, str]:
+    return dataset.format, dataset.project, dataset.id.casefold()
+
+
+def _untouched_clashes(datasets: Sequence[Dataset], untouched: set[str]) -> list[ContractError]:
+    """Clashes between two files the PR did not change (compared only because
+    their dbt project or a model file changed): they were there before, so they
+    are warnings, and the dataset is compared on neither side."""
+    quiet = [d for d in datasets if d.path in untouched]
+    return _duplicates(quiet) if len(quiet) > 1 else []
+
+
 def _untouched_warning(error: ContractError) -> str:
     where = f"{error.path}:{error.line}" if error.line else error.path
     return (
@@ -298,6 +310,22 @@ def _read_sides(
     head = dbt_model_files.apply_model_configs(repo, commits[1], head, new_projects)
     base, head = _unreadable_contracts(base, head, warnings, refused)
     # dbt allows a disabled model beside an enabled one of the same name.
+    untouched = {path for path, _b, side, _p in entries if side == _UNTOUCHED}
+    declaring = [d for d in head if declarations.declares(d)]
+    touched_keys = {_declaration_key(d) for d in declaring if d.path not in untouched}
+    gone: set[tuple[str, str | None, str]] = set()
+    for clash in _untouched_clashes(declaring, untouched):
+        found = next(d for d in declaring if (d.path, d.line) == (clash.path, clash.line))
+        if _declaration_key(found) in touched_keys:
+            continue  # a file this PR changed declares it too: that clash refuses below
+        gone.add(_declaration_key(found))
+        warnings.append(
+            f"warning: {clash.path}:{clash.line}: {clash.detail}; neither file changed in "
+            "this PR, so the dataset is not compared"
+        )
+    if gone:
+        base = [d for d in base if _declaration_key(d) not in gone]
+        head = [d for d in head if _declaration_key(d) not in gone]
     refused += _duplicates([d for d in head if declarations.declares(d)])
     return base, head
 

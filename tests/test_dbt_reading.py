@@ -385,3 +385,28 @@ def test_an_unenforced_model_beside_an_odcs_contract_of_its_table_is_no_contract
         0,
         [("column_added", "orders", "note"), ("version_bumped", "orders", None)],
     )
+
+
+def test_a_clash_between_two_files_the_pr_did_not_touch_is_a_warning(
+    tmp_path: Path, cli: Cli
+) -> None:
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/orders.sql": "select 1\n",
+            "models/a.yml": _orders("id"),
+            "models/b.yml": _orders("id"),
+            "models/legacy/old.sql": "select 1\n",
+        },
+    )
+    repo.write(
+        "dbt_project.yml", PROJECT + "models:\n  shop:\n    legacy:\n      +enabled: false\n"
+    )
+    code, report = run(cli, repo)
+    assert (code, report["changes"]) == (0, [])
+    assert any("neither file changed in this PR" in n for n in report["notices"]), report
+    # A file the PR changed declaring it as well: that clash is the PR's.
+    repo.write("models/c.yml", _orders("id"))
+    lines = refusal(cli, repo)
+    assert any("models/c.yml" in line and "also declared" in line for line in lines), lines
