@@ -221,12 +221,34 @@ def _declaration_key(dataset: Dataset) -> tuple[str, str | None, str]:
     return dataset.format, dataset.project, dataset.id.casefold()
 
 
-def _untouched_clashes(datasets: Sequence[Dataset], untouched: set[str]) -> list[ContractError]:
-    """Clashes between two files the PR did not change (compared only because
-    their dbt project or a model file changed): they were there before, so they
-    are warnings, and the dataset is compared on neither side."""
-    quiet = [d for d in datasets if d.path in untouched]
-    return _duplicates(quiet) if len(quiet) > 1 else []
+def _drop_old_clashes(
+    base: list[Dataset], head: list[Dataset], untouched: set[str], warnings: list[str]
+) -> tuple[list[Dataset], list[Dataset]]:
+    """A clash between two files the PR did not change (compared only because
+    their dbt project or a model file changed) was there before: a warning, and
+    that dataset is compared on neither side. When a file the PR changed declares
+    it too, the clash is the PR's: it stays, for ``_duplicates`` to refuse."""
+    declaring = [d for d in head if declarations.declares(d)]
+    quiet = [d for d in declaring if d.path in untouched]
+    if len(quiet) < 2:
+        return base, head
+    touched = {_declaration_key(d) for d in declaring if d.path not in untouched}
+    gone: set[tuple[str, str | None, str]] = set()
+    for clash in _duplicates(quiet):
+        found = next(d for d in quiet if (d.path, d.line) == (clash.path, clash.line))
+        if _declaration_key(found) in touched:
+            continue
+        gone.add(_declaration_key(found))
+        warnings.append(
+            f"warning: {clash.path}:{clash.line}: {clash.detail}; neither file changed in "
+            "this PR, so the dataset is not compared"
+        )
+    if not gone:
+        return base, head
+    return (
+        [d for d in base if _declaration_key(d) not in gone],
+        [d for d in head if _declaration_key(d) not in gone],
+    )
 
 
 def _untouched_warning(error: ContractError) -> str:
@@ -311,21 +333,7 @@ def _read_sides(
     base, head = _unreadable_contracts(base, head, warnings, refused)
     # dbt allows a disabled model beside an enabled one of the same name.
     untouched = {path for path, _b, side, _p in entries if side == _UNTOUCHED}
-    declaring = [d for d in head if declarations.declares(d)]
-    touched_keys = {_declaration_key(d) for d in declaring if d.path not in untouched}
-    gone: set[tuple[str, str | None, str]] = set()
-    for clash in _untouched_clashes(declaring, untouched):
-        found = next(d for d in declaring if (d.path, d.line) == (clash.path, clash.line))
-        if _declaration_key(found) in touched_keys:
-            continue  # a file this PR changed declares it too: that clash refuses below
-        gone.add(_declaration_key(found))
-        warnings.append(
-            f"warning: {clash.path}:{clash.line}: {clash.detail}; neither file changed in "
-            "this PR, so the dataset is not compared"
-        )
-    if gone:
-        base = [d for d in base if _declaration_key(d) not in gone]
-        head = [d for d in head if _declaration_key(d) not in gone]
+    base, head = _drop_old_clashes(base, head, untouched, warnings)
     refused += _duplicates([d for d in head if declarations.declares(d)])
     return base, head
 
@@ -535,7 +543,7 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         base = dbt_identity.follow_renames(base, renamed_projects)
     if dbt_identity.shared_names(base, head):
         base, head = dbt_identity.qualify(base, head)
-        # A qualified ``platform.orders`` may meet another format's dataset of that id.
+        # A qualified ``platform.orders`` may meet another declaration of that id.
         _refuse(_duplicates([d for d in head if declarations.declares(d)]))
     renamed = {
         e.change.old_path: e.change.new_path
