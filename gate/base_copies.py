@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from gate.model import Dataset
 
 
-def _key(dataset: Dataset) -> tuple[str | None, str]:
-    return dataset.project, dataset.id
+def _key(dataset: Dataset) -> tuple[str, str | None, str]:
+    """One format's declaration of a dataset: a dbt model and an ODCS contract of
+    one table are two contracts (``gate.declarations``), never copies of one."""
+    return dataset.format, dataset.project, dataset.id
 
 
 def single(
@@ -35,12 +37,12 @@ def single(
     pairs with its own next version), else the first. Disabled dbt models do not
     count (dbt allows one beside an enabled model of that name).
     """
-    kept_elsewhere: dict[tuple[str | None, str], list[str]] = {}
+    kept_elsewhere: dict[tuple[str, str | None, str], list[str]] = {}
     dropped: set[int] = set()
     for dataset, other in still_declared:
         kept_elsewhere.setdefault(_key(dataset), [other.path])
         dropped.add(id(dataset))
-    groups: dict[tuple[str | None, str], list[Dataset]] = {}
+    groups: dict[tuple[str, str | None, str], list[Dataset]] = {}
     for dataset in base:
         if dataset.enabled:
             groups.setdefault(_key(dataset), []).append(dataset)
@@ -58,7 +60,7 @@ def single(
             dropped |= {id(c) for c in copies if c is not keep}
             what = f"compared once, as declared in {keep.path}"
         notices.append(
-            f"dataset '{key[1]}' is declared in {len(paths)} files at the base "
+            f"dataset '{key[2]}' is declared in {len(paths)} files at the base "
             f"({', '.join(paths)}): {what}"
         )
     return [d for d in base if id(d) not in dropped], notices

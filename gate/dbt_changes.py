@@ -33,6 +33,10 @@ class Entry:
     #: A model file of a model this file describes changed (deleted, renamed,
     #: its ``config()`` edited): then even an unchanged move must be compared.
     model_file_changed: bool = False
+    #: The PR changed this file (git lists it). ``False`` for a file compared only
+    #: because its project's ``dbt_project.yml`` or a model file changed: a
+    #: problem in it is not this PR's, so it never refuses the run.
+    touched: bool = True
 
 
 def _merge(
@@ -110,11 +114,13 @@ def collect(
     globs: Sequence[str],
     from_globs: Sequence[FileChange],
     head_index: ProjectIndex | None = None,
+    warnings: list[str] | None = None,
 ) -> list[Entry]:
     """The files to compare: the glob-matched changes and the changed dbt
     properties files, each side with the dbt project it belongs to.
 
-    ``head_index`` lets the caller keep the projects found at ``head``."""
+    ``head_index`` lets the caller keep the projects found at ``head``; a
+    ``dbt_project.yml`` unreadable at the base only adds to ``warnings``."""
     negations = exclusions(globs)
     # Every changed yml/sql/py of the repository: a link among them that leads
     # nowhere is absent here, not an error (only contract globs refuse one).
@@ -123,23 +129,28 @@ def collect(
     )
     from_dbt = [c for c in listed if not is_model_file(c.new_path or c.old_path or "")]
     model_files = [c for c in listed if is_model_file(c.new_path or c.old_path or "")]
-    base_index = ProjectIndex(repo, base, "base")
     head_index = head_index if head_index is not None else ProjectIndex(repo, head, "head")
+    base_index = ProjectIndex(repo, base, "base", fallback=head_index)
     merged = _merge(from_globs, from_dbt)
     refresh = _changed_projects([c for c, _g in merged], base_index, head_index)
     known = {p for c, _g in merged for p in (c.old_path, c.new_path) if p}
     implicated: set[str] = set()
+    untouched: set[str] = set()
     if refresh:
         extra = _whole_projects(repo, base, head, refresh, negations, known)
         merged.extend((c, False) for c in extra)
         known.update(p for c in extra for p in (c.old_path, c.new_path) if p)
+        untouched.update(c.new_path for c in extra if c.new_path and c.old_path == c.new_path)
     if model_files:
         extra = properties_of_changed_models(
             repo, (base, head), (base_index, head_index), model_files, negations, known, implicated
         )
         merged.extend((c, False) for c in extra)
+        untouched.update(c.new_path for c in extra if c.new_path and c.old_path == c.new_path)
     base_of = base_index.locate(c.old_path for c, _g in merged if c.old_path)
     head_of = head_index.locate(c.new_path for c, _g in merged if c.new_path)
+    if warnings is not None:
+        warnings.extend(base_index.warnings)
     entries: list[Entry] = []
     for change, by_glob in merged:
         before = base_of.get(change.old_path) if change.old_path else None
@@ -149,8 +160,10 @@ def collect(
             if kept is None:
                 continue
             change = kept
-        touched = bool({change.old_path, change.new_path} & implicated)
-        entries.append(Entry(change, before, after, touched))
+        implicated_here = bool({change.old_path, change.new_path} & implicated)
+        entries.append(
+            Entry(change, before, after, implicated_here, change.new_path not in untouched)
+        )
     return entries
 
 

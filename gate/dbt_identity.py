@@ -40,9 +40,11 @@ def same_dataset(a: Dataset, b: Dataset) -> bool:
     """Whether two declarations claim one dataset (a clash when in two files).
 
     Ids that differ only by case count as one (most warehouses resolve them to
-    one table); two dbt models in different projects never do.
+    one table); two dbt models in different projects never do, nor do two
+    formats (an enforced dbt model beside an ODCS contract of its table is two
+    contracts: ``gate.declarations``).
     """
-    if a.id.casefold() != b.id.casefold():
+    if a.id.casefold() != b.id.casefold() or a.format != b.format:
         return False
     return a.project is None or b.project is None or a.project == b.project
 

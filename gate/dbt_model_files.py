@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING
 
 from gate.dbt_identity import bare_id
 from gate.dbt_sources import MODEL_FILES, PROPERTY_GLOBS, literal, model_folders, model_path
+from gate.formats import dbt_flags
 from gate.formats.dbt_project import Project
-from gate.formats.dbt_sql import model_settings
+from gate.formats.dbt_sql import read_settings
 from gate.git_tree import FileChange, Repo
 from gate.model import Dataset
 
@@ -78,8 +79,8 @@ def properties_of_changed_models(
     blobs = repo.read_blobs([b for c, _b, _a in relevant for b in (c.old_blob, c.new_blob) if b])
     names: dict[str, set[str]] = {}  # project folder -> model names to look for
     for change, before, after in relevant:
-        old = model_settings(_read(repo, change.old_blob, change.old_path, blobs))
-        new = model_settings(_read(repo, change.new_blob, change.new_path, blobs))
+        old = read_settings(_read(repo, change.old_blob, change.old_path, blobs)).meaning()
+        new = read_settings(_read(repo, change.new_blob, change.new_path, blobs)).meaning()
         moved = posixpath.dirname(change.old_path or "") != posixpath.dirname(change.new_path or "")
         folders_matter = any(p is not None and p.folder_configs for p in (before, after))
         gone = (
@@ -223,12 +224,22 @@ def apply_model_configs(
         if path is None:
             out[i] = replace(out[i], model_file_missing=True)
             continue
-        enforced, enabled = model_settings(_read(repo, found[path], path, blobs))
+        said = read_settings(_read(repo, found[path], path, blobs))
+        decided = {
+            s
+            for s, v in ((dbt_flags.ENFORCED, said.enforced), (dbt_flags.ENABLED, said.enabled))
+            if v is not None
+        }
         out[i] = replace(
             out[i],
             model_file=path,
-            enforced=out[i].enforced if enforced is None else enforced,
-            enabled=out[i].enabled if enabled is None else enabled,
+            enforced=out[i].enforced if said.enforced is None else said.enforced,
+            enabled=out[i].enabled if said.enabled is None else said.enabled,
+            unevaluable=dbt_flags.merge(
+                out[i].unevaluable,
+                tuple((s, e, path, line) for s, e, line in said.unevaluable),
+                decided | {s for s, _e, _l in said.unevaluable},
+            ),
         )
     return out
 
@@ -255,8 +266,7 @@ def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[
     for dataset_id, path in wanted.items():
         if path not in found:
             continue
-        _enforced, enabled = model_settings(_read(repo, found[path], path, blobs))
-        if enabled is not False:
+        if read_settings(_read(repo, found[path], path, blobs)).enabled is not False:
             built.add(dataset_id)
     return built
 

@@ -65,10 +65,16 @@ def exclusions(globs: Sequence[str]) -> list[str]:
 class ProjectIndex:
     """The dbt projects at one side (a commit, or the working tree when ``None``)."""
 
-    def __init__(self, repo: Repo, commit: str | None, side: str) -> None:
+    def __init__(
+        self, repo: Repo, commit: str | None, side: str, fallback: ProjectIndex | None = None
+    ) -> None:
         self.repo = repo
         self.commit = commit
         self.side = side
+        #: The HEAD index a base index falls back on for a ``dbt_project.yml``
+        #: unreadable at the base: a PR that fixes it is not refused for it.
+        self.fallback = fallback
+        self.warnings: list[str] = []
         self._at: dict[str, Project | None] = {}
 
     def project_in(self, folder: str) -> Project | None:
@@ -103,11 +109,20 @@ class ProjectIndex:
             try:
                 project = parse_project(data, path)
             except ContractError as exc:
-                if self.side == "base":
+                if self.side != "base":
+                    raise
+                at_head = self.fallback.project_in(folder) if self.fallback else None
+                if at_head is None:
                     raise ContractError(
                         exc.path, f"{exc.detail} (in the base version)", exc.line
                     ) from None
-                raise
+                where = f"{exc.path}:{exc.line}" if exc.line else exc.path
+                self.warnings.append(
+                    f"warning: the base version of {where} is unreadable ({exc.detail}); "
+                    "the HEAD version describes the project on both sides"
+                )
+                self._at[folder] = at_head
+                continue
             if project.folder_configs:
                 project = replace(
                     project, sql_folders=model_folders(self.repo, self.commit, project)

@@ -792,6 +792,24 @@ def _latest_moves(out: _Emitter, base: Sequence[Dataset], head: Sequence[Dataset
         )
 
 
+def _unevaluable(out: _Emitter, old: Dataset, new: Dataset) -> None:
+    """A dbt ``enabled``/``contract.enforced`` that became an expression the gate
+    cannot evaluate (or another one): read as true, so say so rather than pass."""
+    before = {(setting, expression) for setting, expression, _p, _l in old.unevaluable}
+    for setting, expression, path, line in new.unevaluable:
+        if (setting, expression) in before:
+            continue
+        out.emit(
+            "dbt_config_unevaluable",
+            new,
+            f"dataset '{new.id}': {setting} is now '{expression}': enforcement now depends "
+            "on an expression the gate cannot evaluate (read as true: the model stays guarded)",
+            path=path,
+            line=line,
+            after=expression,
+        )
+
+
 def diff_datasets(
     base: Sequence[Dataset],
     head: Sequence[Dataset],
@@ -840,6 +858,7 @@ def diff_datasets(
             )
     _latest_moves(out, base, head)
     for old, new in pairs:
+        _unevaluable(out, old, new)
         if old.enforced and not new.enforced:
             out.emit(
                 "contract_enforcement_removed",

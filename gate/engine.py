@@ -13,7 +13,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import acks, base_copies, dbt_changes, dbt_identity, dbt_model_files, dbt_sources, types
+from gate import (
+    acks,
+    base_copies,
+    dbt_changes,
+    dbt_identity,
+    dbt_model_files,
+    dbt_sources,
+    declarations,
+    types,
+)
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files, with_base_limits
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
@@ -80,6 +89,11 @@ class Settings:
 
 #: What one parse needs: the file's bytes, its path, its side, its dbt project.
 _Item = tuple[bytes, str, str, Project | None]
+
+#: The side of a HEAD file the PR did not change (compared because its dbt
+#: project or a model file changed, or searched for a clash): parsed like the
+#: base, and a problem in it is a warning, never a refusal.
+_UNTOUCHED = "head, unchanged"
 
 
 def _parse_one(limits: Limits, item: _Item) -> Contract | ContractError:
@@ -239,6 +253,71 @@ def _lenient_warning(warning: ContractWarning, which: str) -> ContractWarning:
     )
 
 
+def _declaration_key(dataset: Dataset) -> tuple[str, str | None, str]:
+    return dataset.format, dataset.project, dataset.id.casefold()
+
+
+def _drop_old_clashes(
+    base: list[Dataset], head: list[Dataset], untouched: set[str], warnings: list[str]
+) -> tuple[list[Dataset], list[Dataset]]:
+    """A clash between two files the PR did not change (compared only because
+    their dbt project or a model file changed) was there before: a warning, and
+    that dataset is compared on neither side. When a file the PR changed declares
+    it too, the clash is the PR's: it stays, for ``_duplicates`` to refuse."""
+    declaring = [d for d in head if declarations.declares(d)]
+    quiet = [d for d in declaring if d.path in untouched]
+    if len(quiet) < 2:
+        return base, head
+    touched = {_declaration_key(d) for d in declaring if d.path not in untouched}
+    gone: set[tuple[str, str | None, str]] = set()
+    for clash in _duplicates(quiet):
+        found = next(d for d in quiet if (d.path, d.line) == (clash.path, clash.line))
+        if _declaration_key(found) in touched:
+            continue
+        gone.add(_declaration_key(found))
+        warnings.append(
+            f"warning: {clash.path}:{clash.line}: {clash.detail}; neither file changed in "
+            "this PR, so the dataset is not compared"
+        )
+    if not gone:
+        return base, head
+    return (
+        [d for d in base if _declaration_key(d) not in gone],
+        [d for d in head if _declaration_key(d) not in gone],
+    )
+
+
+def _untouched_warning(error: ContractError) -> str:
+    where = f"{error.path}:{error.line}" if error.line else error.path
+    return (
+        f"warning: {where} is unreadable ({error.detail}); this PR did not change it, "
+        "so it is not compared"
+    )
+
+
+def _unreadable_contracts(
+    base: list[Dataset], head: list[Dataset], warnings: list[str], refused: list[ContractError]
+) -> tuple[list[Dataset], list[Dataset]]:
+    """dbt entries left unread because their properties file did not enforce them
+    (``Dataset.unreadable``) that their model file's ``config()`` does enforce:
+    a refusal at HEAD, a warning (and not compared) at the base."""
+
+    def error(d: Dataset) -> ContractError:
+        detail, line = d.unreadable or ("", None)
+        return ContractError(d.path, detail, line)
+
+    for d in head:
+        if d.unreadable and declarations.declares(d):
+            refused.append(error(d))
+    kept = []
+    for d in base:
+        if d.unreadable and declarations.declares(d):
+            warnings.append(_base_warning(error(d)))
+        else:
+            kept.append(d)
+    return kept, head
+
+
 def _read_sides(
     repo: Repo,
     file_changes: Sequence[Entry],
@@ -256,7 +335,10 @@ def _read_sides(
     datasets; an unreadable HEAD file, and a dataset two HEAD files declare,
     adds to ``refused`` (the run goes on collecting, then refuses them all).
     Schema warnings go to ``schema_warnings``: HEAD's as they are, a base file
-    read leniently as "the base version is broken".
+    read leniently as "the base version is broken". A HEAD file the PR did not
+    change is read leniently like the base; if even that fails it is a warning
+    and the file is compared on neither side: whether a run is refused never
+    depends on files the PR did not touch.
     """
     entries: list[tuple[str, str | None, str, Project | None]] = []
     for entry in file_changes:
@@ -264,27 +346,42 @@ def _read_sides(
         if change.old_path and change.old_blob:
             entries.append((change.old_path, change.old_blob, "base", entry.base))
         if change.new_path:
-            entries.append((change.new_path, change.new_blob, "head", entry.head))
+            side = "head" if entry.touched else _UNTOUCHED
+            entries.append((change.new_path, change.new_blob, side, entry.head))
     base: list[Dataset] = []
     head: list[Dataset] = []
-    for side, contract in _load(repo, entries, workers, limits):
+    skipped: set[str] = set()
+    for (path, _blob, _s, _p), (side, contract) in zip(
+        entries, _load(repo, entries, workers, limits), strict=True
+    ):
         if isinstance(contract, ContractError):
             if side == "base":
                 warnings.append(_base_warning(contract))
+            elif side == _UNTOUCHED:
+                warnings.append(_untouched_warning(contract))
+                skipped.add(path)
             else:
                 refused.append(contract)
             continue
         if side == "base":
             schema_warnings += [_lenient_warning(w, "the base version") for w in contract.warnings]
+        elif side == _UNTOUCHED:
+            schema_warnings += [
+                _lenient_warning(w, "this unchanged file") for w in contract.warnings
+            ]
         else:
             schema_warnings += contract.warnings
         (base if side == "base" else head).extend(contract.datasets)
+    base = [d for d in base if d.path not in skipped]
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
     base = dbt_model_files.apply_model_configs(repo, commits[0], base, old_projects)
     head = dbt_model_files.apply_model_configs(repo, commits[1], head, new_projects)
+    base, head = _unreadable_contracts(base, head, warnings, refused)
     # dbt allows a disabled model beside an enabled one of the same name.
-    refused += _duplicates([d for d in head if d.enabled])
+    untouched = {path for path, _b, side, _p in entries if side == _UNTOUCHED}
+    base, head = _drop_old_clashes(base, head, untouched, warnings)
+    refused += _duplicates([d for d in head if declarations.declares(d)])
     return base, head
 
 
@@ -323,7 +420,7 @@ def _unchanged_mentioning(
     if not candidates:
         return []
     items = [
-        (repo.read_file(settings.head, path) or b"", path, "other", projects[path])
+        (repo.read_file(settings.head, path) or b"", path, _UNTOUCHED, projects[path])
         for path in candidates
     ]
     return parse_many(items, limits=limits, workers=workers)
@@ -347,12 +444,13 @@ def _declared_elsewhere(
     ``model_added``. A text search finds the few unchanged files that mention a
     new id; only those are parsed, leniently. One that cannot be read at all is
     a warning in ``unreadable`` (a file the PR did not touch never blocks it);
-    without that list, it is refused.
+    without that list, it is refused. Only contracts clash: an unenforced dbt
+    model is none, and two formats declaring one table are two contracts.
     """
-    known = {(d.project, d.id.casefold()) for d in base}
+    known = {(d.format, d.project, d.id.casefold()) for d in base if declarations.declares(d)}
     new: dict[str, list[Dataset]] = {}
     for d in head:
-        if (d.project, d.id.casefold()) not in known and d.enabled:
+        if (d.format, d.project, d.id.casefold()) not in known and declarations.declares(d):
             new.setdefault(d.id.casefold(), []).append(d)
     if not new:
         return []
@@ -374,7 +472,7 @@ def _declared_elsewhere(
                 )
             continue
         for other in contract.datasets:
-            for dataset in new.get(other.id.casefold(), ()) if other.enabled else ():
+            for dataset in new.get(other.id.casefold(), ()) if declarations.declares(other) else ():
                 if dbt_identity.same_dataset(dataset, other):
                     found.append(_clash(dataset, other))
     return found
@@ -397,10 +495,10 @@ def _still_declared(
     Deleting one of two copies removes nothing (``gate.base_copies``). An
     unchanged file that cannot be parsed is no evidence either way: skipped.
     """
-    present = {(d.project, d.id.casefold()) for d in head}
+    present = {(d.format, d.project, d.id.casefold()) for d in head}
     gone: dict[str, list[Dataset]] = {}
     for d in base:
-        if (d.project, d.id.casefold()) not in present and d.enabled:
+        if (d.format, d.project, d.id.casefold()) not in present and d.enabled:
             gone.setdefault(d.id.casefold(), []).append(d)
     if not gone:
         return []
@@ -412,7 +510,11 @@ def _still_declared(
             continue
         for other in contract.datasets:
             for dataset in gone.get(other.id.casefold(), ()) if other.enabled else ():
-                if other.id == dataset.id and dbt_identity.same_dataset(dataset, other):
+                if (
+                    other.id == dataset.id
+                    and other.format == dataset.format
+                    and dbt_identity.same_dataset(dataset, other)
+                ):
                     found.append((dataset, other))
     return found
 
@@ -575,12 +677,12 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
 
     globbed = repo.changed(base_sha, head_commit, globs)
     head_projects = dbt_sources.ProjectIndex(repo, head_commit, "head")
+    warnings: list[str] = []
     file_changes = dbt_changes.collect(
-        repo, base_sha, head_commit, globs, globbed, head_index=head_projects
+        repo, base_sha, head_commit, globs, globbed, head_index=head_projects, warnings=warnings
     )
     # A pure move (same blob, same dbt context on both sides) cannot change any dataset.
     file_changes = [e for e in file_changes if not dbt_changes.is_pure_move(e)]
-    warnings: list[str] = []
     if file_changes:
         # Parsing may fork workers now: load the dialect the diff and the consumer
         # scan need first, so that workers inherit it instead of loading it again.
@@ -619,8 +721,8 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
         base = dbt_identity.follow_renames(base, renamed_projects)
     if dbt_identity.shared_names(base, head):
         base, head = dbt_identity.qualify(base, head)
-        # A qualified ``platform.orders`` may meet another format's dataset of that id.
-        _refuse(_duplicates([d for d in head if d.enabled]))
+        # A qualified ``platform.orders`` may meet another declaration of that id.
+        _refuse(_duplicates([d for d in head if declarations.declares(d)]))
     renamed = {
         e.change.old_path: e.change.new_path
         for e in file_changes
@@ -630,14 +732,19 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     # The consumer search starts before the diff and runs beside it (see start_search).
     search = start_consumer_search(repo, settings.head, base, head, config.consumers)
     try:
-        changes: list[Change] = diff_datasets(
-            base,
-            head,
-            dialect=dialect,
-            severity_of=severity_of,
-            renamed_paths=renamed,
-            now=datetime.now(timezone.utc),
-        )
+        changes: list[Change] = []
+        # One dataset declared in two formats is two contracts (gate.declarations).
+        for old, new in declarations.by_format(
+            declarations.without_shadows(base), declarations.without_shadows(head)
+        ):
+            changes += diff_datasets(
+                old,
+                new,
+                dialect=dialect,
+                severity_of=severity_of,
+                renamed_paths=renamed,
+                now=datetime.now(timezone.utc),
+            )
     except BaseException:
         if search is not None:
             search.pending.cancel()

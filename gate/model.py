@@ -162,6 +162,14 @@ class Dataset:
     #: properties file is in no dbt project). dbt keys a node by project and
     #: model (``model.<project>.<model>``), so two projects may share a model name.
     project: str | None = field(default=None, compare=False)
+    #: dbt: ``enabled`` / ``contract.enforced`` settings that are expressions the
+    #: gate cannot evaluate, as (setting, expression, path, line); each is read as
+    #: true (the model stays guarded) and a changed one is a finding.
+    unevaluable: tuple[tuple[str, str, str, int | None], ...] = field(default=(), compare=False)
+    #: dbt: why an unenforced model's entry could not be read, as (detail, line).
+    #: An unenforced model is no contract, so this refuses only if the model file's
+    #: own ``config()`` turns out to enforce it (the engine checks).
+    unreadable: tuple[str, int | None] | None = field(default=None, compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

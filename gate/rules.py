@@ -160,6 +160,13 @@ _CATALOGUE: tuple[Rule, ...] = (
         breaks="consumers",
     ),
     Rule(
+        "dbt_config_unevaluable",
+        Severity.ERROR,
+        "A dbt model's enabled or contract.enforced became an expression the gate cannot "
+        "evaluate; whether it is guarded is unknown.",
+        "model",
+    ),
+    Rule(
         "required_removed",
         Severity.ERROR,
         "A required column became nullable; consumers that rely on non-null values break.",

@@ -89,6 +89,11 @@ TYPOS = {
 def test_a_misspelt_column_key_in_a_real_file_is_refused(path: Path) -> None:
     key, typo = TYPOS[path.parent.name]
     text = re.sub(rf"^(\s*-?\s*){key}:", rf"\g<1>{typo}:", path.read_text(), count=1, flags=re.M)
+    original = parse_contract(path.read_bytes(), rel(path))
+    if original.format == "dbt" and not any(d.enforced for d in original.datasets[:1]):
+        # An unenforced dbt model is no contract: its keys are dbt's business (issue #21).
+        parse_contract(text.encode(), rel(path))
+        return
     with pytest.raises(ContractError) as caught:
         parse_contract(text.encode(), rel(path))
     assert f"unknown key '{typo}'" in str(caught.value)

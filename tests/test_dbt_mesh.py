@@ -441,7 +441,8 @@ def test_same_dataset_across_projects_and_formats() -> None:
     assert not dbt_identity.same_dataset(a, b)
     assert dbt_identity.same_dataset(a, _model("Stg_Orders", "platform"))
     assert dbt_identity.same_dataset(a, _model("stg_orders", None))
-    assert dbt_identity.same_dataset(a, Dataset(id="stg_orders", path="s.yaml", format="soda"))
+    # Two formats declaring one table are two contracts (issue #21, gate.declarations).
+    assert not dbt_identity.same_dataset(a, Dataset(id="stg_orders", path="s.yaml", format="soda"))
 
 
 def _broken(dataset: str) -> Change:
@@ -506,7 +507,11 @@ def test_a_project_has_a_model_by_its_file_or_a_version_file() -> None:
     assert not DbtScope("finance", frozenset({"orders_view"})).is_local("orders")
 
 
-def test_a_qualified_id_meeting_another_format_s_dataset_fails_closed(tmp_path: Path) -> None:
+def test_a_qualified_id_meeting_another_format_s_dataset_is_another_contract(
+    tmp_path: Path,
+) -> None:
+    """One table declared in two formats is two contracts (issue #21), even
+    when the dbt side's id is qualified by its project."""
     files = mesh()
     files["contracts/platform_orders.yaml"] = (
         "dataset: platform.stg_orders\ncolumns:\n  - name: id\n    data_type: int\n"
@@ -519,8 +524,13 @@ def test_a_qualified_id_meeting_another_format_s_dataset_fails_closed(tmp_path: 
         files["contracts/platform_orders.yaml"] + "  - name: note\n    data_type: string\n",
     )
     repo.commit("one column each")
-    line = gate_error(repo, "--contracts", "contracts/*.yaml")
-    assert "dataset 'platform.stg_orders' is also declared in" in line, line
+    code, report = gate(repo, "--contracts", "contracts/*.yaml")
+    assert code == 0
+    assert sorted((c["path"], c["rule"], c["dataset"], c["column"]) for c in report["changes"]) == [
+        ("contracts/platform_orders.yaml", "column_added", "platform.stg_orders", "note"),
+        ("finance/models/_models.yml", "column_added", "finance.stg_orders", "b"),
+        ("platform/models/_models.yml", "column_added", "platform.stg_orders", "a"),
+    ]
 
 
 # -- a model changes project ---------------------------------------------------------

@@ -605,7 +605,10 @@ def test_a_disabled_twin_is_no_duplicate_but_two_enabled_ones_are(tmp_path: Path
     )
     repo.write("models/b.yml", props(model("o", "id", config="enabled: false\n")))
     assert gate(repo)[1]["changes"] == []
+    # An unenforced model is no contract, so never a second declaration (issue #21).
     repo.write("models/b.yml", props(model("o", "id")))
+    assert gate(repo)[1]["changes"] == []
+    repo.write("models/b.yml", props(model("o", "id", config=ENFORCED)))
     assert "dataset 'o' is also declared in models/a.yml" in gate_error(repo)
 
 

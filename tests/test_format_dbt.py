@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from gate.formats import dbt, parse_contract
+from gate.formats.dbt_project import Project
 from gate.model import Column, ContractError, Dataset
 from tests.format_helpers import column_row, load_fixture
 
@@ -516,8 +517,18 @@ def test_accepted_values_old_and_new_spellings_are_one_check() -> None:
 )
 def test_refusals_name_the_file_and_line(text: str, line: int, message: str) -> None:
     path = "models/marts/schema.yml"
+    # Enforced by the project: a problem inside an unenforced model's entry is
+    # no refusal (that model is no contract, issue #21).
+    enforcing = Project(
+        path="dbt_project.yml",
+        root="",
+        name="shop",
+        model_paths=("models",),
+        source_paths=("models",),
+        levels={(): (True, None)},
+    )
     with pytest.raises(ContractError) as caught:
-        parse_contract(text.encode(), path)
+        parse_contract(text.encode(), path, enforcing)
     rendered = str(caught.value)
     assert rendered.startswith(f"{path}:{line}: "), rendered
     assert message in rendered

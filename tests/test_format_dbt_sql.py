@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.formats.dbt_sql import model_settings
+from gate.formats.dbt_sql import model_settings, read_settings
 
 
 @pytest.mark.parametrize(
@@ -26,3 +26,38 @@ from gate.formats.dbt_sql import model_settings
 )
 def test_model_settings(source: str, expected: tuple) -> None:
     assert model_settings(source) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "enforced", "enabled", "unevaluable"),
+    [
+        ("{{ config(contract=dict(enforced=false)) }}", True, None, [("contract.enforced", 1)]),
+        ("{{ config(**{'contract': {'enforced': false}}) }}", False, None, []),
+        ("{{ config(**{'materialized': 'table'}) }}", None, None, []),
+        ("{% set on = false %}\n{{ config(enabled=on) }}", None, True, [("enabled", 2)]),
+        ("{{ config(enabled=not true) }}", None, True, [("enabled", 1)]),
+        ("{{ config(enabled=(false)) }}", None, True, [("enabled", 1)]),
+        (
+            "{{ config(contract={'enforced': '{{ false }}'}) }}",
+            True,
+            None,
+            [("contract.enforced", 1)],
+        ),
+        ("{{ config(contract={'alias_types': false}) }}", None, None, []),
+        # ``**kwargs`` may set either; it decides nothing itself.
+        (
+            "dbt.config(enabled=False, **kwargs)",
+            None,
+            False,
+            [("contract.enforced", 1), ("enabled", 1)],
+        ),
+        # A later literal settles what an earlier expression left open.
+        ("{{ config(enabled=var('x')) }}\n{{ config(enabled=true) }}", None, True, []),
+        # Commas and parentheses inside strings and brackets do not split arguments.
+        ("{{ config(tags=['a,b', 'c)'], enabled=false) }}", None, False, []),
+    ],
+)
+def test_read_settings(source: str, enforced: object, enabled: object, unevaluable: list) -> None:
+    settings = read_settings(source)
+    assert (settings.enforced, settings.enabled) == (enforced, enabled)
+    assert [(s, line) for s, _e, line in settings.unevaluable] == unevaluable

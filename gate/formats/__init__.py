@@ -87,7 +87,7 @@ def parse_document(
                 # The parser's own checks first (their messages are tailored), then
                 # the published schema, which catches every key the parser skips.
                 if check_schema and not lenient:
-                    warnings = validate(module.FORMAT, doc, path)
+                    warnings = validate(module.FORMAT, doc, path, contract)
                     require_columns(contract)
                     if warnings:
                         contract = replace(contract, warnings=warnings)

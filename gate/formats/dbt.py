@@ -7,9 +7,11 @@ columns, and consumers pin versions. ``latest_version`` only says which version
 an unpinned ``ref('orders')`` resolves to; it is validated, not a dataset.
 
 Only models whose contract is enforced are guarded: ``config: {contract:
-{enforced: true}}`` at version level, else model level, else the
+{enforced: true}}`` at version level, else model level (where a top-level
+``contract:`` counts too: dbt-core moves it into ``config``), else the
 ``dbt_project.yml`` ``+contract`` for the model's fqn (see ``dbt_project``),
-as dbt resolves it. The others are kept with ``enforced=False`` so switching
+as dbt resolves it. Jinja values are folded when constant, else read as true
+and recorded (``gate.formats.dbt_flags``). The others are kept with ``enforced=False`` so switching
 enforcement off reads as ``contract_enforcement_removed``. ``enabled`` and
 ``deprecation_date`` are resolved the same way (version over model). A
 ``dbt_project.yml`` that a glob happens to match holds no datasets.
@@ -29,15 +31,17 @@ whole ``models/`` trees.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date, datetime, time, timezone
+from functools import partial
 from typing import Any
 
 from gate.formats import constraints as value_constraints
+from gate.formats import dbt_flags
 from gate.formats.common import (
     describe,
     items,
-    optional_bool,
     optional_list,
     optional_str,
     reject_duplicate_columns,
@@ -46,6 +50,7 @@ from gate.formats.common import (
     require_str,
     scalar_tuple,
 )
+from gate.formats.dbt_flags import Unevaluable
 from gate.formats.dbt_project import Project
 from gate.model import Check, Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
@@ -103,34 +108,58 @@ def detect(doc: Any) -> bool:
     return doc.get("version") == 2 and set(doc) == {"version"}
 
 
-def _enforced(mapping: YMap, path: str, owner: str) -> bool | None:
-    """``config.contract.enforced``, or ``None`` when the mapping does not say."""
-    if mapping.get("config") is None:
+def _enforced(
+    mapping: YMap, path: str, owner: str, found: list[Unevaluable], top_level: bool = False
+) -> bool | None:
+    """``config.contract.enforced``, or ``None`` when the mapping does not say.
+
+    On a model (``top_level``), dbt-core moves a top-level ``contract:`` into
+    ``config`` before it reads it (``normalize_contract_attribute``), and refuses
+    a model that has both; so does the gate. dbt does not move it on a version.
+    """
+    config = None
+    if mapping.get("config") is not None:
+        config = require_mapping(
+            mapping["config"], path, f"{owner}: 'config'", mapping.key_line("config")
+        )
+    if top_level and mapping.get("contract") is not None:
+        if config is not None and "contract" in config:
+            raise ContractError(
+                path,
+                f"{owner}: 'contract' is both a top-level key and in 'config' (dbt refuses "
+                "this: keep the one under 'config')",
+                mapping.key_line("contract"),
+            )
+        holder, where = mapping, f"{owner}: 'contract'"
+    elif config is not None and config.get("contract") is not None:
+        holder, where = config, f"{owner}: 'config.contract'"
+    else:
         return None
-    config = require_mapping(
-        mapping["config"], path, f"{owner}: 'config'", mapping.key_line("config")
-    )
-    if config.get("contract") is None:
+    contract = require_mapping(holder["contract"], path, where, holder.key_line("contract"))
+    if contract.get("enforced") is None:
         return None
-    contract = require_mapping(
-        config["contract"], path, f"{owner}: 'config.contract'", config.key_line("contract")
+    return dbt_flags.read_yaml(
+        contract["enforced"],
+        dbt_flags.ENFORCED,
+        path,
+        contract.key_line("enforced"),
+        f"{where.rstrip(chr(39))}.enforced'",
+        found,
     )
-    return optional_bool(contract, "enforced", path, f"{owner}: 'config.contract.enforced'")
 
 
-def _enabled(mapping: YMap, path: str, owner: str) -> bool | None:
-    """``config.enabled``; a Jinja expression counts as enabled (guarded, fail closed)."""
+def _enabled(mapping: YMap, path: str, owner: str, found: list[Unevaluable]) -> bool | None:
+    """``config.enabled``: Jinja is folded when constant, else read as true (guarded)."""
     config = mapping.get("config")
     if not isinstance(config, dict) or config.get("enabled") is None:
         return None
-    value = config["enabled"]
-    if isinstance(value, str) and "{{" in value:
-        return True
-    return optional_bool(
-        require_mapping(config, path, f"{owner}: 'config'"),
-        "enabled",
+    return dbt_flags.read_yaml(
+        config["enabled"],
+        dbt_flags.ENABLED,
         path,
+        config.key_line("enabled") if isinstance(config, YMap) else None,
         f"{owner}: 'config.enabled'",
+        found,
     )
 
 
@@ -556,21 +585,69 @@ class _Parser:
             self.path, f"{owner}: {kind} constraint names unknown column '{written}'", line
         )
 
+    def version(
+        self,
+        dataset_id: str,
+        line: int,
+        entries: tuple[YMap, YMap, list[tuple[str, YMap, int]]],
+        owner: str,
+        enforced: bool,
+    ) -> Dataset:
+        """One version's dataset: its columns, constraints and tests, or the model's.
+
+        ``entries`` is (version, model, the model's column entries).
+        """
+        version, model, top = entries
+        tests = version.get("data_tests") is not None or version.get("tests") is not None
+        return self.dataset(
+            dataset_id,
+            line,
+            self.version_columns(version, top, owner),
+            version if version.get("constraints") is not None else model,
+            version if tests else model,
+            enforced,
+        )
+
+    def read(
+        self, dataset_id: str, line: int, enforced: bool, build: Callable[[], Dataset]
+    ) -> Dataset:
+        """``build()``; for a model its properties file and project leave unenforced,
+        a problem in its entry is kept on the dataset instead of refusing the file:
+        an unenforced model is no contract (its model file's ``config()`` may still
+        enforce it; the engine refuses it then)."""
+        try:
+            return build()
+        except ContractError as exc:
+            if enforced:
+                raise
+            return Dataset(
+                id=dataset_id,
+                path=self.path,
+                format=FORMAT,
+                project=self.project.name if self.project else None,
+                line=line,
+                enforced=False,
+                unreadable=(exc.detail, exc.line),
+            )
+
     def model(self, entry: Any, index: int, line: int) -> list[Dataset]:
         model = require_mapping(entry, self.path, f"model #{index + 1}", line)
         if model.get("name") is None:
             raise ContractError(self.path, f"model #{index + 1} has no 'name'", line)
         name = require_str(model, "name", self.path, f"model #{index + 1} 'name'")
         owner = f"model '{name}'"
-        enforced = _enforced(model, self.path, owner)
-        enabled = _enabled(model, self.path, owner)
+        found: list[Unevaluable] = []
+        enforced = _enforced(model, self.path, owner, found, top_level=True)
+        enabled = _enabled(model, self.path, owner, found)
+        model_level = tuple(found)
         deprecation = _deprecation_date(model, self.path, owner)
         top = self.column_entries(model, owner)
         versions = optional_list(model, "versions", self.path, f"{owner}: 'versions'")
         if not versions:
             p_enforced, p_enabled = self.project_settings(name, (name,))
-            dataset = self.dataset(
-                name, line, top, model, model, _first(enforced, p_enforced, False)
+            resolved = _first(enforced, p_enforced, False)
+            dataset = self.read(
+                name, line, resolved, lambda: self.dataset(name, line, top, model, model, resolved)
             )
             return [
                 replace(
@@ -579,6 +656,7 @@ class _Parser:
                     deprecation_date=deprecation,
                     aliases=_alias(model),
                     model_names=(name,),
+                    unevaluable=model_level,
                 )
             ]
         datasets: list[Dataset] = []
@@ -601,22 +679,38 @@ class _Parser:
             stem = version.get("defined_in")
             stem = stem.strip() if isinstance(stem, str) and stem.strip() else f"{name}_v{label}"
             p_enforced, p_enabled = self.project_settings(stem, (name, f"v{label}"))
-            dataset = self.dataset(
+            v_found: list[Unevaluable] = []
+            v_enforced = _enforced(version, self.path, v_owner, v_found)
+            v_enabled = _enabled(version, self.path, v_owner, v_found)
+            decided = {
+                setting
+                for setting, said in (
+                    (dbt_flags.ENFORCED, v_enforced),
+                    (dbt_flags.ENABLED, v_enabled),
+                )
+                if said is not None
+            }
+            resolved = _first(v_enforced, enforced, p_enforced, False)
+            dataset = self.read(
                 f"{name}.v{label}",
                 v_line,
-                self.version_columns(version, top, v_owner),
-                version if version.get("constraints") is not None else model,
-                version
-                if version.get("data_tests") is not None or version.get("tests") is not None
-                else model,
-                _first(_enforced(version, self.path, v_owner), enforced, p_enforced, False),
+                resolved,
+                partial(
+                    self.version,
+                    f"{name}.v{label}",
+                    v_line,
+                    (version, model, top),
+                    v_owner,
+                    resolved,
+                ),
             )
             datasets.append(
                 replace(
                     dataset,
-                    enabled=_first(_enabled(version, self.path, v_owner), enabled, p_enabled, True),
+                    enabled=_first(v_enabled, enabled, p_enabled, True),
                     deprecation_date=_deprecation_date(version, self.path, v_owner) or deprecation,
                     model_names=(stem,),
+                    unevaluable=dbt_flags.merge(model_level, tuple(v_found), decided),
                 )
             )
         latest = _latest(labels)

@@ -14,9 +14,10 @@ mapping is a config, and any other mapping is a folder (so ``contract:``
 without ``+`` names a folder, in dbt and here).
 
 Only ``contract.enforced`` and ``enabled`` are read: they decide whether a
-model is a contract at all. A Jinja value (``"{{ target.name == 'prod' }}"``)
-cannot be evaluated without a warehouse profile, so it counts as ``true``:
-the gate then guards the model rather than silently skipping it.
+model is a contract at all. Constant Jinja (``"{{ false }}"``) is folded; any
+other Jinja value (``"{{ target.name == 'prod' }}"``) cannot be evaluated
+without a warehouse profile, so it counts as ``true``: the gate then guards the
+model rather than silently skipping it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.formats.common import describe, require_mapping
+from gate.formats.dbt_flags import fold, is_jinja
 from gate.model import ContractError
 from gate.yaml_load import YMap, load_yaml
 
@@ -104,8 +106,9 @@ def is_project_file(path: str) -> bool:
 def _flag(value: Any, path: str, what: str, line: int) -> bool:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and "{{" in value:
-        return True  # Jinja: unknowable here, so fail closed (guard the model)
+    if is_jinja(value):
+        folded = fold(value)  # "{{ false }}" is false; anything else is unknowable
+        return True if folded is None else folded  # fail closed: guard the model
     raise ContractError(path, f"{what} must be true or false, found {describe(value)}", line)
 
 

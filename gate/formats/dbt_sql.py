@@ -4,59 +4,203 @@ dbt ranks a model file's ``{{ config(...) }}`` (SQL) or ``dbt.config(...)``
 (Python) above its properties file and ``dbt_project.yml``
 (``ContextConfig.calculate_node_config`` applies ``config_call_dict`` last), so
 a model can switch its contract on or off there. The gate does not render
-Jinja; it reads the keyword arguments of ``config(`` calls as text:
-``contract={'enforced': true}`` / ``contract={"enforced": True}`` and
-``enabled=false``. A value it cannot read as a literal (``var('x')``, a Jinja
-expression) counts as ``true``, so the model stays guarded: fail closed.
+Jinja; it splits the arguments of ``config(`` calls as text (brackets and
+quotes balanced) and reads ``contract={'enforced': true}`` /
+``contract={"enforced": True}`` and ``enabled=false``.
+
+A literal is folded (``true``/``False``, ``{{ false }}``). A value it cannot
+evaluate (``var('x')``, a ``{% set %}`` variable, ``not true``, ``(false)``,
+``dict(enforced=false)``, ``bool(0)``) counts as ``true``, so the model stays
+guarded, and is recorded with its line; so is ``**kwargs``, which may set
+either (its value is left as the other levels say). A changed unevaluable
+setting is a finding (``dbt_config_unevaluable``), never a silent pass.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
+from gate.formats.dbt_flags import ENABLED, ENFORCED, fold, shown
 
 #: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``.
 _CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*\(")
-_ENABLED = re.compile(r"(?<![\w])enabled\s*=\s*([^,)\s]+)")
-_CONTRACT = re.compile(r"(?<![\w])contract\s*=\s*\{([^}]*)\}")
-_ENFORCED = re.compile(r"""['"]enforced['"]\s*:\s*([^,}\s]+)""")
-_LITERALS = {"true": True, "false": False}
+_KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*", re.ASCII)
+_STRING_KEY = re.compile(r"""^(['"])(\w+)\1\s*:\s*""", re.ASCII)
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+#: A call's arguments are read up to this many characters (a bound on hostile input).
+_MAX_CALL = 20_000
 
 
-def _literal(text: str) -> bool:
-    """``true``/``True`` and ``false``/``False``; anything else is unknowable: ``True``."""
-    return _LITERALS.get(text.strip().lower(), True)
+@dataclass(frozen=True)
+class ModelSettings:
+    """What a model file's ``config()`` calls set; ``None`` = not said.
+
+    ``unevaluable`` holds (setting, expression, line) for the settings whose
+    value the gate could not evaluate.
+    """
+
+    enforced: bool | None = None
+    enabled: bool | None = None
+    unevaluable: tuple[tuple[str, str, int], ...] = ()
+
+    def meaning(self) -> tuple[bool | None, bool | None, frozenset[tuple[str, str]]]:
+        """What the settings say, without where they are written."""
+        return self.enforced, self.enabled, frozenset((s, e) for s, e, _l in self.unevaluable)
 
 
-def _calls(source: str) -> list[str]:
-    """The argument text of every ``config(...)`` call, parentheses balanced."""
-    out: list[str] = []
+def _calls(source: str) -> list[tuple[int, str]]:
+    """(offset, argument text) of every ``config(...)`` call, parentheses balanced."""
+    out: list[tuple[int, str]] = []
     for match in _CALL.finditer(source):
-        depth, start = 1, match.end()
-        for index in range(start, min(len(source), start + 20_000)):
-            char = source[index]
-            if char == "(":
-                depth += 1
-            elif char == ")":
-                depth -= 1
-                if depth == 0:
-                    out.append(source[start:index])
-                    break
+        start = match.end()
+        end = _balanced_end(source, start, min(len(source), start + _MAX_CALL))
+        if end is not None:
+            out.append((start, source[start:end]))
     return out
 
 
-def model_settings(source: bytes | str) -> tuple[bool | None, bool | None]:
-    """``(enforced, enabled)`` a model file's ``config()`` calls set; ``None`` = not said.
+def _balanced_end(text: str, start: int, stop: int) -> int | None:
+    """The offset of the ``)`` that closes a call opened just before ``start``."""
+    depth, quote, index = 1, "", start
+    while index < stop:
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index if char == ")" else None
+        index += 1
+    return None
 
-    A later call wins, as dbt applies them in order.
+
+def _split(text: str) -> list[tuple[int, str]]:
+    """(offset, piece) of ``text`` split at top-level commas (brackets and quotes kept)."""
+    pieces: list[tuple[int, str]] = []
+    depth, quote, begin, index = 0, "", 0, 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            pieces.append((begin, text[begin:index]))
+            begin = index + 1
+        index += 1
+    pieces.append((begin, text[begin:]))
+    return [(o + len(p) - len(p.lstrip()), p.strip()) for o, p in pieces if p.strip()]
+
+
+def _dict_literal(text: str) -> list[tuple[int, str | None, str]] | None:
+    """(offset, key, value) of a ``{'k': v, **x}`` literal; ``None`` if not one.
+
+    A ``**x`` entry, or a key that is not a quoted name, has key ``None``.
     """
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    out: list[tuple[int, str | None, str]] = []
+    for offset, piece in _split(text[1:-1]):
+        match = _STRING_KEY.match(piece)
+        if match:
+            out.append((offset + 1 + match.end(), match[2], piece[match.end() :]))
+        else:
+            out.append((offset + 1, None, piece))
+    return out
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.values: dict[str, bool | None] = {ENFORCED: None, ENABLED: None}
+        self.unknown: dict[str, tuple[str, int]] = {}
+
+    def line(self, offset: int) -> int:
+        return self.source.count("\n", 0, offset) + 1
+
+    def said(self, setting: str, value: str, offset: int) -> None:
+        folded = fold(value)
+        if folded is None:
+            self.values[setting] = True  # unknowable: keep the model guarded
+            self.unknown[setting] = (shown(value), self.line(offset))
+        else:
+            self.values[setting] = folded
+            self.unknown.pop(setting, None)
+
+    def opaque(self, expression: str, offset: int) -> None:
+        """``**kwargs``: may set either setting; what the other levels say stands."""
+        for setting in (ENFORCED, ENABLED):
+            self.unknown[setting] = (shown(expression), self.line(offset))
+
+    def keywords(self, entries: list[tuple[int, str | None, str]]) -> None:
+        for offset, key, value in entries:
+            if key is None:
+                if value.startswith("**"):
+                    inner = _dict_literal(value[2:].strip())
+                    if inner is None:
+                        self.opaque(value, offset)
+                    else:
+                        self.keywords([(offset, k, v) for _o, k, v in inner])
+                continue
+            if key == "enabled":
+                self.said(ENABLED, value, offset)
+            elif key == "contract":
+                self.contract(value, offset)
+
+    def contract(self, value: str, offset: int) -> None:
+        entries = _dict_literal(value)
+        if entries is None:  # dict(enforced=false), a variable, ...
+            self.said(ENFORCED, value, offset)
+            return
+        for e_offset, key, e_value in entries:
+            if key == "enforced":
+                self.said(ENFORCED, e_value, offset + e_offset)
+            elif key is None:  # **x inside the literal
+                self.said(ENFORCED, value, offset)
+
+    def call(self, offset: int, arguments: str) -> None:
+        entries: list[tuple[int, str | None, str]] = []
+        for p_offset, piece in _split(arguments):
+            match = _KEYWORD.match(piece)
+            if match:
+                entries.append((offset + p_offset + match.end(), match[1], piece[match.end() :]))
+            elif piece.startswith("**"):
+                entries.append((offset + p_offset, None, piece))
+        self.keywords(entries)
+
+
+def read_settings(source: bytes | str) -> ModelSettings:
+    """What a model file's ``config()`` calls set; a later call wins, as dbt applies them."""
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    enforced: bool | None = None
-    enabled: bool | None = None
-    for arguments in _calls(text):
-        for found in _ENABLED.finditer(arguments):
-            enabled = _literal(found.group(1))
-        for contract in _CONTRACT.finditer(arguments):
-            said = _ENFORCED.search(contract.group(1))
-            if said:
-                enforced = _literal(said.group(1))
-    return enforced, enabled
+    reader = _Reader(text)
+    for offset, arguments in _calls(text):
+        reader.call(offset, arguments)
+    return ModelSettings(
+        enforced=reader.values[ENFORCED],
+        enabled=reader.values[ENABLED],
+        unevaluable=tuple(
+            (setting, expression, line)
+            for setting, (expression, line) in sorted(reader.unknown.items())
+        ),
+    )
+
+
+def model_settings(source: bytes | str) -> tuple[bool | None, bool | None]:
+    """``(enforced, enabled)`` a model file's ``config()`` calls set; ``None`` = not said."""
+    settings = read_settings(source)
+    return settings.enforced, settings.enabled

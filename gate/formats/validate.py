@@ -14,9 +14,13 @@ offending key and, for an unknown key, the closest known key
 (``unknown key 'column' (did you mean 'columns'?)``).
 
 dbt is treated as dbt itself treats its schema: dbt-core only warns about most
-violations (it also accepts Jinja where the schema wants booleans), so the gate
-refuses only unknown keys on models, their versions, columns and constraints,
-which is where a typo silently drops a contract's columns.
+violations (it also accepts Jinja where the schema wants booleans) and keeps
+extra keys on models and columns, so the gate refuses only a *near miss* of a
+known key that is absent at the same level (``data_tpye`` with no
+``data_type``, ``column:`` with no ``columns:``), on models, versions, columns
+and constraints, which is where a typo silently drops a contract's columns;
+and only in models whose contract is enforced (an unenforced model is no
+contract, so nothing beyond what dbt refuses is checked there).
 
 Validation is two-step for speed: a ``fastjsonschema`` validator compiled from the
 schema (its code cached on disk) says yes in a few milliseconds; only a document
@@ -147,14 +151,18 @@ def schema_name(fmt: str, doc: Any) -> str | None:
     return None
 
 
-def validate(fmt: str, doc: Any, path: str) -> tuple[ContractWarning, ...]:
+def validate(
+    fmt: str, doc: Any, path: str, contract: Contract | None = None
+) -> tuple[ContractWarning, ...]:
     """Raise ``ContractError`` for a schema violation in what the gate compares.
 
     ODCS and DCS violations elsewhere (servers, team, quality-rule shape, extension
     keys...) come back as warnings with their line; a file that breaks its declared
     version's schema only where a newer vendored schema allows it is compared, with
     a warning that says so (``gate/formats/compared.py``, docs/formats/validation.md).
-    Soda and dbt keep their own checks: every problem there is a refusal.
+    Soda and dbt keep their own checks: every problem there is a refusal. For dbt,
+    ``contract`` (the parsed document) says which models are enforced: only their
+    entries are checked (an unenforced model is not a contract).
     """
     if fmt == "soda":
         _validate_soda(doc, path)
@@ -164,7 +172,10 @@ def validate(fmt: str, doc: Any, path: str) -> tuple[ContractWarning, ...]:
         return ()
     if fmt == "dbt":
         if not _fast_valid(name, doc):  # only now is jsonschema imported
-            best = _first(_dbt_relevant(_validator(name).iter_errors(doc)))
+            errors = _dbt_relevant(
+                _validator(name).iter_errors(doc), doc, _enforced_models(contract)
+            )
+            best = _first(errors)
             if best is not None:
                 raise _to_contract_error(best, doc, path, name)
         return ()
@@ -615,12 +626,55 @@ def _fast_valid(name: str, doc: Any) -> bool:
     return True
 
 
-def _dbt_relevant(errors: Iterable[Any]) -> Iterator[Any]:
-    """Unknown keys on models, versions, columns and constraints; nothing else.
+def _enforced_models(contract: Contract | None) -> set[str] | None:
+    """Names of the models a parsed dbt file enforces (``None``: not known, check all)."""
+    if contract is None:
+        return None
+    return {_VERSIONED.sub("", d.id) for d in contract.datasets if d.enforced and d.enabled}
 
-    dbt-core itself turns schema violations into deprecation warnings and accepts
-    Jinja where the schema wants other types; an unknown key there is the one
-    violation that makes the gate compare less than the author wrote.
+
+_VERSIONED = re.compile(r"\.v[^.]+$")
+
+
+def _model_name(doc: Any, path: Iterable[Any]) -> str | None:
+    parts = list(path)
+    if len(parts) < 2 or parts[0] != "models" or not isinstance(parts[1], int):
+        return None
+    try:
+        name = doc["models"][parts[1]].get("name")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _near_misses(error: Any, known: set[str]) -> list[Any]:
+    """Unknown keys that are a near miss of a known key absent at the same level.
+
+    dbt keeps other keys (custom properties); a near miss is the typo that makes
+    the gate, and dbt, silently read less than the author wrote.
+    """
+    instance = error.instance if isinstance(error.instance, dict) else {}
+    absent = sorted(k for k in known if k not in instance)
+    out = []
+    for key in _unexpected(error, known):
+        text = str(key)
+        if difflib.get_close_matches(text, absent, n=1, cutoff=0.8) or any(
+            k.lower() == text.lower() for k in absent
+        ):
+            out.append(key)
+    return out
+
+
+def _dbt_relevant(
+    errors: Iterable[Any], doc: Any = None, enforced: set[str] | None = None
+) -> Iterator[Any]:
+    """Near misses of known keys on enforced models, their versions, columns and
+    constraints; nothing else.
+
+    dbt-core itself turns schema violations into deprecation warnings, accepts
+    Jinja where the schema wants other types and keeps extra keys; a misspelt
+    known key is the one violation that makes the gate compare less than the
+    author wrote, and it matters only where the model is a contract.
     """
     for error in errors:
         if error.validator not in _UNKNOWN:
@@ -630,9 +684,12 @@ def _dbt_relevant(errors: Iterable[Any]) -> Iterator[Any]:
             continue
         if any(p in ("config", "data_tests", "tests", "meta", "docs") for p in parts[1:]):
             continue
+        if enforced is not None and _model_name(doc, error.absolute_path) not in enforced:
+            continue
         root = load_schema("dbt-properties")
         movable = _dbt_movable(error, root)
-        if all(key in movable for key in _unexpected(error, _known_keys(error.schema, root))):
+        misses = _near_misses(error, _known_keys(error.schema, root))
+        if all(key in movable for key in misses):
             continue
         yield error
 
@@ -762,7 +819,8 @@ def _to_contract_error(error: Any, doc: Any, path: str, name: str) -> ContractEr
         keys = _unexpected(error, known)
         if name == "dbt-properties":  # name the typo, not a key dbt moved into config
             movable = _dbt_movable(error, root)
-            keys = [k for k in keys if k not in movable] or keys
+            misses = [k for k in _near_misses(error, known) if k not in movable]
+            keys = misses or [k for k in keys if k not in movable] or keys
         key = keys[0] if keys else "?"
         line = _line(doc, [*location, key])
         return ContractError(
