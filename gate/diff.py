@@ -870,6 +870,18 @@ def diff_datasets(
             continue
         if not new.enforced:
             continue
+        if not old.enforced:
+            # The base model guaranteed nothing: its documented columns are no
+            # promise a reader relied on, so they are not compared (issue #21).
+            out.emit(
+                "contract_enforcement_added",
+                new,
+                f"dataset '{new.id}' now enforces its contract",
+                before="not enforced",
+                after="enforced",
+            )
+            _unknown_types(out, new, new.columns, "", dialect)
+            continue
         start = len(out.changes)
         _DatasetDiff(out, old, new, dialect).run()
         _version_changes(out, old, new, start)

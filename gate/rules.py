@@ -285,6 +285,13 @@ _CATALOGUE: tuple[Rule, ...] = (
     ),
     # Additive: always reported, never blocking by default.
     Rule("model_added", Severity.INFO, "A new dataset.", "model"),
+    Rule(
+        "contract_enforcement_added",
+        Severity.INFO,
+        "A dbt model started enforcing its contract: its columns become a guarantee. Its "
+        "unenforced properties were documentation, so nothing is compared with them.",
+        "model",
+    ),
     Rule("column_added", Severity.INFO, "A new optional column.", "column"),
     Rule(
         "type_widened",

@@ -139,6 +139,12 @@ def test_dbt_enforcement() -> None:
     # Models without an enforced contract are not contracts: no findings at all.
     assert found([ds("m", ID, enforced=False)], [ds("m", enforced=False)]) == []
     assert found([ds("m", enforced=False)], []) == []
+    # Enforcement switched on: the unenforced columns were documentation, so a
+    # "changed" type or a dropped column there is no break (issue #21, replayed
+    # on ekoepplin/dbt-bigquery-core 75600af8: timestamp -> timestamptz).
+    now_enforced = [ds("m", col("id", "timestamptz", 0))]
+    documented = [ds("m", col("id", "timestamp", 0), AMOUNT, enforced=False)]
+    assert found(documented, now_enforced) == [("contract_enforcement_added", None)]
 
 
 def test_rename_pairing_evidence() -> None:
