@@ -490,7 +490,7 @@ class Repo:
         if not rels:
             return {}
         if head is None:
-            return {p: None for p in rels if self.safe_path(p).is_file()}
+            return {p: None for p in rels if _is_file(self.safe_path(p))}
         commit = head if _HEX.match(head.encode("ascii", "replace")) else self.resolve(head)
         found: dict[str, str | None] = {}
         for path, (kind, sha) in self._lookup(commit, rels).items():
@@ -919,3 +919,12 @@ def _pathspecs(globs: Sequence[str] | str) -> list[str]:
     if not any(not s.startswith(":(top,glob,exclude)") for s in specs):
         raise UsageError("no contract globs given (at least one pattern that is not an exclusion)")
     return specs
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file; a name the OS cannot even look up (longer
+    than NAME_MAX, as a 600-character dbt model name makes) is no file."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False

@@ -360,7 +360,8 @@ def test_a_pr_raising_limits_is_told_they_apply_after_merge(shop: GitRepo) -> No
             ".schema-gate.yml:2: unknown limit 'contract_byte' (did you mean 'contract_bytes'?); "
             "known limits: "
             "contract_bytes, yaml_nodes, columns_per_dataset, type_chars_per_file, "
-            "sample_bytes, sample_rows, smoke_seconds_per_dataset, consumer_bytes",
+            "sample_bytes, sample_rows, sample_decoded_bytes, smoke_seconds_per_dataset, "
+            "consumer_bytes, smoke_seconds",
         ),
         (
             "limits:\n  yaml_nodes: -1\n",
@@ -396,28 +397,32 @@ def test_limits_in_pyproject_toml(tmp_path: Path) -> None:
 def test_thousands_of_long_new_ids_are_checked_without_argv(tmp_path: Path) -> None:
     # 4,000 new dbt models with 600-character names: 2.4 MB of ids, more than
     # Linux's argument limit, so `git grep -e ID ...` could not even start.
+    # The project enforces every model, so each is a contract, and one of them
+    # is already declared in an unchanged properties file of the same project.
     clash = f"m1_1999_{'x' * 590}"
+    column = "    columns: [{name: id, data_type: int}]\n"
     repo = GitRepo(tmp_path / "many")
-    repo.write(f"{C}/old.yaml", _contract(clash, [("id", "int")]))  # unchanged by the PR
+    repo.write("dbt_project.yml", "name: p\nmodels:\n  p:\n    +contract:\n      enforced: true\n")
+    repo.write("models/old.yml", f"version: 2\nmodels:\n  - name: {clash}\n{column}")
     repo.commit("an existing contract")
     repo.branch("feature")
 
     def add_models(skip: str | None) -> None:
         for part in range(2):
             names = (f"m{part}_{i:04d}_{'x' * 590}" for i in range(2_000))
-            models = "".join(f"  - name: {name}\n" for name in names if name != skip)
+            models = "".join(f"  - name: {name}\n{column}" for name in names if name != skip)
             repo.write(f"models/part{part}/schema.yml", "version: 2\nmodels:\n" + models)
 
     add_models(skip=None)
     line = _one_error_line(run_gate(repo.path, "--base", "main"))
     assert line == (
-        f"schema-gate: error: models/part1/schema.yml:2002: dataset '{clash}' is also "
-        f"declared in {C}/old.yaml"
+        f"schema-gate: error: models/part1/schema.yml:4001: dataset '{clash}' is also "
+        "declared in models/old.yml"
     )
     add_models(skip=clash)
     proc = run_gate(repo.path, "--base", "main", "--format", "json")
     assert proc.returncode == 0, proc.stderr[-500:]
-    assert json.loads(proc.stdout)["exit_code"] == 0  # unenforced dbt models: nothing to judge
+    assert json.loads(proc.stdout)["exit_code"] == 0  # 3,999 new contracts: additive
 
 
 # -- types: bounded before sqlglot sees them ----------------------------------
