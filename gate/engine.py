@@ -493,7 +493,11 @@ def _still_declared(
     still declares, with that declaration: a second copy the base held.
 
     Deleting one of two copies removes nothing (``gate.base_copies``). An
-    unchanged file that cannot be parsed is no evidence either way: skipped.
+    unchanged file that cannot be parsed is no evidence either way: skipped. A
+    dbt entry counts only where dbt still reads it (a properties file inside a
+    project's model paths at HEAD) and only if it is a contract: after
+    ``model-paths`` moves or ``dbt_project.yml`` goes, the old properties file
+    still matches the contract globs, yet dbt builds nothing from it.
     """
     present = {(d.format, d.project, d.id.casefold()) for d in head}
     gone: dict[str, list[Dataset]] = {}
@@ -503,13 +507,18 @@ def _still_declared(
     if not gone:
         return []
     found: list[tuple[Dataset, Dataset]] = []
+    index = index or dbt_sources.ProjectIndex(repo, settings.head, "head")
     for contract in _unchanged_mentioning(
         repo, settings, globs, file_changes, gone, limits, workers, index
     ):
         if isinstance(contract, ContractError):
             continue
         for other in contract.datasets:
-            for dataset in gone.get(other.id.casefold(), ()) if other.enabled else ():
+            if not declarations.declares(other) or (
+                other.format == "dbt" and index.locate([other.path])[other.path] is None
+            ):
+                continue
+            for dataset in gone.get(other.id.casefold(), ()):
                 if (
                     other.id == dataset.id
                     and other.format == dataset.format
