@@ -396,15 +396,15 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
 
 
 def with_base_limits(config: Config, limits: Limits) -> Config:
-    """``config`` (HEAD's) under the base side's ``limits``.
+    """``config`` under the base side's ``limits``, the consumer file size included.
 
-    A pull request cannot raise a bound for itself, but it may tighten the
-    consumer file size with the older ``consumers.max_file_bytes``: the stricter
-    of the base's ``limits.consumer_bytes`` and HEAD's key applies.
+    A pull request moves no bound for itself: raised, a bound lets it slow the
+    run; lowered, the consumer size bound would hide every reader it breaks. The
+    base's older ``consumers.max_file_bytes`` is already part of its
+    ``limits.consumer_bytes`` (``parse_config``).
     """
-    head_bound = config.consumers.max_file_bytes
-    bound = limits.consumer_bytes if head_bound is None else min(head_bound, limits.consumer_bytes)
-    return replace(config, limits=limits, consumers=replace(config.consumers, max_file_bytes=bound))
+    consumers = replace(config.consumers, max_file_bytes=limits.consumer_bytes)
+    return replace(config, limits=limits, consumers=consumers)
 
 
 def _line_of_match(text: str, pattern: str) -> int | None:

@@ -671,12 +671,9 @@ def _run(repo: Repo, settings: Settings, workers: Workers) -> Report:
     settings = replace(settings, head=head_commit)
     head_config = load_config(repo, settings.head, settings.config)
     config, relaxed = stricter(base_config(repo, base_sha, settings.config), head_config)
-    # The base's limits apply; HEAD's older consumers.max_file_bytes may only lower one.
-    head_bound = head_config.consumers.max_file_bytes
-    config = with_base_limits(
-        replace(config, consumers=replace(config.consumers, max_file_bytes=head_bound)),
-        config.limits,
-    )
+    # The base's limits apply, consumer file size included: a HEAD bound lowered
+    # so far that no consumer is read would hide every consumer_broken.
+    config = with_base_limits(config, config.limits)
     limits = config.limits
     dialect_notices: list[str] = []
     dialect, dialect_source, switched = _dialect(repo, settings, config, base_sha, dialect_notices)

@@ -46,7 +46,7 @@ class Limits:
     smoke_seconds_per_dataset: int = 300
     #: Bytes of one consumer file (a dbt/SQLMesh model, a PySpark job), checked
     #: on the blob's size before it is read; a bigger one is "not analysed".
-    #: The older ``consumers.max_file_bytes`` key can only lower it from HEAD.
+    #: The older ``consumers.max_file_bytes`` key counts only on the base side.
     consumer_bytes: int = 256 * 1024
     #: Seconds of the whole smoke test, the session's start included; then the
     #: datasets still running are stopped and those not begun are not evaluated.

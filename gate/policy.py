@@ -138,8 +138,9 @@ def _relaxations(base: Config, head: Config) -> list[tuple[str, str, str]]:
         if any(n not in h.tables.get(dataset, ()) for n in b.tables[dataset]):
             before_t = _show(b.tables[dataset])
             found.append((f"consumers.tables.{dataset}", before_t, _show(h.tables.get(dataset))))
-    # HEAD may lower this older size bound (it is a limit); only a raise is held back.
-    if h.max_file_bytes is not None and h.max_file_bytes > (b.max_file_bytes or h.max_file_bytes):
+    # A consumer size bound: raised, it lets a PR make the run slow; lowered, it
+    # hides readers (and their consumer_broken). The base's applies either way.
+    if h.max_file_bytes != b.max_file_bytes:
         found.append(("consumers.max_file_bytes", str(b.max_file_bytes), str(h.max_file_bytes)))
     return found
 
