@@ -54,7 +54,7 @@ def _line(key: str) -> re.Pattern[str]:
         (?:\*\*|__|`)?
         [ \t]*:[ \t]*(?:\*\*|__)?
         (?P<tokens>.*)$""",
-        re.IGNORECASE | re.VERBOSE,
+        re.IGNORECASE | re.VERBOSE | re.ASCII,
     )
 
 
@@ -116,10 +116,12 @@ def parse_pr_body(body: str, key: str = KEY) -> list[Token]:
 
 
 #: The keys as people misspell or decorate them: plural, spaces or underscores.
-_LOOSE = re.compile(r"accept[\s_-]*breaking[\s_-]*changes?\b", re.IGNORECASE)
+_LOOSE = re.compile(r"accept[\s_-]*breaking[\s_-]*changes?\b", re.IGNORECASE | re.ASCII)
 _LOOSE_KEYS = {
     KEY: _LOOSE,
-    CONSUMER_KEY: re.compile(r"accept[\s_-]*consumers?[\s_-]*break(?:s|ing)?\b", re.IGNORECASE),
+    CONSUMER_KEY: re.compile(
+        r"accept[\s_-]*consumers?[\s_-]*break(?:s|ing)?\b", re.IGNORECASE | re.ASCII
+    ),
 }
 
 

@@ -54,6 +54,29 @@ MAX_REPEAT = 1000
 TIGHTENED, RELAXED, CHANGED = "tightened", "relaxed", "changed"
 
 _REPEAT = re.compile(r"\{(\d+)(?:,(\d*))?\}")
+#: A character range ``a-b`` (either end literal or ``\xHH``/``\uHHHH``/``\u{H..}``).
+#: interegular lists every code point of a class while parsing it, before any
+#: budget can run: a range wider than ``MAX_CLASS_SPAN`` is undecidable instead.
+_END = r"\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\u\{[0-9A-Fa-f]{1,6}\}|[^\\\]]"
+_RANGE = re.compile(f"({_END})-({_END})")
+MAX_CLASS_SPAN = 4096
+
+
+def _code_point(end: str) -> int:
+    if end.startswith("\\"):
+        return int(end[2:].strip("{}"), 16)
+    return ord(end)
+
+
+def _classes_within_budget(pattern: str) -> bool:
+    """No range wider than ``MAX_CLASS_SPAN`` code points (one linear scan; a ``-``
+    outside a class also counts, which only errs towards "cannot decide")."""
+    return all(
+        _code_point(high) - _code_point(low) <= MAX_CLASS_SPAN
+        for low, high in _RANGE.findall(pattern)
+    )
+
+
 _LEADING_FLAGS = re.compile(r"^\(\?([a-zA-Z]+)\)")
 _ANYTHING = r"[\s\S]*"
 
@@ -305,8 +328,8 @@ def compare(old: str, new: str, full_match_too: bool = False) -> str | None:
     """
     if old == new:
         return ""
-    if max(len(old), len(new)) > MAX_PATTERN or not (
-        _repeats_within_budget(old) and _repeats_within_budget(new)
+    if max(len(old), len(new)) > MAX_PATTERN or not all(
+        _repeats_within_budget(p) and _classes_within_budget(p) for p in (old, new)
     ):
         return None
     key = (old, new, full_match_too)

@@ -59,7 +59,8 @@ _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
 )  # fmt: skip
 #: Elements whose text no reader sees (GitHub drops them with their content).
-_UNSEEN = frozenset({"script", "style", "template", "noscript", "title"})
+#: ``rp`` is ruby fallback text, which browsers with ruby support (all) never show.
+_UNSEEN = frozenset({"script", "style", "template", "noscript", "title", "rp"})
 
 
 @dataclass(frozen=True)
@@ -91,11 +92,53 @@ def visible_lines(body: str) -> list[Line]:
         if token.type == "inline" and token.map is not None:
             _keep_lead(token, source[token.map[0]], md, env)
     _mark(tokens, nonce)
+    raw = [line for token in tokens if token.type == "html_block" for line in _raw_lines(token)]
+    cutoff = _tame_html_blocks(tokens)
     reader = _Reader(nonce)
     reader.feed(md.renderer.render(tokens, md.options, {}))
     reader.close()
-    raw = [line for token in tokens if token.type == "html_block" for line in _raw_lines(token)]
-    return sorted(reader.lines + raw, key=lambda line: line.number)
+    seen = [line for line in reader.lines if cutoff is None or line.number <= cutoff]
+    return sorted(seen + raw, key=lambda line: line.number)
+
+
+#: The longest tag or comment of a raw HTML block read as markup (see ``_tame``).
+MAX_TAG_CHARS = 512
+
+
+def _tame_html_blocks(tokens: Sequence[Token]) -> int | None:
+    """Raw HTML blocks reduced to complete tags and escaped text; the first source
+    line after which nothing counts, if a block holds markup that is not.
+
+    A raw HTML block is the author's text verbatim, and ``html.parser`` is
+    quadratic on unfinished markup (65,536 characters of ``<a `` cost a minute of
+    CPU, CVE-2025-6069 on Python 3.11.7). Its text never acknowledges anything,
+    so only complete tags (for ``hidden`` and friends) need to reach the parser.
+    A ``<`` that opens no complete tag within ``MAX_TAG_CHARS`` is escaped, and
+    as a browser would read it as a tag swallowing what follows, nothing after
+    that block counts: the gate fails closed.
+    """
+    from markdown_it.common.html_re import HTML_TAG_RE
+
+    cutoff: int | None = None
+    for token in tokens:
+        if token.type != "html_block":
+            continue
+        text, out, pos, broken = token.content, [], 0, False
+        while (start := text.find("<", pos)) != -1:
+            out.append(text[pos:start].replace(">", "&gt;"))
+            match = HTML_TAG_RE.match(text, start, min(len(text), start + MAX_TAG_CHARS))
+            if match:
+                out.append(match.group(0))
+                pos = match.end()
+            else:
+                out.append("&lt;")
+                pos = start + 1
+                broken = True
+        out.append(text[pos:].replace(">", "&gt;"))
+        token.content = "".join(out)
+        if broken and token.map is not None and cutoff is None:
+            cutoff = token.map[0]
+    return cutoff
 
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)

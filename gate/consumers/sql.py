@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import OptimizeError, ParseError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 #: A table as written, lower-cased parts: ``("shop", "orders")``.
@@ -591,6 +591,8 @@ def analyse(
             uses += resolver.uses
     except RecursionError:
         raise SqlError("nested too deeply for sqlglot") from None
+    except OptimizeError as exc:  # a scope sqlglot cannot build (one alias for two tables)
+        raise SqlError(f"sqlglot could not resolve its scopes: {str(exc)[:160]}") from None
     return sorted(set(uses), key=lambda u: (u.line, u.table, u.column or "", u.usage))
 
 
