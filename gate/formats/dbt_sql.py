@@ -19,6 +19,7 @@ setting is a finding (``dbt_config_unevaluable``), never a silent pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gate.formats.dbt_flags import ENABLED, ENFORCED, fold, shown
@@ -60,9 +61,11 @@ def _calls(source: str) -> list[tuple[int, str]]:
     return out
 
 
-def _balanced_end(text: str, start: int, stop: int) -> int | None:
-    """The offset of the ``)`` that closes a call opened just before ``start``."""
-    depth, quote, index = 1, "", start
+def _unquoted(text: str, start: int, stop: int) -> Iterator[tuple[int, str, int]]:
+    """(offset, character, bracket depth after it) of each character outside string
+    quotes, from ``start`` to ``stop``; depth counts ``([{`` opened since ``start``.
+    One pass, a backslash escaping the next character inside quotes."""
+    depth, quote, index = 0, "", start
     while index < stop:
         char = text[index]
         if quote:
@@ -72,37 +75,28 @@ def _balanced_end(text: str, start: int, stop: int) -> int | None:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return index if char == ")" else None
+        else:
+            depth += (char in "([{") - (char in ")]}")
+            yield index, char, depth
         index += 1
+
+
+def _balanced_end(text: str, start: int, stop: int) -> int | None:
+    """The offset of the ``)`` that closes a call opened just before ``start``."""
+    for index, char, depth in _unquoted(text, start, stop):
+        if depth == -1:
+            return index if char == ")" else None
     return None
 
 
 def _split(text: str) -> list[tuple[int, str]]:
     """(offset, piece) of ``text`` split at top-level commas (brackets and quotes kept)."""
     pieces: list[tuple[int, str]] = []
-    depth, quote, begin, index = 0, "", 0, 0
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
+    begin = 0
+    for index, char, depth in _unquoted(text, 0, len(text)):
+        if char == "," and depth == 0:
             pieces.append((begin, text[begin:index]))
             begin = index + 1
-        index += 1
     pieces.append((begin, text[begin:]))
     return [(o + len(p) - len(p.lstrip()), p.strip()) for o, p in pieces if p.strip()]
 
