@@ -164,11 +164,14 @@ DBT_MODEL_FILES = ("model_file_missing",)
 #: Rules about dbt settings written as expressions; tests/test_dbt_reading.py covers them.
 DBT_EXPRESSIONS = ("dbt_config_unevaluable",)
 
+#: Enforcement switched on (dbt only); tests/test_dbt_reading.py covers it end to end.
+DBT_ENFORCEMENT = ("contract_enforcement_added",)
+
 
 def test_every_rule_has_a_cross_format_case() -> None:
     covered = {rule for findings in EXPECTED.values() for rule, _column in findings}
     others = set(FILE_LEVEL) | set(PLAIN_COLUMN_ONLY) | set(NEEDS_CLOCK) | set(DBT_VERSIONS)
-    others |= set(DBT_MODEL_FILES) | set(DBT_EXPRESSIONS)
+    others |= set(DBT_MODEL_FILES) | set(DBT_EXPRESSIONS) | set(DBT_ENFORCEMENT)
     assert covered | others | set(CONSUMER_RULES) == set(rules.RULES)
 
 

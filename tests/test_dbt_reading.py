@@ -410,3 +410,47 @@ def test_a_clash_between_two_files_the_pr_did_not_touch_is_a_warning(
     repo.write("models/c.yml", _orders("id"))
     lines = refusal(cli, repo)
     assert any("models/c.yml" in line and "also declared" in line for line in lines), lines
+
+
+def test_enforcement_switched_on_is_not_compared_with_the_documentation_before(
+    tmp_path: Path, cli: Cli
+) -> None:
+    # ekoepplin/dbt-bigquery-core 75600af8: a model gains `contract: enforced`
+    # and a documented type changes with it (`timestamp` -> `timestamp with time
+    # zone` there). The unenforced properties promised nothing, so no reader
+    # relied on them: nothing is compared with them.
+    documented = yml("""
+        version: 2
+        models:
+          - name: articles
+            columns:
+              - name: id
+                data_type: bigint
+              - name: draft_note
+                data_type: string
+    """)
+    repo = start(
+        tmp_path,
+        {
+            "dbt_project.yml": PROJECT,
+            "models/articles.sql": "select 1 as id\n",
+            "models/articles.yml": documented,
+        },
+    )
+    enforce = "  - name: articles\n    config:\n      contract:\n        enforced: true\n"
+    enforced = documented.replace("  - name: articles\n", enforce)
+    enforced = enforced.replace("data_type: bigint", "data_type: int")
+    enforced = enforced.replace("      - name: draft_note\n        data_type: string\n", "")
+    repo.write("models/articles.yml", enforced)
+    repo.commit("enforce the contract")
+    code, report = run(cli, repo)
+    assert code == 0
+    assert found(report) == [("contract_enforcement_added", "articles", None)]
+    # Once enforced (merged), the same kind of edit is breaking.
+    repo.git("checkout", "-q", "-B", "main", "feature")
+    repo.git("checkout", "-q", "feature")
+    repo.write("models/articles.yml", enforced.replace("data_type: int", "data_type: smallint"))
+    repo.commit("narrow it")
+    code, report = run(cli, repo)
+    assert code == 1
+    assert [c["rule"] for c in report["changes"]] == ["type_narrowed"]
