@@ -49,7 +49,9 @@ def test_results_keep_input_order_whatever_the_worker_count(jobs: int) -> None:
 
 def test_the_pool_really_runs_items_elsewhere() -> None:
     with Workers(2) as workers:
-        pids = workers.map(pid_of, 0.002, list(range(160)), fork_threshold=2, spawn_threshold=2)
+        # 160 x 20 ms: time enough for a forked worker to start even on a loaded
+        # runner (at 2 ms a busy CI machine let the caller finish alone).
+        pids = workers.map(pid_of, 0.02, list(range(160)), fork_threshold=2, spawn_threshold=2)
     assert len(pids) == 160
     # The calling process takes the first chunk instead of waiting; the worker
     # claims the next ones while that chunk runs, so both did some of the work.
@@ -81,7 +83,7 @@ def test_shared_is_unpickled_once_per_batch_in_a_worker() -> None:
         for batch in (1, 2):
             seen = workers.map(
                 loads_seen,
-                Shared(0.002),
+                Shared(0.02),  # see test_the_pool_really_runs_items_elsewhere
                 list(range(160)),
                 fork_threshold=2,
                 spawn_threshold=2,
