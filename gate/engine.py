@@ -508,14 +508,18 @@ def _still_declared(
         return []
     found: list[tuple[Dataset, Dataset]] = []
     index = index or dbt_sources.ProjectIndex(repo, settings.head, "head")
-    for contract in _unchanged_mentioning(
-        repo, settings, globs, file_changes, gone, limits, workers, index
-    ):
-        if isinstance(contract, ContractError):
-            continue
+    parsed = [
+        c
+        for c in _unchanged_mentioning(
+            repo, settings, globs, file_changes, gone, limits, workers, index
+        )
+        if not isinstance(c, ContractError)
+    ]
+    read_by_dbt = index.locate(sorted({c.path for c in parsed}))  # one lookup for all
+    for contract in parsed:
         for other in contract.datasets:
             if not declarations.declares(other) or (
-                other.format == "dbt" and index.locate([other.path])[other.path] is None
+                other.format == "dbt" and read_by_dbt.get(other.path) is None
             ):
                 continue
             for dataset in gone.get(other.id.casefold(), ()):
