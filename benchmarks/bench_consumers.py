@@ -148,7 +148,7 @@ def main() -> int:
     # the floor imports from the same path, so both pay for the same modules.
     prefix = os.environ.get("BENCH_PYTHONPATH")
     pythonpath = f"PYTHONPATH={prefix + ':' if prefix else ''}{ROOT}"
-    imports = "import gate.cli, gate.engine, gate.types, gate.git_tree, sqlglot, yaml"
+    imports = "import gate.cli, gate.engine, gate.lattice, gate.git.tree, sqlglot, yaml"
     startup, _ = timed(["env", pythonpath, *env_py, "-c", imports], ROOT, args.repeat)
     startup_cpu = CPU["last"]
     git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout

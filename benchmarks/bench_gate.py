@@ -219,7 +219,7 @@ def main() -> int:
     if args.validators:
         validators(repo, ks[0], args.format)
     env_py = [sys.executable]
-    imports = "import gate.cli, gate.engine, gate.types, gate.git_tree, sqlglot, yaml"
+    imports = "import gate.cli, gate.engine, gate.lattice, gate.git.tree, sqlglot, yaml"
     startup, _ = timed([*env_py, "-c", imports], ROOT, args.repeat)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gate import _renamed
+
 __version__ = "0.1.0"
 
 __all__ = ["Settings", "__version__", "run"]
 
 if TYPE_CHECKING:
     from gate.engine import Settings, run
+
+_renamed.install()
 
 
 def __getattr__(name: str) -> Any:

@@ -209,7 +209,7 @@ def apply(
     ``unmatched`` so a typo never passes silently; a short name that fits several
     datasets acknowledges none and comes back in ``ambiguous`` with the full ids.
     ``exact_names`` and ``short_names`` give a dataset id more names of either
-    kind (dbt: ``model.<project>.<model>``; ``gate.dbt_identity.ack_names``).
+    kind (dbt: ``model.<project>.<model>``; ``gate.dbt.identity.ack_names``).
     """
     tokens = list(tokens)
     exact_names = exact_names or {}

@@ -13,25 +13,21 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from gate import (
-    acks,
-    base_copies,
-    dbt_changes,
-    dbt_identity,
-    dbt_model_files,
-    dbt_sources,
-    declarations,
-    types,
-)
+from gate import acks, base_copies, declarations
+from gate import lattice as types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files, with_base_limits
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import scan as scan_consumers
 from gate.consumers.scan import start_search as start_consumer_search
-from gate.dbt_changes import Entry
+from gate.dbt import changes as dbt_changes
+from gate.dbt import identity as dbt_identity
+from gate.dbt import model_files as dbt_model_files
+from gate.dbt import projects as dbt_sources
+from gate.dbt.changes import Entry
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
-from gate.formats.dbt_project import Project
-from gate.git_tree import Repo, open_repo
+from gate.formats.dbt.project import Project
+from gate.git.tree import Repo, open_repo
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import (
     Contract,
@@ -187,7 +183,7 @@ def _duplicates(datasets: Sequence[Dataset]) -> list[ContractError]:
     Ids that differ only by case count as one, as they do inside one file:
     most warehouses and Delta Lake resolve them to the same table. A third file
     declaring it clashes with the first, so each clash names the file to look at.
-    Two dbt projects may each have a model of one name (``gate.dbt_identity``).
+    Two dbt projects may each have a model of one name (``gate.dbt.identity``).
     """
     seen: dict[str, list[Dataset]] = {}
     clashes: list[ContractError] = []

@@ -30,9 +30,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gate.git_tree import Repo
+from gate.git.tree import Repo
+from gate.lattice import DIALECTS
 from gate.model import ContractError, GitError, UsageError
-from gate.types import DIALECTS
 from gate.yaml_load import load_yaml
 
 #: dbt adapter ``type`` -> sqlglot dialect, where the two names differ or the

@@ -2,7 +2,7 @@
 
 - a dataset renamed in a moved file pairs by its columns as a *set*: dbt's
   ``include: all`` and hand edits reorder columns without changing the table;
-- regular-expression patterns compare as languages (gate/regex_lang.py).
+- regular-expression patterns compare as languages (gate/diff/regex_lang.py).
 """
 
 from __future__ import annotations

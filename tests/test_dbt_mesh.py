@@ -14,9 +14,10 @@ import textwrap
 from dataclasses import replace
 from pathlib import Path
 
-from gate import acks, dbt_identity
+from gate import acks
 from gate.consumers import jinja
 from gate.consumers.names import DbtScope, NameIndex, ScopedIndex
+from gate.dbt import identity as dbt_identity
 from gate.diff import Change
 from gate.model import Dataset
 from gate.rules import Severity

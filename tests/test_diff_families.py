@@ -1,8 +1,8 @@
 """The issue-10 rule families on plain values and small contracts, table-driven.
 
-Checks are identified by what they assert (gate/diff_checks.py), constraints
-compare by meaning (gate/diff_constraints.py), relationships are one family
-for every format (gate/diff_relationships.py).
+Checks are identified by what they assert (gate/diff/checks.py), constraints
+compare by meaning (gate/diff/constraints.py), relationships are one family
+for every format (gate/diff/relationships.py).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.diff import diff_datasets
+from gate.diff.thresholds import order
 from gate.formats import parse_contract
 from gate.model import Check, Column, ContractError, Dataset
 from gate.report.base import arrow
-from gate.thresholds import order
 
 
 def ds(*columns: Column, checks: tuple[Check, ...] = (), **kw) -> Dataset:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gate.formats import dbt, parse_contract
-from gate.formats.dbt_project import Project
+from gate.formats.dbt.project import Project
 from gate.model import Column, ContractError, Dataset
 from tests.format_helpers import column_row, load_fixture
 

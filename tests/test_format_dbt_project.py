@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from gate.formats import parse_contract
-from gate.formats.dbt_project import parse_project
+from gate.formats.dbt.project import parse_project
 from gate.model import ContractError
 
 TREE = textwrap.dedent(

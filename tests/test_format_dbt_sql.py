@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.formats.dbt_sql import model_settings, read_settings
+from gate.formats.dbt.model_config import model_settings, read_settings
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate.git_tree import SODA_GLOBS, FileChange, Repo, open_repo
+from gate.git.tree import SODA_GLOBS, FileChange, Repo, open_repo
 from gate.model import GitError, UsageError
 from tests.gitrepo import GitRepo
 

@@ -34,11 +34,11 @@ def _finishes(code: str) -> None:
 def test_review_regex_wide_class_respects_budget() -> None:
     """A one-class pattern ``[\\x01-\\U0010FFFF]`` costs 20-55 s of CPU (4 such classes:
     45 s): interegular's alphabet (``get_alphabet``/``Alphabet.union``) enumerates
-    every code point of the range outside the guarded crawl (gate/regex_lang.py:271-274),
+    every code point of the range outside the guarded crawl (gate/diff/regex_lang.py:271-274),
     so BUDGET_SECONDS (1 s) and RUN_SECONDS (15 s) do not bound it."""
     _finishes(
         """
-        from gate import regex_lang
+        from gate.diff import regex_lang
         regex_lang.compare("^[A-Z]{2}[0-9]$", "^[\\x01-\\U0010FFFF]{2}[0-9]$")
         """
     )

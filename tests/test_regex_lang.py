@@ -1,4 +1,4 @@
-"""Regex patterns compared as languages (gate/regex_lang.py): directions, readings, refusals, budget."""
+"""Regex patterns compared as languages (gate/diff/regex_lang.py): directions, readings, refusals, budget."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import regex_lang
-from gate.regex_lang import CHANGED, RELAXED, TIGHTENED, compare
+from gate.diff import regex_lang
+from gate.diff.regex_lang import CHANGED, RELAXED, TIGHTENED, compare
 
 
 @pytest.fixture(autouse=True)

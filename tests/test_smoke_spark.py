@@ -19,7 +19,7 @@ import pytest
 from gate.limits import Limits
 from gate.model import UsageError
 from gate.smoke import SmokeSettings, checks, readers, run_smoke, runner
-from gate.smoke.limits import LimitExceeded
+from gate.smoke.limit_errors import LimitExceeded
 from gate.smoke.runner import PARALLEL_ENV, SMALL_SAMPLE_BYTES
 from tests.spark_fixtures import (
     by_id,

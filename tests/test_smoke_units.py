@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.git_tree import Repo
+from gate.git.tree import Repo
 from gate.model import Check, Column, ContractError, Dataset, UsageError
 from gate.smoke import SmokeSettings, run_smoke
 from gate.smoke import thresholds as th
@@ -448,7 +448,7 @@ def test_csv_header_problems_are_one_line() -> None:
 
 def test_sample_limits_stop_the_run_with_exit_2(tmp_path: Path) -> None:
     from gate.smoke import files, parse
-    from gate.smoke.limits import LimitExceeded
+    from gate.smoke.limit_errors import LimitExceeded
 
     big = tmp_path / "big.csv"
     big.write_bytes(b"id\n" + b"1\n" * 600)
@@ -715,7 +715,7 @@ def test_a_dictionary_bomb_is_refused_before_it_is_decoded(nested: bool) -> None
 
     from gate.limits import Limits
     from gate.smoke import parse
-    from gate.smoke.limits import LimitExceeded
+    from gate.smoke.limit_errors import LimitExceeded
 
     # 200,000 x 100 KB = 20 GB once decoded, from a file of about 1 MB (measured).
     # No Arrow schema in the file, as Spark writes it: pyarrow alone would decode it all.
@@ -739,7 +739,7 @@ def test_parquet_metadata_is_held_against_the_limits_before_decoding() -> None:
 
     from gate.limits import Limits
     from gate.smoke import parse
-    from gate.smoke.limits import LimitExceeded
+    from gate.smoke.limit_errors import LimitExceeded
 
     wide = _parquet_bytes(pa.table({f"c{i}": [1] for i in range(30)}))
     with pytest.raises(LimitExceeded, match=r"30 Parquet columns is more than the limit of 20 "):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gate import types
+from gate import lattice as types
 from tests.conftest import run_gate
 from tests.gitrepo import GitRepo
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp
 
-from gate.model import UsageError
-from gate.types import (
+from gate.lattice import (
     DIALECTS,
     TypeChange,
     TypeComparison,
@@ -22,6 +21,7 @@ from gate.types import (
     parse,
     validate_dialect,
 )
+from gate.model import UsageError
 
 S, W, N, C = TypeChange.SAME, TypeChange.WIDENED, TypeChange.NARROWED, TypeChange.CHANGED
 

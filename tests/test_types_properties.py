@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.types import TypeChange, canonical, compare, parse
+from gate.lattice import TypeChange, canonical, compare, parse
 
 S, W, N, C = TypeChange.SAME, TypeChange.WIDENED, TypeChange.NARROWED, TypeChange.CHANGED
 

@@ -119,7 +119,8 @@ def _parsed(result: Sequence[Any], items: Sequence[Any], *_: Any, **__: Any) -> 
 
 def trace_gate(log: Log) -> list[str]:
     """Wrap the gate's steps to log them; returns the ones it could not find."""
-    from gate import engine, git_tree
+    from gate import engine
+    from gate.git import tree as git_tree
 
     wanted: list[tuple[Any, str, Callable[..., list[str]]]] = [
         (engine, "load_config", lambda r, *a, **k: [f"config: {r.source or 'none (defaults)'}"]),

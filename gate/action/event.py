@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.action.bounded_json import JsonError, describe, loads
-from gate.action.git import validate_sha
+from gate.action.fetch import validate_sha
 from gate.model import UsageError
 
 PR_EVENTS = ("pull_request", "pull_request_target")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gate.action.console import REPORT_DIR, REPORT_PATH
-from gate.action.git import give_to_owner
+from gate.action.fetch import give_to_owner
 
 
 def _write_file(path: Path, content: str) -> None:

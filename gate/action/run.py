@@ -37,7 +37,7 @@ from gate.action.comment import Posted, has_news, sync
 from gate.action.console import Console, limit_summary, write_outputs
 from gate.action.debug import stage
 from gate.action.event import PR_EVENTS, PullRequest, load_payload
-from gate.action.git import (
+from gate.action.fetch import (
     Workspace,
     ensure_base,
     ensure_merge_base,
@@ -125,7 +125,7 @@ class Action:
         with stage(self.trace, "PR description"):
             body = self._pr_body(inputs, pull)
 
-        from gate.git_tree import open_repo
+        from gate.git.tree import open_repo
 
         with stage(self.trace, "git: base commit and merge-base"):
             open_repo(workspace).close()  # clear errors for "not a repository", ownership, ...

@@ -144,7 +144,7 @@ def explain(
     """Changes with their consumers attached, plus one ``consumer_broken`` per broken read.
 
     ``still_built``: ids of datasets whose contract is gone but whose table is
-    still built (``gate.dbt_model_files.still_built``); their readers are listed,
+    still built (``gate.dbt.model_files.still_built``); their readers are listed,
     not broken.
     """
     head_by_id = {d.id: d for d in head}

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gate.dbt_identity import bare_id
+from gate.dbt.identity import bare_id
 from gate.model import Dataset
 
 Name = tuple[str, ...]

@@ -22,9 +22,9 @@ from gate.consumers.names import (
     configured,
     search_words,
 )
-from gate.dbt_sources import ProjectIndex, model_folders
+from gate.dbt.projects import ProjectIndex, model_folders
 from gate.diff import Change
-from gate.git_tree import PendingSearch, Repo, TooLarge
+from gate.git.tree import PendingSearch, Repo, TooLarge
 from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError, Dataset, NotAnalysed, UsageError
 from gate.workers import Workers

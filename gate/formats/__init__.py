@@ -14,10 +14,10 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-from gate import types
+from gate import lattice as types
 from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
-from gate.formats.dbt_project import Project
+from gate.formats.dbt.project import Project
 from gate.formats.validate import require_columns, validate
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import Column, Contract, ContractError, ContractWarning, Dataset

@@ -3,7 +3,7 @@
 DCS writes them on the field, ODCS under ``logicalTypeOptions`` and Soda as the
 validity options of a column or an ``invalid`` check (``valid_min``,
 ``valid_max_length``...). They all land in ``Column.constraints`` under the
-DCS/ODCS key names, so one rule family compares them (gate/diff_constraints.py).
+DCS/ODCS key names, so one rule family compares them (gate/diff/constraints.py).
 Constraints that a format turns into the type (a string's ``maxLength`` becomes
 ``varchar(n)``) are left out by the caller: they are compared as types.
 """

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gate import types
+from gate import lattice as types
 from gate.acks import CONSUMER_KEY
 from gate.diff import Change
 from gate.report.base import Report, missing_after, visible

@@ -104,7 +104,7 @@ def run_smoke(
         session.require_pyspark(remote)
         if not remote:
             session.require_java()
-    from gate.types import validate_dialect
+    from gate.lattice import validate_dialect
 
     dialect = validate_dialect(settings.dialect)
     from gate.smoke.runner import run

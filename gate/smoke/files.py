@@ -17,7 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-from gate.smoke import limits
+from gate.smoke import limit_errors as limits
 from gate.smoke.samples import SampleError
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

@@ -36,7 +36,7 @@ from typing import Any
 
 from gate.limits import Limits
 from gate.smoke import files
-from gate.smoke.limits import LimitExceeded, too_many_rows, too_much_decoded
+from gate.smoke.limit_errors import LimitExceeded, too_many_rows, too_much_decoded
 from gate.smoke.samples import Sample, SampleError
 
 #: Bytes per value of Parquet's fixed-width physical types, as Arrow holds them.

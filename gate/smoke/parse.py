@@ -33,7 +33,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from gate.limits import Limits
-from gate.smoke import limits, parquet
+from gate.smoke import limit_errors as limits
+from gate.smoke import parquet
 from gate.smoke.samples import SampleError
 
 #: The internal column holding the text of records that do not parse.

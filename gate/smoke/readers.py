@@ -34,7 +34,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from gate.limits import Limits
 from gate.smoke import files, jsonl, parse
-from gate.smoke.limits import too_many_rows
+from gate.smoke.limit_errors import too_many_rows
 from gate.smoke.parse import CORRUPT
 from gate.smoke.samples import Sample, SampleError
 

@@ -3,7 +3,7 @@
 Two jobs, both pure Python (no Spark):
 
 - ``target_type``: a contract ``data_type`` -> what the smoke test casts to.
-  Types are parsed by sqlglot in the contract's dialect (``gate.types.parse``,
+  Types are parsed by sqlglot in the contract's dialect (``gate.lattice.parse``,
   so ``INT8`` is BIGINT in postgres) and written as Spark DDL. Spark refuses
   CHAR/VARCHAR in read schemas, so they become STRING and their length is
   checked explicitly; JSON becomes STRING and must parse as JSON; UUID becomes
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from gate import types
+from gate import lattice as types
 from gate.model import Column, GateError
 from gate.smoke.result import FAILED, PASSED, SmokeResult
 

@@ -16,7 +16,7 @@ bounded by one project, not the repository:
 - folder-level configs (``+contract`` below the project level) place a model by
   its SQL file, so that project's model file *names* are listed (no blob read).
 
-``gate.dbt_changes`` decides what to compare with this; ``gate.dbt_model_files``
+``gate.dbt.changes`` decides what to compare with this; ``gate.dbt.model_files``
 reads the models' own ``config()`` calls.
 """
 
@@ -27,8 +27,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from gate.formats.dbt_project import PROJECT_FILE, Project, is_project_file, parse_project
-from gate.git_tree import Repo
+from gate.formats.dbt.project import PROJECT_FILE, Project, is_project_file, parse_project
+from gate.git.tree import Repo
 from gate.model import ContractError
 
 #: What dbt reads as properties files, wherever a project puts its resource paths.

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gate.action.bounded_json import describe
-from gate.git_tree import SHALLOW_REMEDY, first_line, git_env
+from gate.git.tree import SHALLOW_REMEDY, first_line, git_env
 from gate.model import GitError, UsageError
 
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")

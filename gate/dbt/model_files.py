@@ -1,7 +1,7 @@
 """dbt model files (``.sql``, ``.py``) and their own ``config()`` calls.
 
 dbt ranks a model file's ``{{ config(contract=..., enabled=...) }}`` above its
-properties file and ``dbt_project.yml`` (``gate.formats.dbt_sql`` reads it as
+properties file and ``dbt_project.yml`` (``gate.formats.dbt.model_config`` reads it as
 text). The model files of the dbt models a run compares are read (found beside
 their properties file, else by name in the project's model paths), and a
 changed model file whose settings changed brings the properties files that
@@ -21,17 +21,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gate.dbt_identity import bare_id
-from gate.dbt_sources import MODEL_FILES, PROPERTY_GLOBS, literal, model_folders, model_path
-from gate.formats import dbt_flags
-from gate.formats.dbt_project import Project
-from gate.formats.dbt_sql import read_settings
-from gate.git_tree import FileChange, Repo
+from gate.dbt.identity import bare_id
+from gate.dbt.projects import MODEL_FILES, PROPERTY_GLOBS, literal, model_folders, model_path
+from gate.formats.dbt import flags as dbt_flags
+from gate.formats.dbt.model_config import read_settings
+from gate.formats.dbt.project import Project
+from gate.git.tree import FileChange, Repo
 from gate.model import Dataset
 
 if TYPE_CHECKING:
-    from gate.dbt_identity import bare_id
-from gate.dbt_sources import ProjectIndex
+    from gate.dbt.identity import bare_id
+from gate.dbt.projects import ProjectIndex
 
 
 def is_model_file(path: str) -> bool:

@@ -4,7 +4,7 @@ A constraint that allows fewer values (a higher ``minimum``, a new ``pattern``,
 ``uniqueItems`` switched on) is ``constraint_tightened``: existing producers may
 write values the contract now refuses. One that allows more is
 ``constraint_relaxed``: consumers may see values they never saw. A changed
-``pattern`` is compared as a language (gate/regex_lang.py): a strict subset is
+``pattern`` is compared as a language (gate/diff/regex_lang.py): a strict subset is
 tightened, a strict superset relaxed, the same language spelt differently says
 nothing, and anything else, or a pattern the automata cannot decide in their
 budget, is ``constraint_changed``. A changed ``format`` is ``constraint_changed``.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gate import regex_lang
+from gate.diff import regex_lang
 from gate.model import Column
 
 #: (rule id, message, before, after) for one column.
@@ -181,7 +181,7 @@ def compare(
     """Every constraint finding between two versions of one column.
 
     ``full_match_too``: a pattern may be matched against the whole value, not
-    searched in it (Soda hands it to the warehouse; see gate/regex_lang.py).
+    searched in it (Soda hands it to the warehouse; see gate/diff/regex_lang.py).
     """
     a, b = dict(old.constraints), dict(new.constraints)
     if a == b:

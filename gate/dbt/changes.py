@@ -1,13 +1,13 @@
 """Which files a run compares, and the dbt project each side of them obeys.
 
 The glob-matched changes come first, as they are; the changed YAML that lies
-in a dbt project's resource paths is added (``gate.dbt_sources`` finds the
+in a dbt project's resource paths is added (``gate.dbt.projects`` finds the
 projects). Two kinds of change reach beyond the changed files:
 
 - a ``dbt_project.yml`` whose paths or contract/enabled configs changed: every
   YAML file of that project is compared, both sides;
 - a model file whose own ``config()`` changed, or that is gone with no file
-  of its name added to the project (``gate.dbt_model_files``): the properties
+  of its name added to the project (``gate.dbt.model_files``): the properties
   files that name the model are compared.
 """
 
@@ -17,10 +17,10 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gate.dbt_model_files import is_model_file, properties_of_changed_models
-from gate.dbt_sources import MODEL_GLOBS, PROPERTY_GLOBS, ProjectIndex, exclusions, literal
-from gate.formats.dbt_project import Project, is_project_file
-from gate.git_tree import FileChange, Repo
+from gate.dbt.model_files import is_model_file, properties_of_changed_models
+from gate.dbt.projects import MODEL_GLOBS, PROPERTY_GLOBS, ProjectIndex, exclusions, literal
+from gate.formats.dbt.project import Project, is_project_file
+from gate.git.tree import FileChange, Repo
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
-from gate import diff_checks, diff_constraints, diff_relationships, regex_lang, rules, types
+from gate import lattice as types
+from gate import rules
+from gate.diff import checks as diff_checks
+from gate.diff import constraints as diff_constraints
+from gate.diff import regex_lang
+from gate.diff import relationships as diff_relationships
 from gate.model import Check, Column, Consumer, Dataset
 from gate.rules import Severity
 from gate.versioning import compare_versions, is_major_bump

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.formats.common import describe, require_mapping
-from gate.formats.dbt_flags import fold, is_jinja
+from gate.formats.dbt.flags import fold, is_jinja
 from gate.model import ContractError
 from gate.yaml_load import YMap, load_yaml
 

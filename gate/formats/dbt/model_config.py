@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gate.formats.dbt_flags import ENABLED, ENFORCED, fold, shown
+from gate.formats.dbt.flags import ENABLED, ENFORCED, fold, shown
 
 #: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``.
 _CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*\(")

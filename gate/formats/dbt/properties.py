@@ -11,7 +11,7 @@ Only models whose contract is enforced are guarded: ``config: {contract:
 ``contract:`` counts too: dbt-core moves it into ``config``), else the
 ``dbt_project.yml`` ``+contract`` for the model's fqn (see ``dbt_project``),
 as dbt resolves it. Jinja values are folded when constant, else read as true
-and recorded (``gate.formats.dbt_flags``). The others are kept with ``enforced=False`` so switching
+and recorded (``gate.formats.dbt.flags``). The others are kept with ``enforced=False`` so switching
 enforcement off reads as ``contract_enforcement_removed``. ``enabled`` and
 ``deprecation_date`` are resolved the same way (version over model). A
 ``dbt_project.yml`` that a glob happens to match holds no datasets.
@@ -38,7 +38,6 @@ from functools import partial
 from typing import Any
 
 from gate.formats import constraints as value_constraints
-from gate.formats import dbt_flags
 from gate.formats.common import (
     describe,
     items,
@@ -50,8 +49,9 @@ from gate.formats.common import (
     require_str,
     scalar_tuple,
 )
-from gate.formats.dbt_flags import Unevaluable
-from gate.formats.dbt_project import Project
+from gate.formats.dbt import flags as dbt_flags
+from gate.formats.dbt.flags import Unevaluable
+from gate.formats.dbt.project import Project
 from gate.model import Check, Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
 

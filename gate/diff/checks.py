@@ -15,10 +15,10 @@ one ``check_changed`` finding with a direction:
 
 Counts (rows, missing, invalid, duplicates) are whole numbers, so
 ``mustBeGreaterThan: 5`` and ``mustBeGreaterOrEqualTo: 6`` are the same check
-(the interval arithmetic lives in gate/thresholds.py).
+(the interval arithmetic lives in gate/diff/thresholds.py).
 Allowed values (``valid_values``, ``accepted_values``, ``validValues``) and
 value constraints (Soda ``valid_min``...) a check carries are compared as the
-column's enum and constraints (gate/diff_constraints.py), not here.
+column's enum and constraints (gate/diff/constraints.py), not here.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gate import regex_lang
+from gate.diff import regex_lang
+from gate.diff.thresholds import OPS, Interval, intersect, intervals, order
 from gate.model import Check
-from gate.thresholds import OPS, Interval, intersect, intervals, order
 
 #: Options that document a check without changing what it asserts.
 METADATA = frozenset(
