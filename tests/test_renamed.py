@@ -7,9 +7,10 @@ import sys
 
 
 def test_gate_types_is_the_lattice() -> None:
-    import gate.lattice
     import gate.types
     from gate.types import compare
+
+    import gate.lattice
 
     assert gate.types is gate.lattice
     assert compare("bigint", "int").change.value == "narrowed"
@@ -18,7 +19,9 @@ def test_gate_types_is_the_lattice() -> None:
 def test_the_old_name_does_not_shadow_the_standard_library() -> None:
     # The old module sat at gate/types.py; with gate/ on sys.path, `import types`
     # found it. No file of that name is left to find.
-    code = "import sys, types; sys.path.insert(0, 'gate'); import importlib; print(types.ModuleType)"
+    code = (
+        "import sys, types; sys.path.insert(0, 'gate'); import importlib; print(types.ModuleType)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "module" in out.stdout
     from pathlib import Path
