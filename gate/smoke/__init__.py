@@ -20,7 +20,8 @@ Modules, one job each:
 - ``session``: start the one SparkSession (local, cluster, Spark Connect);
 - ``readers``: sample file -> DataFrame, columns as they are in the file;
 - ``schema``: contract types -> Spark types (sqlglot); schema enforcement;
-- ``checkspec`` / ``thresholds``: Soda v3/v4 checks and thresholds, pure Python;
+- ``checkspec``: Soda v3/v4 checks, pure Python; their thresholds are
+  gate/check_thresholds.py, shared with the diff (``thresholds`` re-exports it);
 - ``sqlexpr``: rule expressions as SQL text with parameters, or as Columns;
 - ``checks``: the rules, and the one Spark job per dataset that counts them;
 - ``runner``: one dataset after another; ``quarantine``: violating rows aside;

@@ -32,9 +32,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gate import check_thresholds as thresholds
+from gate.check_thresholds import FLAT_KEYS, Threshold, Unsupported
 from gate.model import Check
-from gate.smoke import thresholds
-from gate.smoke.thresholds import THRESHOLD_KEYS, Threshold, Unsupported
 
 MISSING = "missing"
 INVALID = "invalid"
@@ -124,7 +124,7 @@ _VALIDITY_OPTIONS = frozenset(
 _REFERENCE_OPTIONS = frozenset(
     {"valid_reference_data", "valid_values_column", "valid_values_reference_data"}
 )
-_THRESHOLD_OPTIONS = frozenset({"threshold", "metric", "level", *THRESHOLD_KEYS})
+_THRESHOLD_OPTIONS = frozenset({"threshold", "metric", "level", *FLAT_KEYS})
 
 #: SodaCL's named formats the smoke test knows, as full-match regexes.
 NAMED_FORMATS: dict[str, str] = {
