@@ -189,6 +189,31 @@ def intervals(op: str, value: Any) -> list[Interval] | None:
     return None if found is None else comparison(op, found)
 
 
+def outer_range(comparisons: Sequence[tuple[str, Decimal]]) -> bool:
+    """A lower bound above an upper one: Soda v3 reads the pair as an outer range.
+
+    soda-core v3.5 (``soda/contracts`` ``Threshold.get_sodacl_threshold``)
+    turns ``must_be_greater_than: 25`` with ``must_be_less_than_or_equal: 10``
+    into ``not between (10 and 25``: below-or-at 10 *or* above 25 passes,
+    where "both hold" would pass nothing.
+    """
+    lows = [bound for op, bound in comparisons if op in (GT, GE)]
+    highs = [bound for op, bound in comparisons if op in (LT, LE)]
+    return len(comparisons) == 2 and len(lows) == 1 and len(highs) == 1 and lows[0] > highs[0]
+
+
+def combine(comparisons: Sequence[tuple[str, Decimal]]) -> list[Interval]:
+    """The values passing several single comparisons on one check: all of them hold,
+    except Soda v3's outer range (``outer_range``), where either side passes."""
+    if outer_range(comparisons):
+        return [part for op, bound in comparisons for part in comparison(op, bound)]
+    passing: list[Interval] | None = None
+    for op, bound in comparisons:
+        found = comparison(op, bound)
+        passing = found if passing is None else intersect(passing, found)
+    return passing or []
+
+
 def intersect(a: Passing, b: Passing) -> list[Interval]:
     """Values passing both (several comparisons on one check must all hold)."""
     out: list[Interval] = []
@@ -335,20 +360,16 @@ def parse(
         raise Unsupported("this check type takes no threshold")
     if not keys:
         return Threshold(default.passing, default.text, chosen_metric, level, default=True)
-    passing: list[Interval] | None = None
-    texts: list[str] = []
-    for key in keys:
-        if OPS[key] in (BETWEEN, NOT_BETWEEN):
-            if len(keys) > 1:
-                raise Unsupported(f"'{key}' cannot be combined with other comparisons")
-            found, text = _range(key, source[key])
-        else:
-            bound = _exact(source[key], key)
-            found, text = comparison(OPS[key], bound), f"{key} {_fmt(source[key])}"
-        passing = found if passing is None else intersect(passing, found)
-        texts.append(text)
-    assert passing is not None
-    return Threshold(tuple(passing), " and ".join(texts), chosen_metric, level)
+    ranged = [key for key in keys if key in RANGES]
+    if ranged and len(keys) > 1:
+        raise Unsupported(f"'{ranged[0]}' cannot be combined with other comparisons")
+    if ranged:
+        passing, text = _range(ranged[0], source[ranged[0]])
+        return Threshold(tuple(passing), text, chosen_metric, level)
+    comparisons = [(OPS[key], _exact(source[key], key)) for key in keys]
+    joint = " or " if outer_range(comparisons) else " and "
+    text = joint.join(f"{key} {_fmt(source[key])}" for key in keys)
+    return Threshold(tuple(combine(comparisons)), text, chosen_metric, level)
 
 
 def _metric(*values: Any) -> str:

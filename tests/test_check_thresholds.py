@@ -298,6 +298,55 @@ def test_two_thresholds_order_alike_for_smoke_and_diff(
     assert ct.order(diff(new), diff(old), whole) == reverse.get(expected or "", expected)
 
 
+@pytest.mark.parametrize(
+    ("spec", "passing", "failing", "text"),
+    [
+        (
+            {"must_be_less_than_or_equal": 10, "must_be_greater_than": 25},
+            [0, 10, 26],
+            [10.5, 20, 25],
+            "must_be_less_than_or_equal 10 or must_be_greater_than 25",
+        ),
+        (
+            {"must_be_greater_than_or_equal_to": 3, "must_be_less_than": 1},
+            [0, 3, 4],
+            [1, 2],
+            "must_be_greater_than_or_equal_to 3 or must_be_less_than 1",
+        ),
+        # a lower bound below the upper one: both hold (an inner range)
+        (
+            {"must_be_greater_than": 10, "must_be_less_than_or_equal": 25},
+            [11, 25],
+            [10, 26],
+            "must_be_greater_than 10 and must_be_less_than_or_equal 25",
+        ),
+        ({"must_be_greater_than_or_equal": 5, "must_be_less_than_or_equal": 5}, [5], [4, 6], None),
+        ({"must_be_greater_than": 5, "must_be_less_than": 5}, [], [4, 5, 6], None),
+    ],
+)
+def test_soda_v3_reads_a_swapped_pair_as_an_outer_range(
+    spec: dict[str, Any], passing: list[float], failing: list[float], text: str | None
+) -> None:
+    """soda-core v3.5 ``Threshold(greater_than=1, less_than=0)`` -> ``not between 0 and 1``."""
+    parsed = plan(Check.make("missing_count", spec, columns=("a",))).threshold
+    assert [parsed.passes(v) for v in passing] == [True] * len(passing)
+    assert [parsed.passes(v) for v in failing] == [False] * len(failing)
+    assert text is None or parsed.text == text
+    comparisons = [(ct.OPS[key], Decimal(str(value))) for key, value in spec.items()]
+    combined = ct.combine(comparisons)
+    assert [ct.contains(combined, Decimal(str(v))) for v in passing] == [True] * len(passing)
+    assert [ct.contains(combined, Decimal(str(v))) for v in failing] == [False] * len(failing)
+
+
+def test_a_wider_v3_outer_range_is_tighter() -> None:
+    def read(high: int) -> ct.Threshold:
+        spec = {"must_be_less_than": 10, "must_be_greater_than": high}
+        return ct.parse(spec, default=ct.must_be(0))
+
+    assert read(25).order(read(30), whole=True) == "tightened"
+    assert read(30).order(read(25), whole=True) == "loosened"
+
+
 def test_another_metric_cannot_be_ordered() -> None:
     count = ct.parse({"threshold": {"must_be_less_than": 5}}, default=ct.must_be(0))
     percent = ct.parse(
