@@ -24,7 +24,9 @@ Modules, one job each:
   gate/check_thresholds.py, shared with the diff (``thresholds`` re-exports it);
 - ``sqlexpr``: rule expressions as SQL text with parameters, or as Columns;
 - ``checks``: the rules, and the one Spark job per dataset that counts them;
-- ``runner``: one dataset after another; ``quarantine``: violating rows aside;
+- ``runner``: one dataset after another; ``dataset_run``: one dataset's plan and
+  job, with ``binding`` (columns to contract types) and ``messages`` (findings);
+- ``quarantine`` / ``quarantine_rows``: violating rows aside;
 - ``result``: the report dataclasses (no Spark).
 """
 

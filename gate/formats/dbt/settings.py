@@ -1,0 +1,106 @@
+"""A model's or version's own settings in a properties file: enforced, enabled, deprecation, alias.
+
+Split from the properties parser because these are read by dbt's precedence
+(version over model over ``dbt_project.yml``, ``first`` picks the most
+specific one that says something) and through ``flags`` for Jinja values,
+which is a different job from reading the columns they apply to.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timezone
+
+from gate.formats.common import describe, require_mapping
+from gate.formats.dbt import flags as dbt_flags
+from gate.formats.dbt.flags import Unevaluable
+from gate.model import ContractError
+from gate.yaml_load import YMap
+
+
+def enforced(
+    mapping: YMap, path: str, owner: str, found: list[Unevaluable], top_level: bool = False
+) -> bool | None:
+    """``config.contract.enforced``, or ``None`` when the mapping does not say.
+
+    On a model (``top_level``), dbt-core moves a top-level ``contract:`` into
+    ``config`` before it reads it (``normalize_contract_attribute``), and refuses
+    a model that has both; so does the gate. dbt does not move it on a version.
+    """
+    config = None
+    if mapping.get("config") is not None:
+        config = require_mapping(
+            mapping["config"], path, f"{owner}: 'config'", mapping.key_line("config")
+        )
+    if top_level and mapping.get("contract") is not None:
+        if config is not None and "contract" in config:
+            raise ContractError(
+                path,
+                f"{owner}: 'contract' is both a top-level key and in 'config' (dbt refuses "
+                "this: keep the one under 'config')",
+                mapping.key_line("contract"),
+            )
+        holder, where = mapping, f"{owner}: 'contract'"
+    elif config is not None and config.get("contract") is not None:
+        holder, where = config, f"{owner}: 'config.contract'"
+    else:
+        return None
+    contract = require_mapping(holder["contract"], path, where, holder.key_line("contract"))
+    if contract.get("enforced") is None:
+        return None
+    return dbt_flags.read_yaml(
+        contract["enforced"],
+        dbt_flags.ENFORCED,
+        path,
+        contract.key_line("enforced"),
+        f"{where.rstrip(chr(39))}.enforced'",
+        found,
+    )
+
+
+def enabled(mapping: YMap, path: str, owner: str, found: list[Unevaluable]) -> bool | None:
+    """``config.enabled``: Jinja is folded when constant, else read as true (guarded)."""
+    config = mapping.get("config")
+    if not isinstance(config, dict) or config.get("enabled") is None:
+        return None
+    return dbt_flags.read_yaml(
+        config["enabled"],
+        dbt_flags.ENABLED,
+        path,
+        config.key_line("enabled") if isinstance(config, YMap) else None,
+        f"{owner}: 'config.enabled'",
+        found,
+    )
+
+
+def deprecation_date(mapping: YMap, path: str, owner: str) -> datetime | None:
+    """``deprecation_date`` as an aware datetime; a date or naive time is read as UTC."""
+    value = mapping.get("deprecation_date")
+    if value is None:
+        return None
+    line = mapping.key_line("deprecation_date")
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ContractError(
+                path, f"{owner}: 'deprecation_date' is not a date: '{value}'", line
+            ) from None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, date):
+        return datetime.combine(value, time(), tzinfo=timezone.utc)
+    raise ContractError(
+        path, f"{owner}: 'deprecation_date' must be a date, found {describe(value)}", line
+    )
+
+
+def alias(model: YMap) -> tuple[str, ...]:
+    """``config.alias``: the relation name SQL consumers use instead of the model name."""
+    config = model.get("config")
+    value = config.get("alias") if isinstance(config, dict) else None
+    return (value,) if isinstance(value, str) and value else ()
+
+
+def first(*values: bool | None) -> bool:
+    """The most specific setting that says something (callers end with the default)."""
+    return next(value for value in values if value is not None)

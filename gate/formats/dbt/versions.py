@@ -1,0 +1,78 @@
+"""dbt model versions: the ``v`` label, and which version ``latest_version`` defaults to.
+
+Split from the properties parser because version labels follow dbt's own
+rules (an integer, a float or a string, declared once; the greatest
+numerically when every label is a number) that the version walk and
+``latest_version`` both use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from gate.formats.common import describe, require_mapping
+from gate.model import ContractError, Dataset
+from gate.yaml_load import YMap
+
+
+def version_label(value: Any, path: str, line: int, owner: str) -> str:
+    """``v`` may be an integer, a float or a string (dbt accepts all three)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ContractError(
+            path,
+            f"{owner}: version 'v' must be a number or a string, found {describe(value)}",
+            line,
+        )
+    label = str(value).strip()
+    if not label:
+        raise ContractError(path, f"{owner}: version 'v' is empty", line)
+    return label
+
+
+def latest(labels: list[str]) -> str:
+    """dbt's default ``latest_version``: the greatest version, numerically when it can."""
+    try:
+        return max(labels, key=float)
+    except ValueError:
+        return max(labels)
+
+
+def entry(
+    path: str, value: Any, index: int, line: int, owner: str, labels: list[str]
+) -> tuple[YMap, str]:
+    """One entry of ``versions:`` and its label, not one of ``labels`` already declared."""
+    version = require_mapping(value, path, f"{owner}: version #{index + 1}", line)
+    if version.get("v") is None:
+        raise ContractError(path, f"{owner}: version #{index + 1} has no 'v'", line)
+    label = version_label(version["v"], path, version.key_line("v"), owner)
+    if label in labels:
+        raise ContractError(
+            path, f"{owner}: version {label} is declared twice", version.key_line("v")
+        )
+    return version, label
+
+
+def mark_latest(
+    datasets: list[Dataset], labels: list[str], model: YMap, path: str, owner: str, name: str
+) -> list[Dataset]:
+    """Mark the version an unpinned ``ref('<name>')`` resolves to (``latest_version``)."""
+    chosen = latest(labels)
+    if model.get("latest_version") is not None:
+        chosen = version_label(
+            model["latest_version"], path, model.key_line("latest_version"), owner
+        )
+        if chosen not in labels:
+            raise ContractError(
+                path,
+                f"{owner}: latest_version {chosen} is not one of its versions",
+                model.key_line("latest_version"),
+            )
+    index = labels.index(chosen)
+    # dbt lets the latest version live in ``<model>.sql`` when its own file is absent.
+    datasets[index] = replace(
+        datasets[index],
+        unpinned_name=name,
+        model_names=tuple(dict.fromkeys((*datasets[index].model_names, name))),
+    )
+    return datasets
