@@ -6,6 +6,6 @@ the pair walkers and one module per rule family live beside it.
 
 from __future__ import annotations
 
-from gate.diff.datasets import Change, SeverityFn, default_severity, diff_datasets
+from gate.diff.walk import Change, SeverityFn, default_severity, diff_datasets
 
 __all__ = ["Change", "SeverityFn", "default_severity", "diff_datasets"]

@@ -260,11 +260,6 @@ def change_dict(change: Change) -> dict[str, Any]:
     }
 
 
-#: The word for a change's missing "after" side, by the rule id's last word:
-#: ``column_removed`` -> removed, ``consumer_broken`` (a name HEAD no longer has) -> gone.
-_AFTER_NONE = {"removed": "removed", "added": "added", "broken": "gone"}
-
-
 def missing_after(change: Change) -> str | None:
     """What a change without an ``after`` value shows instead (None: nothing to say).
 
@@ -273,7 +268,9 @@ def missing_after(change: Change) -> str | None:
     """
     if change.after is not None:
         return None
-    return _AFTER_NONE.get(change.rule.rsplit("_", 1)[-1])
+    # The rule's ``missing_after`` (gate/rules.py): ``column_removed`` -> removed,
+    # ``consumer_broken`` (a name HEAD no longer has) -> gone.
+    return change.spec.missing_after
 
 
 def arrow(change: Change) -> str:
