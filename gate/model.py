@@ -222,6 +222,12 @@ class Change:
     #: In-repo readers of the changed element at HEAD (filled by gate.consumers).
     consumers: tuple[Consumer, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Findings are made from catalogue rules; an id outside it is a programming
+        # error, caught where the finding is made rather than in a report.
+        if self.rule not in RULES:
+            raise ValueError(f"unknown rule id {self.rule!r}: add it to gate/rules.py")
+
     @classmethod
     def of(
         cls,

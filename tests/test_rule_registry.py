@@ -268,6 +268,11 @@ def test_each_family_module_names_its_rules_and_no_emit_site_spells_an_id() -> N
         assert getattr(rules, rule.id.upper()) is rule
 
 
+def test_a_finding_of_an_unknown_rule_cannot_be_made() -> None:
+    with pytest.raises(ValueError, match="unknown rule id 'column_dropped'"):
+        Change("column_dropped", rules.Severity.ERROR, "d", "c", "d.yaml", 1, "m")
+
+
 def test_categories_are_fields_of_the_rule_not_its_spelling() -> None:
     """What code used to read from the id's spelling, pinned to the catalogue's fields."""
     by = rules.RULES

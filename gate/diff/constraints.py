@@ -16,7 +16,7 @@ nothing. A date or timestamp bound is ordered as a date.
 
 The whole-enum rules live here too, because an enum is the tightest constraint:
 declaring one on a free column is ``enum_declared``, dropping it is
-``enum_removed`` (single values added or removed stay ``enum_value_*``).
+``enum_removed``, and single values removed or added are ``enum_value_*``.
 """
 
 from __future__ import annotations
