@@ -10,6 +10,7 @@ a rule emitted from another family module than the catalogue says fails too.
 from __future__ import annotations
 
 import ast
+import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -300,3 +301,26 @@ def test_every_non_additive_finding_has_a_direction_consumer_broken_too() -> Non
         for change in diff_datasets(base, head, **kwargs):
             additive = rules.get(change.rule).severity is rules.Severity.INFO
             assert (change.direction is None) == additive, (rule_id, change.rule)
+
+
+def test_consumer_broken_has_its_direction_in_the_cli_json_report(tmp_path: Path, cli) -> None:
+    """The same through ``schema-gate --format json`` on a real dbt project in git
+    (the scenario of tests/test_cli_consumers.py): the JSON docs promise a
+    ``direction`` on every non-additive finding."""
+    from tests.consumer_projects import DBT_PROJECT
+    from tests.gitrepo import GitRepo
+    from tests.test_cli_consumers import STG, drop_column
+
+    repo = GitRepo(tmp_path / "repo")
+    for path, text in DBT_PROJECT.items():
+        repo.write(path, text)
+    repo.commit("project")
+    repo.branch("feature")
+    repo.write(STG, drop_column(DBT_PROJECT[STG], "discount_code"))
+    repo.commit("drop discount_code")
+    proc = cli(repo.path, "--base", "main", "--head", "feature", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    directions = {(c["rule"], c["direction"]) for c in report["changes"]}
+    assert ("consumer_broken", "loosened") in directions
+    assert all((d is None) == (rules.get(r).severity is rules.Severity.INFO) for r, d in directions)
