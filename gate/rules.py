@@ -5,6 +5,13 @@ never renamed: deprecate it and add a new one (as buf and oasdiff do).
 Severity decides the verdict: ``error`` is breaking, ``warning`` blocks only
 with ``--fail-on warning``, ``info`` is additive and never blocks, ``off``
 drops the finding.
+
+This is the registry, as buf binds a rule id to its handler: each ``Rule`` is
+a module constant (``rules.COLUMN_REMOVED``) naming its family, the module
+whose handlers emit it, and carrying as fields every category code acts on
+(direction, consumer impact, acknowledgeability). Handlers emit ``Rule``
+objects, never ids (``gate.model.Change.of``), so an unknown id cannot be
+emitted; tests/test_rule_registry.py binds each id to its family and a fixture.
 """
 
 from __future__ import annotations
