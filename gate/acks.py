@@ -32,7 +32,7 @@ from functools import lru_cache
 from gate.diff import Change
 from gate.model import UsageError
 from gate.rendered_lines import MAX_BODY_CHARS, PLACEHOLDER, Line, visible_lines
-from gate.rules import UNACKNOWLEDGEABLE, Severity
+from gate.rules import Severity
 
 KEY = "accept-breaking-change"
 
@@ -241,7 +241,7 @@ def apply(
         replace(change, acknowledged=True)
         if change.dataset in acked
         and change.severity in (Severity.ERROR, Severity.WARNING)
-        and change.rule not in UNACKNOWLEDGEABLE
+        and change.spec.acknowledgeable
         else change
         for change in changes
     ]
@@ -260,7 +260,7 @@ def apply_consumer_breaks(changes: Sequence[Change], tokens: Iterable[Token]) ->
     broken = {
         c.path
         for c in changes
-        if c.rule in UNACKNOWLEDGEABLE and c.severity in (Severity.ERROR, Severity.WARNING)
+        if not c.spec.acknowledgeable and c.severity in (Severity.ERROR, Severity.WARNING)
     }
     matched = {t.value for t in tokens if t.value in broken}
     unmatched: list[Token] = []
@@ -269,7 +269,7 @@ def apply_consumer_breaks(changes: Sequence[Change], tokens: Iterable[Token]) ->
             unmatched.append(token)
     out = [
         replace(change, acknowledged=True)
-        if change.rule in UNACKNOWLEDGEABLE
+        if not change.spec.acknowledgeable
         and change.path in matched
         and change.severity in (Severity.ERROR, Severity.WARNING)
         else change

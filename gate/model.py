@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from gate.rules import RULES, Rule, Severity
+
 
 @dataclass(frozen=True)
 class Check:
@@ -191,6 +193,89 @@ class Consumer:
     line: int | None
     object: str
     usage: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """One finding: a rule that fired on one dataset (and maybe one column).
+
+    ``path`` and ``line`` point at the HEAD file where the element still exists
+    (or its nearest surviving parent), else at the base file, so annotations land
+    where a reviewer can act. ``old_dataset`` is set for renames so either name
+    acknowledges the change. Findings are built by ``Change.of`` from a catalogue
+    ``Rule``, so every finding's id is in the catalogue and carries its direction.
+    """
+
+    rule: str
+    severity: Severity
+    dataset: str
+    column: str | None
+    path: str
+    line: int | None
+    message: str
+    before: str | None = None
+    after: str | None = None
+    old_dataset: str | None = None
+    acknowledged: bool = False
+    #: tightened (breaks producers), loosened (breaks consumers), both or undetermined.
+    direction: str | None = None
+    #: In-repo readers of the changed element at HEAD (filled by gate.consumers).
+    consumers: tuple[Consumer, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Findings are made from catalogue rules; an id outside it is a programming
+        # error, caught where the finding is made rather than in a report.
+        if self.rule not in RULES:
+            raise ValueError(f"unknown rule id {self.rule!r}: add it to gate/rules.py")
+
+    @classmethod
+    def of(
+        cls,
+        rule: Rule,
+        severity: Severity,
+        dataset: str,
+        path: str,
+        line: int | None,
+        message: str,
+        *,
+        column: str | None = None,
+        before: str | None = None,
+        after: str | None = None,
+        old_dataset: str | None = None,
+        direction: str | None = None,
+    ) -> Change:
+        """The one way the gate builds a finding: from a catalogue rule, never an id.
+
+        ``direction`` is the handler's own when it decides one per finding
+        (``check_changed``), else the rule's (one for every non-additive rule).
+        """
+        return cls(
+            rule=rule.id,
+            severity=severity,
+            dataset=dataset,
+            column=column,
+            path=path,
+            line=line,
+            message=message,
+            before=before,
+            after=after,
+            old_dataset=old_dataset,
+            direction=direction or rule.direction,
+        )
+
+    @property
+    def spec(self) -> Rule:
+        """The catalogue entry of this finding's rule."""
+        return RULES[self.rule]
+
+    @property
+    def breaking(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    @property
+    def target(self) -> str:
+        """``dataset`` or ``dataset.column``: how reports name the element."""
+        return f"{self.dataset}.{self.column}" if self.column else self.dataset
 
 
 @dataclass(frozen=True)

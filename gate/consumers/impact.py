@@ -1,7 +1,7 @@
 """Join consumer reads with contract changes: who reads what changed, who now breaks.
 
-Pure: changes and findings in, changes out. Only breaking changes at column,
-type and model level are explained (``column_*``, ``type_*``, ``model_*``). A
+Pure: changes and findings in, changes out. Only breaking changes of rules the
+catalogue marks ``explained_by_consumers`` (column, type and model level) are explained. A
 consumer at HEAD that still reads a column or dataset the HEAD contract no
 longer has becomes a ``consumer_broken`` finding anchored at its own line.
 """
@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence, Set
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from gate import rules
 from gate.diff import Change, SeverityFn
 from gate.model import Consumer, Dataset
 from gate.rules import Severity
@@ -19,20 +20,19 @@ from gate.rules import Severity
 if TYPE_CHECKING:
     from gate.consumers.reader import Found
 
-EXPLAINED_PREFIXES = ("column_", "type_", "model_")
-RULE = "consumer_broken"
+RULE = rules.CONSUMER_BROKEN.id
 
 
 def wants_consumers(change: Change) -> bool:
     """A breaking change at column, type or model level: worth naming its readers."""
-    return change.severity is Severity.ERROR and change.rule.startswith(EXPLAINED_PREFIXES)
+    return change.severity is Severity.ERROR and change.spec.explained_by_consumers
 
 
 def read_column(change: Change) -> str | None:
     """The column name consumers of ``change`` read (the old name for a rename)."""
     if change.column is None:
         return None
-    name = change.before if change.rule in ("column_renamed", "column_case_changed") else None
+    name = change.before if change.spec.reads_old_name else None
     return (name or change.column).lower()
 
 
@@ -68,11 +68,12 @@ def _gone(change: Change, head: dict[str, Dataset], still_built: Set[str]) -> st
     SQL reads case-insensitively), or when only the contract went and the table
     stays (``still_built``: a dbt model whose file dbt still builds).
     """
-    if change.rule in ("model_removed", "model_renamed"):
+    gone = change.spec.gone_for_readers
+    if gone == "dataset":
         if (change.old_dataset or change.dataset) in still_built:
             return None
         return "<dataset>"
-    if change.rule not in ("column_removed", "column_renamed"):
+    if gone != "column":
         return None
     column = read_column(change)
     dataset = head.get(change.dataset)
@@ -112,17 +113,18 @@ def _broken(
                 continue
             if found.column == _top(gone) and gone != found.column:
                 continue  # reads the parent struct; only a.b itself is gone
-            what = f"column '{change.dataset}.{change.column if change.rule == 'column_removed' else change.before}'"
+            read = change.before if change.spec.reads_old_name else change.column
+            what = f"column '{change.dataset}.{read}'"
         key = (found.path, found.line)
         if key in out:
             continue
-        out[key] = Change(
-            rule=RULE,
-            severity=severity,
-            dataset=change.dataset,
+        out[key] = Change.of(
+            rules.CONSUMER_BROKEN,
+            severity,
+            change.dataset,
+            found.path,
+            found.line,
             column=change.column if gone != "<dataset>" else None,
-            path=found.path,
-            line=found.line,
             message=(
                 f"{found.object} reads {what} ({found.usage}), which the HEAD contract no longer "
                 f"has ({change.rule}); update this consumer in the same pull request"
@@ -169,7 +171,7 @@ def explain(
             positions = sorted(positions + by_dataset.get(change.old_dataset, []))
         matches = [found[i] for i in positions if _matches(change, found[i])]
         explained = replace(change, consumers=_consumers(matches))
-        if change.rule == "model_removed" and change.dataset in still_built and matches:
+        if change.spec is rules.MODEL_REMOVED and change.dataset in still_built and matches:
             explained = replace(
                 explained,
                 message=f"the contract of dataset '{change.dataset}' was removed; its model "

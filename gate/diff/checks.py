@@ -30,7 +30,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from gate import rules
 from gate.diff import regex_lang
+from gate.diff.emitter import DatasetPair
 from gate.diff.thresholds import OPS, Interval, intersect, intervals, order
 from gate.model import Check
 
@@ -399,3 +401,57 @@ def carries_values(check: Check) -> bool:
                 yield from (str(k).lower() for k in value)
 
     return any(key in carried(check.kind) - {"properties"} for key in keys(check.spec))
+
+
+def checks(
+    pair: DatasetPair,
+    old_checks: Sequence[Check],
+    new_checks: Sequence[Check],
+    column: str | None,
+    anchor: int | None = None,
+    values_changed: bool = False,
+) -> None:
+    """The check family over one dataset's (``column`` None) or one column's checks."""
+    paired = _pair_checks(old_checks, new_checks)
+    removed, added = paired.removed, paired.added
+    if values_changed:
+        # A check that only carries the enum or the constraints came or went
+        # with them: the enum/constraint finding already says what changed, once.
+        removed = [c for c in removed if not carries_values(c)]
+        added = [c for c in added if not carries_values(c)]
+    where = f"column '{column}'" if column else f"dataset '{pair.new.id}'"
+    for check in removed:
+        pair.emit(
+            rules.CHECK_REMOVED,
+            f"check '{check.kind}' on {where} was removed",
+            column=column,
+            line=anchor,
+            before=describe(check, semantics(check)),
+        )
+    for old, new, moved in paired.changed:
+        before = describe(old, semantics(old))
+        after = describe(new, semantics(new))
+        if before == after:  # the difference is in what it measures: show the kind only
+            before, after = f"{old.kind} (before)", f"{new.kind} (now)"
+        pair.emit(
+            rules.CHECK_CHANGED,
+            f"check '{new.kind}' on {where} changed ({moved})",
+            column=column,
+            line=new.line if new.line is not None else anchor,
+            before=before,
+            after=after,
+            breaks=BREAKS[moved],
+            direction=moved,
+        )
+    for check in added:
+        pair.emit(
+            rules.CHECK_ADDED,
+            f"check '{check.kind}' on {where} was added",
+            column=column,
+            line=check.line,
+            after=describe(check, semantics(check)),
+        )
+
+
+#: The check pairing under a name the handler's ``pair`` argument does not shadow.
+_pair_checks = pair

@@ -16,23 +16,26 @@ nothing. A date or timestamp bound is ordered as a date.
 
 The whole-enum rules live here too, because an enum is the tightest constraint:
 declaring one on a free column is ``enum_declared``, dropping it is
-``enum_removed`` (single values added or removed stay ``enum_value_*``).
+``enum_removed``, and single values removed or added are ``enum_value_*``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from gate import rules
 from gate.diff import regex_lang
+from gate.diff.emitter import DatasetPair
 from gate.model import Column
+from gate.rules import Rule
 
-#: (rule id, message, before, after) for one column.
-Finding = tuple[str, str, "str | None", "str | None"]
+#: (rule, message, before, after) for one column.
+Finding = tuple[Rule, str, "str | None", "str | None"]
 
 _INTEGER = re.compile(
     r"^(tinyint|smallint|int|integer|bigint|long|short|byte|decimal\(\d+,\s*0\))$"
@@ -138,14 +141,14 @@ def _compare_bounds(
         a = _bound(old, keyed, lower, type_text)
         b = _bound(new, keyed, lower, type_text)
         if isinstance(a, str) or isinstance(b, str):  # "?": a bound it cannot read
-            findings.append(("constraint_changed", f"{group} changed", before, after))
+            findings.append((rules.CONSTRAINT_CHANGED, f"{group} changed", before, after))
         elif a is None or b is None:
             tightened = a is None
             findings.append(_directed(tightened, group, before, after))
         elif a != b:
             undecided = not _tighter(a, b, lower) and not _tighter(b, a, lower)
             if undecided:
-                findings.append(("constraint_changed", f"{group} changed", before, after))
+                findings.append((rules.CONSTRAINT_CHANGED, f"{group} changed", before, after))
             else:
                 findings.append(_directed(_tighter(b, a, lower), group, before, after))
     return findings
@@ -153,8 +156,8 @@ def _compare_bounds(
 
 def _directed(tightened: bool, what: str, before: str | None, after: str | None) -> Finding:
     if tightened:
-        return ("constraint_tightened", f"{what} allows fewer values", before, after)
-    return ("constraint_relaxed", f"{what} allows more values", before, after)
+        return (rules.CONSTRAINT_TIGHTENED, f"{what} allows fewer values", before, after)
+    return (rules.CONSTRAINT_RELAXED, f"{what} allows more values", before, after)
 
 
 def _pattern(x: str, y: str, full_match_too: bool) -> Finding | None:
@@ -164,15 +167,15 @@ def _pattern(x: str, y: str, full_match_too: bool) -> Finding | None:
     if moved == "":
         return None
     if moved == regex_lang.TIGHTENED:
-        return ("constraint_tightened", "pattern accepts fewer values", before, after)
+        return (rules.CONSTRAINT_TIGHTENED, "pattern accepts fewer values", before, after)
     if moved == regex_lang.RELAXED:
-        return ("constraint_relaxed", "pattern accepts more values", before, after)
+        return (rules.CONSTRAINT_RELAXED, "pattern accepts more values", before, after)
     why = (
         "each accepts values the other refuses"
         if moved == regex_lang.CHANGED
         else "the gate cannot tell which allows more"
     )
-    return ("constraint_changed", f"pattern changed; {why}", before, after)
+    return (rules.CONSTRAINT_CHANGED, f"pattern changed; {why}", before, after)
 
 
 def compare(
@@ -220,7 +223,7 @@ def compare(
         elif order is None or isinstance(x, str) or isinstance(y, str):
             findings.append(
                 (
-                    "constraint_changed",
+                    rules.CONSTRAINT_CHANGED,
                     f"{key} changed; the gate cannot tell which allows more",
                     before,
                     after,
@@ -231,7 +234,7 @@ def compare(
     return findings
 
 
-def _values(values: tuple[str, ...]) -> str:
+def _values(values: Iterable[str]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
 
@@ -239,14 +242,14 @@ def compare_enum(old: Column, new: Column) -> Finding | None:
     """An enum declared on a free column, or dropped altogether."""
     if old.enum is None and new.enum is not None:
         return (
-            "enum_declared",
+            rules.ENUM_DECLARED,
             f"now only allows {_values(new.enum)}; producers writing other values fail",
             "any value",
             _values(new.enum),
         )
     if old.enum is not None and new.enum is None:
         return (
-            "enum_removed",
+            rules.ENUM_REMOVED,
             "no longer restricts its values; consumers may see any value",
             _values(old.enum),
             "any value",
@@ -254,20 +257,45 @@ def compare_enum(old: Column, new: Column) -> Finding | None:
     return None
 
 
-def emit_all(
-    emit: Callable[..., None],
-    old: Column,
-    new: Column,
-    name: str,
-    type_text: str,
-    full_match_too: bool = False,
-) -> None:
-    """Emit the enum and constraint findings of one column pair through ``emit``."""
+def enum_values(pair: DatasetPair, old: Column, new: Column, name: str) -> None:
+    """Single allowed values removed from or added to an enum both sides declare."""
+    if old.enum is None or new.enum is None:
+        return
+    gone = [v for v in old.enum if v not in new.enum]
+    came = [v for v in new.enum if v not in old.enum]
+    if gone:
+        pair.emit(
+            rules.ENUM_VALUE_REMOVED,
+            f"column '{name}' no longer allows {_values(gone)}",
+            column=name,
+            line=new.line,
+            before=_values(old.enum),
+            after=_values(new.enum),
+        )
+    if came:
+        pair.emit(
+            rules.ENUM_VALUE_ADDED,
+            f"column '{name}' now also allows {_values(came)}",
+            column=name,
+            line=new.line,
+            before=_values(old.enum),
+            after=_values(new.enum),
+        )
+
+
+def constraints(pair: DatasetPair, old: Column, new: Column, name: str) -> None:
+    """The whole-enum and constraint findings of one column pair."""
     found = compare_enum(old, new)
-    findings = ([found] if found else []) + compare(old, new, type_text, full_match_too)
-    for rule_id, message, before, after in findings:
-        emit(
-            rule_id,
+    findings = ([found] if found else []) + compare(
+        old,
+        new,
+        pair.type_text(new) or "",
+        # Soda's regex runs in the warehouse: a search or a whole-value match.
+        full_match_too="soda" in (pair.old.format, pair.new.format),
+    )
+    for rule, message, before, after in findings:
+        pair.emit(
+            rule,
             f"column '{name}' {message}",
             column=name,
             line=new.line,

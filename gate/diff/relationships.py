@@ -10,43 +10,38 @@ it), and a new one is ``relationship_added``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from gate import rules
+from gate.diff.emitter import DatasetPair
+from gate.diff.pairing import pair_relationships
 
-from gate.model import Relationship
 
-
-def emit_all(
-    emit: Callable[..., None], old: Sequence[Relationship], new: Sequence[Relationship]
-) -> None:
-    """Emit one finding per relationship that was removed, retargeted or added."""
-    before = {r.columns: r for r in old}
-    after = {r.columns: r for r in new}
-    for columns, rel in before.items():
-        name = ", ".join(columns)
-        moved = after.get(columns)
+def relationships(pair: DatasetPair) -> None:
+    """One finding per relationship that was removed, retargeted or added."""
+    for rel, moved in pair_relationships(pair.old.relationships, pair.new.relationships):
+        if rel is None:
+            assert moved is not None
+            pair.emit(
+                rules.RELATIONSHIP_ADDED,
+                f"column '{', '.join(moved.columns)}' now references {moved.to}",
+                column=", ".join(moved.columns),
+                line=moved.line,
+                after=moved.to,
+            )
+            continue
+        name = ", ".join(rel.columns)
         if moved is None:
-            emit(
-                "relationship_removed",
+            pair.emit(
+                rules.RELATIONSHIP_REMOVED,
                 f"column '{name}' no longer references {rel.to}; consumers join on it",
                 column=name,
                 before=rel.to,
             )
         elif moved.to != rel.to:
-            emit(
-                "relationship_changed",
+            pair.emit(
+                rules.RELATIONSHIP_CHANGED,
                 f"column '{name}' now references {moved.to} instead of {rel.to}",
                 column=name,
                 line=moved.line,
-                before=rel.to,
                 after=moved.to,
-            )
-    for columns, rel in after.items():
-        if columns not in before:
-            name = ", ".join(columns)
-            emit(
-                "relationship_added",
-                f"column '{name}' now references {rel.to}",
-                column=name,
-                line=rel.line,
-                after=rel.to,
+                before=rel.to,
             )

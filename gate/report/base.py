@@ -16,7 +16,7 @@ from gate.acks import CONSUMER_KEY, Token, names_for
 from gate.diff import Change
 from gate.model import ContractWarning, NotAnalysed
 from gate.policy import Relaxation
-from gate.rules import UNACKNOWLEDGEABLE, Severity
+from gate.rules import Severity
 
 if TYPE_CHECKING:  # the smoke package imports pyspark lazily; its results are plain data
     from gate.smoke.result import SmokeReport
@@ -135,7 +135,7 @@ class Report:
     @property
     def datasets_to_acknowledge(self) -> tuple[str, ...]:
         """Dataset ids whose blocking changes an acknowledgement would clear."""
-        return tuple(sorted({c.dataset for c in self.blocking if c.rule not in UNACKNOWLEDGEABLE}))
+        return tuple(sorted({c.dataset for c in self.blocking if c.spec.acknowledgeable}))
 
     def closest_dataset(self, token: str) -> str | None:
         """The changed dataset an unmatched token most likely meant (a typo), if any.
@@ -154,7 +154,7 @@ class Report:
         ``accept-consumer-break`` token the path of a file with a ``consumer_broken``."""
         if token.key != CONSUMER_KEY:
             return self.closest_dataset(token.value)
-        paths = sorted({c.path for c in self.changes if c.rule in UNACKNOWLEDGEABLE})
+        paths = sorted({c.path for c in self.changes if not c.spec.acknowledgeable})
         match = difflib.get_close_matches(token.value, paths, n=1, cutoff=0.75)
         return match[0] if match else None
 
@@ -167,7 +167,7 @@ class Report:
     @property
     def consumers_to_fix(self) -> tuple[Change, ...]:
         """Blocking ``consumer_broken`` findings: fixed in the PR, not acknowledged."""
-        return tuple(c for c in self.blocking if c.rule in UNACKNOWLEDGEABLE)
+        return tuple(c for c in self.blocking if not c.spec.acknowledgeable)
 
     @property
     def head_label(self) -> str:
@@ -260,11 +260,6 @@ def change_dict(change: Change) -> dict[str, Any]:
     }
 
 
-#: The word for a change's missing "after" side, by the rule id's last word:
-#: ``column_removed`` -> removed, ``consumer_broken`` (a name HEAD no longer has) -> gone.
-_AFTER_NONE = {"removed": "removed", "added": "added", "broken": "gone"}
-
-
 def missing_after(change: Change) -> str | None:
     """What a change without an ``after`` value shows instead (None: nothing to say).
 
@@ -273,7 +268,9 @@ def missing_after(change: Change) -> str | None:
     """
     if change.after is not None:
         return None
-    return _AFTER_NONE.get(change.rule.rsplit("_", 1)[-1])
+    # The rule's ``missing_after`` (gate/rules.py): ``column_removed`` -> removed,
+    # ``consumer_broken`` (a name HEAD no longer has) -> gone.
+    return change.spec.missing_after
 
 
 def arrow(change: Change) -> str:

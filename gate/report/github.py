@@ -6,6 +6,7 @@ CR and LF are percent-encoded (so a message stays one command), and every other
 control character is spelled out (so no escape sequence reaches the log viewer).
 """
 
+from gate import rules
 from gate.acks import CONSUMER_KEY
 from gate.diff import Change
 from gate.report.base import Report, visible
@@ -42,7 +43,7 @@ def _consumer_annotations(report: Report) -> list[tuple[str, str]]:
 
     A line that already carries a ``consumer_broken`` error gets no second annotation.
     """
-    broken = {(c.path, c.line) for c in report.changes if c.rule == "consumer_broken"}
+    broken = {(c.path, c.line) for c in report.changes if c.spec is rules.CONSUMER_BROKEN}
     found: list[tuple[str, str]] = []
     for change in report.changes:
         for consumer in change.consumers:

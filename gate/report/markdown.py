@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gate import lattice as types
+from gate import rules
 from gate.acks import CONSUMER_KEY
 from gate.diff import Change
 from gate.report.base import Report, missing_after, visible
@@ -102,7 +103,7 @@ def _unknown_types(changes: Sequence[Change], report: Report) -> list[str]:
     dialect = report.dialect or "spark"
     lines: list[str] = []
     for change in changes:
-        if change.rule != "type_unknown" or not change.after:
+        if change.spec is not rules.TYPE_UNKNOWN or not change.after:
             continue
         meant = types.suggest(change.after, dialect)
         hint = f"; did you mean {code(meant.upper())}?" if meant else ""
