@@ -402,6 +402,16 @@ columns:
             "      - missing_count:\n          must_be_less_than_or_equal_to: 9\n",
             "loosened",
         ),
+        # Soda v3's outer range (a lower bound above the upper one): either side
+        # passes, so moving the lower bound up passes fewer values. Read as "both
+        # hold", both sides pass nothing and the change went unseen.
+        (
+            "      - missing_count:\n          must_be_less_than: 10\n"
+            "          must_be_greater_than: 25\n",
+            "      - missing_count:\n          must_be_less_than: 10\n"
+            "          must_be_greater_than: 30\n",
+            "tightened",
+        ),
     ],
 )
 def test_a_changed_soda_range_is_ordered_through_the_cli(

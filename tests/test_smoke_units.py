@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from gate.git.tree import Repo
 from gate.model import Check, Column, ContractError, Dataset, UsageError
 from gate.smoke import SmokeSettings, run_smoke
-from gate.smoke import thresholds as th
+from gate import check_thresholds as th
 from gate.smoke.checkspec import (
     DUPLICATE,
     INVALID,

@@ -15,7 +15,8 @@ one ``check_changed`` finding with a direction:
 
 Counts (rows, missing, invalid, duplicates) are whole numbers, so
 ``mustBeGreaterThan: 5`` and ``mustBeGreaterOrEqualTo: 6`` are the same check
-(the interval arithmetic lives in gate/diff/thresholds.py).
+(the threshold vocabulary and its interval arithmetic live in gate/check_thresholds.py,
+shared with the smoke test).
 Allowed values (``valid_values``, ``accepted_values``, ``validValues``) and
 value constraints (Soda ``valid_min``...) a check carries are compared as the
 column's enum and constraints (gate/diff/constraints.py), not here.
@@ -33,7 +34,20 @@ from typing import Any
 from gate import rules
 from gate.diff import regex_lang
 from gate.diff.emitter import DatasetPair
-from gate.diff.thresholds import OPS, Interval, intersect, intervals, order
+from gate.check_thresholds import (
+    GE,
+    GT,
+    LE,
+    LT,
+    OPS,
+    Interval,
+    combine,
+    intersect,
+    intervals,
+    number,
+    order,
+    outer_range,
+)
 from gate.model import Check
 
 #: Options that document a check without changing what it asserts.
@@ -215,6 +229,12 @@ def semantics(check: Check) -> Semantics:
             rest[f"threshold:{key}"] = value  # unreadable: part of the identity
             continue
         passing = found if passing is None else intersect(passing, found)
+    singles = [(OPS[key], number(value)) for key, value in threshold_items]
+    single = [(op, bound) for op, bound in singles if op in (GT, GE, LT, LE) and bound is not None]
+    if len(single) == len(threshold_items) and outer_range(single):
+        passing = combine(
+            single
+        )  # Soda v3: either side of the pair passes, as the smoke test reads it
     if dbt_condition is not None:
         written.append(f"error_if {dbt_condition}")
         match = _DBT_CONDITION.match(dbt_condition)

@@ -18,7 +18,7 @@ from gate.smoke import checkspec
 from gate.smoke.checkspec import CheckPlan
 from gate.smoke.result import FAILED, PASSED, SKIPPED, WARNED, SmokeResult
 from gate.smoke.schema import TargetType
-from gate.smoke.thresholds import Threshold
+from gate.check_thresholds import Threshold
 
 
 def count(number: int) -> str:
