@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.diff import diff_datasets
 from gate.check_thresholds import order
+from gate.diff import diff_datasets
 from gate.formats import parse_contract
 from gate.model import Check, Column, ContractError, Dataset
 from gate.report.base import arrow

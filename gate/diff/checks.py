@@ -32,8 +32,6 @@ from decimal import Decimal
 from typing import Any
 
 from gate import rules
-from gate.diff import regex_lang
-from gate.diff.emitter import DatasetPair
 from gate.check_thresholds import (
     GE,
     GT,
@@ -48,6 +46,8 @@ from gate.check_thresholds import (
     order,
     outer_range,
 )
+from gate.diff import regex_lang
+from gate.diff.emitter import DatasetPair
 from gate.model import Check
 
 #: Options that document a check without changing what it asserts.

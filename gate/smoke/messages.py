@@ -13,12 +13,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from gate.check_thresholds import Threshold
 from gate.model import Check, Column
 from gate.smoke import checkspec
 from gate.smoke.checkspec import CheckPlan
 from gate.smoke.result import FAILED, PASSED, SKIPPED, WARNED, SmokeResult
 from gate.smoke.schema import TargetType
-from gate.check_thresholds import Threshold
 
 
 def count(number: int) -> str:
