@@ -30,7 +30,7 @@ from typing import Any
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.limits import Limits
 from gate.model import Check, Dataset, GateError
 from gate.smoke import checks as rules
