@@ -86,7 +86,7 @@ class BlobReader:
 
     GitPython's ``odb.stream`` also keeps one process, but waits for each answer
     before asking the next question; pipelining small batches reads 10,000
-    blobs about ten times faster.
+    blobs three to ten times faster (docs/architecture.md, "Why no GitPython").
     """
 
     def __init__(self, git: Git) -> None:
