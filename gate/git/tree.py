@@ -4,26 +4,7 @@ Its work now lives in ``gate.git``'s modules (process, refs, changes, blobs,
 search, paths, repo); import from ``gate.git`` in new code.
 """
 
-from gate.git import (
-    SHALLOW_REMEDY,
-    SODA_GLOBS,
-    FileChange,
-    PendingSearch,
-    Repo,
-    TooLarge,
-    first_line,
-    git_env,
-    open_repo,
-)
+import gate.git as _git
+from gate.git import *  # noqa: F403  every public name of gate.git, the same objects
 
-__all__ = [
-    "SHALLOW_REMEDY",
-    "SODA_GLOBS",
-    "FileChange",
-    "PendingSearch",
-    "Repo",
-    "TooLarge",
-    "first_line",
-    "git_env",
-    "open_repo",
-]
+__all__ = _git.__all__
