@@ -27,7 +27,7 @@ from gate.dbt.changes import Entry
 from gate.diff import Change, diff_datasets
 from gate.formats import DEFAULT_GLOBS, parse_contract
 from gate.formats.dbt.project import Project
-from gate.git.tree import Repo, open_repo
+from gate.git import Repo, open_repo
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import (
     Contract,

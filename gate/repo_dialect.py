@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.lattice import DIALECTS
 from gate.model import ContractError, GitError, UsageError
 from gate.yaml_load import load_yaml

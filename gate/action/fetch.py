@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gate.action.bounded_json import describe
-from gate.git.tree import SHALLOW_REMEDY, first_line, git_env
+from gate.git.process import SHALLOW_REMEDY, first_line, run_text
 from gate.model import GitError, UsageError
 
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
@@ -115,21 +115,7 @@ class Workspace:
     fetched: bool = False
 
     def git(self, *args: str, timeout: float | None = 120) -> subprocess.CompletedProcess[str]:
-        try:
-            return subprocess.run(
-                ["git", *args],
-                cwd=self.root,
-                env=git_env(),
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise GitError(f"git {args[0]} took longer than {timeout:g}s") from None
-        except OSError as err:
-            raise GitError(f"cannot run git: {err}") from err
+        return run_text(self.root, args, timeout=timeout)
 
     def has_commit(self, rev: str) -> bool:
         proc = self.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")

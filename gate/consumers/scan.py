@@ -24,7 +24,7 @@ from gate.consumers.names import (
 )
 from gate.dbt.projects import ProjectIndex, model_folders
 from gate.diff import Change
-from gate.git.tree import PendingSearch, Repo, TooLarge
+from gate.git import PendingSearch, Repo, TooLarge
 from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError, Dataset, NotAnalysed, UsageError
 from gate.workers import Workers

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from gate.dbt.model_files import is_model_file, properties_of_changed_models
 from gate.dbt.projects import MODEL_GLOBS, PROPERTY_GLOBS, ProjectIndex, exclusions, literal
 from gate.formats.dbt.project import Project, is_project_file
-from gate.git.tree import FileChange, Repo
+from gate.git import FileChange, Repo
 
 
 @dataclass(frozen=True)

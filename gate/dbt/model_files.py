@@ -26,7 +26,7 @@ from gate.dbt.projects import MODEL_FILES, PROPERTY_GLOBS, literal, model_folder
 from gate.formats.dbt import flags as dbt_flags
 from gate.formats.dbt.model_config import read_settings
 from gate.formats.dbt.project import Project
-from gate.git.tree import FileChange, Repo
+from gate.git import FileChange, Repo
 from gate.model import Dataset
 
 if TYPE_CHECKING:

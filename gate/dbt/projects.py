@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from gate.formats.dbt.project import PROJECT_FILE, Project, is_project_file, parse_project
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.model import ContractError
 
 #: What dbt reads as properties files, wherever a project puts its resource paths.

@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.limits import Limits
 from gate.model import Dataset, GateError
 from gate.smoke import files, parquet, quarantine, readers, session, warmup

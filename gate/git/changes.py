@@ -1,0 +1,247 @@
+"""What changed between two sides: one ``git diff --raw -M`` per question.
+
+``git diff --raw`` lists the changed paths with both blob ids, so no file needs
+a lookup of its own; with the working tree as head, ``git ls-files --others``
+adds untracked files and the new side is read from disk. Renames are detected
+(``-M``), copies count as additions, submodules as absent. A symlinked contract
+is followed inside its committed tree to the blob it points at; one that leads
+outside the repository is refused (or, for a lenient search, made absent).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from gate.git.blobs import Blobs
+from gate.git.paths import Worktree, pathspecs
+from gate.git.process import Git, nul_paths
+from gate.git.refs import Refs
+from gate.model import GitError, UsageError
+
+__all__ = ["Changes", "FileChange"]
+
+_ABSENT_MODES = frozenset({"000000", "160000"})  # nothing there, or a submodule
+_SYMLINK_MODE = "120000"
+_DIFF = (
+    "diff",
+    "--raw",
+    "-z",
+    "--no-abbrev",  # porcelain diff abbreviates shas even in raw output
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-relative",
+    "--ignore-submodules",
+)
+_LINK = "<symlink>"  # placeholder blob until the link is followed inside its tree
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One contract file that differs between base and head.
+
+    ``new_blob`` is ``None`` when the content must be read from the working tree
+    (``Repo.read_worktree(new_path)``), which is always the case when the head
+    is the working tree; otherwise both blobs go to ``read_blobs``.
+    """
+
+    status: str  # "A", "M", "D" or "R"
+    old_path: str | None
+    new_path: str | None
+    old_blob: str | None
+    new_blob: str | None
+
+
+class Changes:
+    """Listings of one repository's files: what changed, and what is there at one side."""
+
+    def __init__(self, git: Git, refs: Refs, blobs: Blobs, worktree: Worktree) -> None:
+        self._git = git
+        self._refs = refs
+        self._blobs = blobs
+        self._worktree = worktree
+        self._empty_tree: str | None = None
+
+    def changed(
+        self, base: str, head: str | None, globs: Sequence[str], *, lenient_links: bool = False
+    ) -> list[FileChange]:
+        """Files matching ``globs`` that differ between ``base`` and ``head``
+        (``None``: the working tree, untracked files included); see ``Repo.changed``."""
+        specs = pathspecs(globs)
+        revs = [self._refs.resolve(base)]
+        if head is not None:
+            revs.append(self._refs.resolve(head))
+        out = self._git.out(*_DIFF, "-M", *revs, "--", *specs)
+        changes = [c for c in (_to_change(r, worktree=head is None) for r in _parse_raw(out)) if c]
+        if head is None:
+            changes = _add_untracked(changes, self._untracked(specs))
+        new_rev = None if head is None else revs[1]
+        if lenient_links:
+            changes = self._drop_broken_links(changes, revs[0], new_rev)
+        changes = self._follow_symlinks(changes, revs[0], new_rev)
+        return sorted(changes, key=lambda c: (c.new_path or c.old_path or "", c.status))
+
+    def list_files(self, head: str | None, globs: Sequence[str]) -> dict[str, str | None]:
+        """Every file matching ``globs`` at one side: path -> blob id (``None`` on disk)."""
+        specs = pathspecs(globs)
+        out_of = self._git.out
+        if head is None:
+            present = nul_paths(out_of("ls-files", "-z", "--full-name", "--cached", "--", *specs))
+            present |= self._untracked(specs)
+            present -= nul_paths(out_of("ls-files", "-z", "--full-name", "--deleted", "--", *specs))
+            return dict.fromkeys(sorted(present))
+        commit = self._refs.resolve(head)
+        out = out_of(*_DIFF, "--no-renames", self._empty_tree_sha(), commit, "--", *specs)
+        raws = [r for r in _parse_raw(out) if r.new_mode not in _ABSENT_MODES]
+        links = [r.old_path for r in raws if r.new_mode == _SYMLINK_MODE]
+        targets = self._symlink_targets(commit, links) if links else {}
+        return {r.old_path: targets.get(r.old_path, r.new_sha) for r in raws}
+
+    def _untracked(self, specs: Sequence[str]) -> set[str]:
+        out = self._git.out(
+            "ls-files", "-z", "--full-name", "--others", "--exclude-standard", "--", *specs
+        )
+        return nul_paths(out)
+
+    def _empty_tree_sha(self) -> str:
+        """The empty tree's id, which depends on the repository's hash (sha1 or sha256)."""
+        if self._empty_tree is None:
+            out = self._git.out("hash-object", "-t", "tree", "--stdin", stdin=b"")
+            self._empty_tree = out.strip().decode("ascii")
+        return self._empty_tree
+
+    def _symlink_targets(self, commit: str, paths: Sequence[str]) -> dict[str, str]:
+        """Blob ids of what committed symlinked contracts point at (not the link text)."""
+        found: dict[str, str] = {}
+        for path, (kind, sha) in self._blobs.lookup(commit, paths).items():
+            if kind != "blob" or sha is None:
+                reason = "leads outside the repository" if kind == "symlink" else f"is {kind}"
+                raise UsageError(f"{path}: symlink at {commit[:12]} {reason}")
+            found[path] = sha
+        return found
+
+    def _drop_broken_links(
+        self, changes: list[FileChange], base: str, head: str | None
+    ) -> list[FileChange]:
+        """``changes`` with each side that is no readable file inside the repository
+        (a symlink out of it, a dangling one) made absent; a change left with no
+        side is dropped."""
+        old_links = [c.old_path for c in changes if c.old_blob == _LINK and c.old_path]
+        new_links = [c.new_path for c in changes if c.new_blob == _LINK and c.new_path]
+        old_bad: set[str] = set()
+        if old_links:
+            found = self._blobs.lookup(base, old_links)
+            old_bad = {p for p, (kind, _s) in found.items() if kind != "blob"}
+        new_bad: set[str] = set()
+        if head is not None and new_links:
+            found = self._blobs.lookup(head, new_links)
+            new_bad = {p for p, (kind, _s) in found.items() if kind != "blob"}
+        else:
+            for change in changes:
+                if change.new_path and not self._worktree.readable(change.new_path):
+                    new_bad.add(change.new_path)
+        if not old_bad and not new_bad:
+            return changes
+        out: list[FileChange] = []
+        for change in changes:
+            old_ok = change.old_path is not None and change.old_path not in old_bad
+            new_ok = change.new_path is not None and change.new_path not in new_bad
+            if old_ok and new_ok:
+                out.append(change)
+            elif old_ok:
+                out.append(FileChange("D", change.old_path, None, change.old_blob, None))
+            elif new_ok:
+                out.append(FileChange("A", None, change.new_path, None, change.new_blob))
+        return out
+
+    def _follow_symlinks(
+        self, changes: list[FileChange], base: str, head: str | None
+    ) -> list[FileChange]:
+        old_links = [c.old_path for c in changes if c.old_blob == _LINK and c.old_path]
+        new_links = [c.new_path for c in changes if c.new_blob == _LINK and c.new_path]
+        if not old_links and not new_links:
+            return changes
+        old = self._symlink_targets(base, old_links) if old_links else {}
+        new = self._symlink_targets(head, new_links) if new_links and head else {}
+        return [
+            replace(
+                c,
+                old_blob=old.get(c.old_path, c.old_blob) if c.old_path else c.old_blob,
+                new_blob=new.get(c.new_path, c.new_blob) if c.new_path else c.new_blob,
+            )
+            for c in changes
+        ]
+
+
+# git output parsing
+
+
+@dataclass(frozen=True)
+class _Raw:
+    old_mode: str
+    new_mode: str
+    old_sha: str
+    new_sha: str
+    status: str
+    old_path: str
+    new_path: str
+
+
+def _parse_raw(out: bytes) -> Iterator[_Raw]:
+    """Parse ``git diff --raw -z``: a meta field, then one path (two for R and C)."""
+    fields = out.split(b"\0")
+    i = 0
+    while i < len(fields) and fields[i]:
+        meta = fields[i].decode("ascii").lstrip(":").split()
+        if len(meta) != 5:
+            raise GitError(f"unexpected git diff output: {fields[i][:80]!r}")
+        old_mode, new_mode, old_sha, new_sha, status = meta
+        old_path = os.fsdecode(fields[i + 1])
+        i += 2
+        new_path = old_path
+        if status[0] in "RC":
+            new_path = os.fsdecode(fields[i])
+            i += 1
+        yield _Raw(old_mode, new_mode, old_sha, new_sha, status[0], old_path, new_path)
+
+
+def _to_change(raw: _Raw, *, worktree: bool) -> FileChange | None:
+    """Map git's statuses onto A/M/D/R; submodules count as absent, copies as adds."""
+    has_old = raw.status != "C" and raw.old_mode not in _ABSENT_MODES
+    has_new = raw.new_mode not in _ABSENT_MODES
+    if not has_old and not has_new:
+        return None
+    if has_old and has_new:
+        status = "R" if raw.old_path != raw.new_path else "M"
+    else:
+        status = "D" if has_old else "A"
+    old_blob = new_blob = None
+    if has_old:
+        old_blob = _LINK if raw.old_mode == _SYMLINK_MODE else raw.old_sha
+    if has_new and not worktree:
+        new_blob = _LINK if raw.new_mode == _SYMLINK_MODE else raw.new_sha
+    # In worktree mode the new side is always read from disk: git prints zeros for
+    # most edited files, but when rename detection has hashed a file it prints that
+    # hash, which names no object in the repository.
+    return FileChange(
+        status=status,
+        old_path=raw.old_path if has_old else None,
+        new_path=raw.new_path if has_new else None,
+        old_blob=old_blob,
+        new_blob=new_blob,
+    )
+
+
+def _add_untracked(changes: list[FileChange], untracked: set[str]) -> list[FileChange]:
+    """Untracked files are additions, except where git sees the same path as deleted
+    (``git rm --cached``): there the file is still on disk, so it was modified."""
+    deleted = {c.old_path: c for c in changes if c.status == "D"}
+    out = [c for c in changes if not (c.status == "D" and c.old_path in untracked)]
+    for path in sorted(untracked):
+        if path in deleted:
+            out.append(FileChange("M", path, path, deleted[path].old_blob, None))
+        else:
+            out.append(FileChange("A", None, path, None, None))
+    return out

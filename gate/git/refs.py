@@ -1,0 +1,119 @@
+"""Refs as the gate takes them: validated, resolved to commits, and their merge base.
+
+Refs come from users and CI variables, so one that git could read as an option
+(a leading ``-``) or that holds control characters is refused before git sees
+it. The usual reason a ref is missing in CI is a shallow clone, so every
+"unknown" error says whether the clone is shallow and how to fix it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gate.git.process import SHALLOW_REMEDY, Git, first_line
+from gate.model import GitError, UsageError
+
+__all__ = ["HEX", "Refs", "check_ref"]
+
+#: A full object id (sha1 or sha256), as bytes.
+HEX = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
+
+
+def check_ref(ref: str) -> None:
+    """Refuse a ref that is empty, looks like an option, or holds control characters."""
+    if not isinstance(ref, str) or not ref.strip():
+        raise UsageError(f"invalid ref {ref!r}: it is empty")
+    if ref.startswith("-"):
+        raise UsageError(
+            f"refusing ref '{ref}': it starts with '-', so git would read it as an option"
+        )
+    if any(ord(ch) < 32 or ch == "\x7f" for ch in ref):
+        raise UsageError(f"invalid ref {ref!r}: it contains control characters")
+
+
+class Refs:
+    """Ref questions about one repository, remembering which full shas are commits."""
+
+    def __init__(self, git: Git) -> None:
+        self._git = git
+        # Full shas known to name commits: an object id never changes what it names,
+        # so a run asks git once per commit instead of at every read (~10 calls).
+        self._commits: set[str] = set()
+
+    def resolve(self, ref: str) -> str:
+        """Verify ``ref`` names a commit and return its full sha.
+
+        A branch name is asked about every time (it may move); a full sha once.
+        """
+        check_ref(ref)
+        if ref in self._commits:
+            return ref
+        run = self._git.run
+        proc = run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+        sha = proc.stdout.strip()
+        if proc.returncode == 0 and HEX.match(sha):
+            commit = sha.decode("ascii")
+            self._commits.add(commit)
+            return commit
+        # Not ``rev-parse --verify``: a bare full sha "verifies" even when absent.
+        exists = run("cat-file", "-e", ref)  # safe: ``ref`` cannot start with "-"
+        if exists.returncode == 0:
+            raise GitError(f"ref '{ref}' does not name a commit")
+        if self.is_shallow():
+            raise GitError(
+                f"unknown ref '{ref}': this clone is shallow, so it may not have been "
+                f"fetched; {SHALLOW_REMEDY}"
+            )
+        raise GitError(f"unknown ref '{ref}'")
+
+    def merge_base(self, base: str, head: str = "HEAD") -> str:
+        """The commit the head branched from.
+
+        Comparing to it, not to the base tip, keeps work merged into the base
+        after branching from showing up as "removed" by the pull request.
+        """
+        base_sha, head_sha = self.resolve(base), self.resolve(head)
+        proc = self._git.run("merge-base", base_sha, head_sha)
+        sha = proc.stdout.strip()
+        if proc.returncode == 0 and HEX.match(sha):
+            commit = sha.decode("ascii")
+            self._commits.add(commit)  # git just named it: a commit
+            return commit
+        if proc.returncode == 1 and not proc.stderr.strip():
+            if self.is_shallow():
+                raise GitError(
+                    f"no merge base between '{base}' and '{head}': this clone is shallow "
+                    f"and its history stops before they meet; {SHALLOW_REMEDY}"
+                )
+            raise GitError(
+                f"no merge base between '{base}' and '{head}': their histories are "
+                f"unrelated; compare against the tip of '{base}' instead (--no-merge-base)"
+            )
+        raise GitError(f"git merge-base failed: {first_line(proc.stderr)}")
+
+    def base_commit(self, base: str, head: str | None = None, *, tip: bool = False) -> str:
+        """The base side's commit: the merge base by default, the base tip on request."""
+        if tip:
+            return self.resolve(base)
+        return self.merge_base(base, "HEAD" if head is None else head)
+
+    def is_shallow(self) -> bool:
+        """Whether history was cut by ``--depth``: the usual cause of missing commits in CI."""
+        return self._git.out("rev-parse", "--is-shallow-repository").strip() == b"true"
+
+    def remotes(self) -> list[str]:
+        """The configured remotes (``origin``...), to tell an unfetched branch from a typo."""
+        proc = self._git.run("remote")
+        return proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
+
+    def remote_default(self, remote: str) -> str | None:
+        """``origin/master`` when ``origin/HEAD`` points there (set by ``git clone``)."""
+        ref = f"refs/remotes/{remote}/HEAD"
+        proc = self._git.run("symbolic-ref", "--quiet", "--short", "--", ref)
+        name = proc.stdout.decode("utf-8", "replace").strip()
+        return name if proc.returncode == 0 and name else None
+
+    def branches(self) -> list[str]:
+        """Local branch names, to suggest a base when the default one does not exist."""
+        proc = self._git.run("for-each-ref", "--format=%(refname:short)", "refs/heads/")
+        return proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []

@@ -1,0 +1,54 @@
+"""Opening a repository: git itself says where its top is.
+
+Real repositories, no mocked git (moved from tests/test_git_tree.py).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gate.git import open_repo
+from gate.model import GitError
+from tests.git.helpers import C
+from tests.gitrepo import GitRepo
+
+# opening
+
+
+def test_open_repo_finds_the_top_from_a_subdirectory(g: GitRepo) -> None:
+    r = open_repo(g.path / C)
+    assert r.root.resolve() == g.path.resolve()
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(GitError, match=r"^not a git repository: .*plain$"):
+        open_repo(plain)
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(GitError, match="not a git repository"):
+        open_repo(tmp_path / "nope")
+
+
+def test_bare_repository_is_refused(tmp_path: Path) -> None:
+    GitRepo(tmp_path / "src").commit("x")
+    GitRepo.clone(str(tmp_path / "src"), tmp_path / "bare.git", "--bare")
+    with pytest.raises(GitError, match="not a git working tree"):
+        open_repo(tmp_path / "bare.git")
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+def test_dubious_ownership_names_the_safe_directory_fix(
+    g: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)  # no machine-wide safe.directory
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    os.chown(g.path, 65534, 65534)
+    with pytest.raises(GitError, match="dubious ownership") as err:
+        open_repo(g.path / C)
+    assert f"safe.directory {g.path}" in str(err.value)
