@@ -125,7 +125,7 @@ class Action:
         with stage(self.trace, "PR description"):
             body = self._pr_body(inputs, pull)
 
-        from gate.git.tree import open_repo
+        from gate.git import open_repo
 
         with stage(self.trace, "git: base commit and merge-base"):
             open_repo(workspace).close()  # clear errors for "not a repository", ownership, ...

@@ -33,7 +33,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.model import UsageError
 from gate.smoke.samples import sample_stem
 

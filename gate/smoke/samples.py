@@ -12,7 +12,7 @@ Two places are looked at, in this order:
 one dataset in the same place is an error (which one did the author mean?).
 
 Sample files come from the pull request, so every path is resolved with
-``gate.git.tree.Repo.safe_path``: a ``--sample-data`` folder or a sample that
+``gate.git.Repo.safe_path``: a ``--sample-data`` folder or a sample that
 is (or passes through) a symlink leading outside the repository, or into
 ``.git``, is refused with ``UsageError`` (exit 2) naming the path. Otherwise a
 PR could make the smoke test read, and print samples of, any file on the CI
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.model import Dataset, UsageError
 
 #: Sample formats, in the order candidates are listed in messages.
