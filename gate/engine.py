@@ -27,7 +27,7 @@ from gate.ack_tokens import breaking_tokens, consumer_tokens, near_miss_notices
 from gate.compared import compared_files
 from gate.config import Config
 from gate.consumers import explain as explain_consumers
-from gate.consumers.scan import Scan
+from gate.consumers.scan import Scan, Search
 from gate.consumers.scan import scan as scan_consumers
 from gate.consumers.scan import start_search as start_consumer_search
 from gate.contract_files import Item, Parse, every_contract, has_contracts, refuse
@@ -184,25 +184,11 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
     trace = settings.trace
     base, head = _sides(steps.traced_repo(plain_repo, trace), settings)
     policy = side_config.resolve(base, head, settings.dialect, settings.contracts, settings.fail_on)
-    globs, dialect = policy.globs, policy.dialect
+    dialect = policy.dialect
     parse = _parser(policy.limits, workers, trace)
 
-    warnings: list[str] = []
-    file_changes = compared_files(base, head, globs, warnings)
-    if file_changes:
-        # Parsing may fork workers now: load the dialect the diff and the consumer
-        # scan need first, so that workers inherit it instead of loading it again.
-        types.load_dialect(dialect)
-    refused: list[ContractError] = []
-    schema_warnings: list[ContractWarning] = []
-    old, new = read_sides(base, head, file_changes, parse, warnings, refused, schema_warnings)
-    refused += declared_elsewhere(head, globs, file_changes, old, new, parse, schema_warnings)
-    # Every refusal at once, in the order git lists the files (ContractErrors).
-    refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])
-    elsewhere = still_declared(head, globs, file_changes, old, new, parse)
-    old, copies = base_copies.single(old, new, elsewhere)
-    warnings += copies
-    old, new = _dbt_identities(file_changes, old, new)
+    read = _read(base, head, policy, parse)
+    file_changes, old, new = read.files, read.base, read.head
     severity_of = dbt_identity.policy_severity(policy.config.severity_fn(), [*old, *new])
 
     # The consumer search starts before the diff and runs beside it (see start_search).
@@ -213,27 +199,9 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
         if search is not None:
             search.pending.cancel()
         raise
-    consumer_scan = steps.timed(
-        trace,
-        steps.CONSUMERS,
-        lambda: scan_consumers(
-            head.repo,
-            head.commit,
-            changes,
-            old,
-            new,
-            policy.config.consumers,
-            dialect,
-            workers,
-            head.projects,
-            search,
-        ),
-        lambda r: [
-            f"consumers: {len(r.found)} read(s) in {r.files_read} file(s) analysed,"
-            f" {len(r.not_analysed)} not analysed"
-        ],
+    changes, consumer_scan = _consumers(
+        head, policy, changes, old, new, severity_of, workers, search, trace
     )
-    changes = _explain(head, changes, consumer_scan, old, new, severity_of)
 
     pr_body = settings.pr_body
     acked = acks.apply(
@@ -257,12 +225,7 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
         if settings.smoke
         else None
     )
-    notices = list(settings.notices) + warnings + list(policy.dialect_notices)
-    notices += near_miss_notices(pr_body)
-    notices += side_config.notices(head.config, policy)
-    if not file_changes and not has_contracts(head, globs):
-        notices.append(_nothing_to_compare(globs, policy.config.allow_empty))
-    notices += side_config.source_notice(policy.config)
+    notices = _notices(settings, read, policy, head)
     return Report(
         changes=vouched.changes,
         fail_on=policy.fail_on,
@@ -281,9 +244,42 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
         smoke=smoke,
         notices=tuple(notices),
         not_analysed=consumer_scan.not_analysed,
-        warnings=tuple(schema_warnings),
+        warnings=tuple(read.schema_warnings),
         relaxations=policy.relaxed,
     )
+
+
+@dataclass(frozen=True)
+class _Read:
+    """The compared files and both sides' datasets, read and paired by identity."""
+
+    files: list[Entry]
+    base: list[Dataset]
+    head: list[Dataset]
+    warnings: list[str]
+    schema_warnings: list[ContractWarning]
+
+
+def _read(base: Side, head: Side, policy: RunConfig, parse: Parse) -> _Read:
+    """The compared files of both sides, parsed; every refusal at once (``ContractErrors``)."""
+    globs = policy.globs
+    warnings: list[str] = []
+    file_changes = compared_files(base, head, globs, warnings)
+    if file_changes:
+        # Parsing may fork workers now: load the dialect the diff and the consumer
+        # scan need first, so that workers inherit it instead of loading it again.
+        types.load_dialect(policy.dialect)
+    refused: list[ContractError] = []
+    schema_warnings: list[ContractWarning] = []
+    old, new = read_sides(base, head, file_changes, parse, warnings, refused, schema_warnings)
+    refused += declared_elsewhere(head, globs, file_changes, old, new, parse, schema_warnings)
+    # Every refusal at once, in the order git lists the files (ContractErrors).
+    refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])
+    elsewhere = still_declared(head, globs, file_changes, old, new, parse)
+    old, copies = base_copies.single(old, new, elsewhere)
+    warnings += copies
+    old, new = _dbt_identities(file_changes, old, new)
+    return _Read(file_changes, old, new, warnings, schema_warnings)
 
 
 def _dbt_identities(
@@ -347,17 +343,40 @@ def _diff_summary(
     return [f"{len(changes)} change(s) from {len(base)} base and {len(head)} head dataset(s)"]
 
 
-def _explain(
+def _consumers(
     head: Side,
+    policy: RunConfig,
     changes: list[Change],
-    consumer_scan: Scan,
     base: Sequence[Dataset],
     head_datasets: Sequence[Dataset],
     severity_of: SeverityFn,
-) -> list[Change]:
-    """The changes with the consumers that read what they break."""
+    workers: Workers,
+    search: Search | None,
+    trace: Trace | None,
+) -> tuple[list[Change], Scan]:
+    """The changes with the consumers at HEAD that read what they break, and the scan."""
+    consumer_scan = steps.timed(
+        trace,
+        steps.CONSUMERS,
+        lambda: scan_consumers(
+            head.repo,
+            head.commit,
+            changes,
+            base,
+            head_datasets,
+            policy.config.consumers,
+            policy.dialect,
+            workers,
+            head.projects,
+            search,
+        ),
+        lambda r: [
+            f"consumers: {len(r.found)} read(s) in {r.files_read} file(s) analysed,"
+            f" {len(r.not_analysed)} not analysed"
+        ],
+    )
     if not consumer_scan.files_read:
-        return changes
+        return changes, consumer_scan
     # A dbt properties entry without its model file builds nothing: for its
     # readers the model is gone, as diff_datasets already compares it.
     built = [d for d in head_datasets if not d.model_file_missing]
@@ -366,7 +385,19 @@ def _explain(
     stays = dbt_model_files.still_built(
         head.repo, head.commit, [d for d in base if d.id not in head_ids]
     )
-    return explain_consumers(changes, consumer_scan.found, built, severity_of, stays)
+    explained = explain_consumers(changes, consumer_scan.found, built, severity_of, stays)
+    return explained, consumer_scan
+
+
+def _notices(settings: Settings, read: _Read, policy: RunConfig, head: Side) -> list[str]:
+    """What the report says besides its findings, in a fixed order."""
+    notices = list(settings.notices) + read.warnings + list(policy.dialect_notices)
+    notices += near_miss_notices(settings.pr_body)
+    notices += side_config.notices(head.config, policy)
+    if not read.files and not has_contracts(head, policy.globs):
+        notices.append(_nothing_to_compare(policy.globs, policy.config.allow_empty))
+    notices += side_config.source_notice(policy.config)
+    return notices
 
 
 def _nothing_to_compare(globs: Sequence[str], allow_empty: bool) -> str:
