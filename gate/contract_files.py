@@ -8,6 +8,7 @@ worker pool and its limits), so this module only says what to parse.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from gate.dbt import model_files as dbt_model_files
 from gate.dbt import projects as dbt_projects
@@ -21,12 +22,28 @@ from gate.side import Side
 #: base, and a problem in it is a warning, never a refusal.
 UNTOUCHED = "head, unchanged"
 
-#: What one parse needs: the file's bytes, its path, its side label, its dbt project.
-Item = tuple[bytes, str, str, Project | None]
+
+class Item(NamedTuple):
+    """What one parse needs (sent to a worker process as it is)."""
+
+    data: bytes
+    path: str
+    #: ``"base"``, ``"head"`` or ``UNTOUCHED``: all but ``"head"`` are read leniently.
+    side: str
+    project: Project | None
+
+
+class FileEntry(NamedTuple):
+    """A file to read from a side."""
+
+    path: str
+    blob: str | None  # ``None``: the working tree
+    side: str
+    project: Project | None
+
+
 #: The run's parser: items in, each one's contract or refusal out, in input order.
 Parse = Callable[[Sequence[Item]], list[Contract | ContractError]]
-#: A file to read: path, blob (``None``: the working tree), side label, dbt project.
-FileEntry = tuple[str, str | None, str, Project | None]
 
 
 def load(
@@ -35,11 +52,11 @@ def load(
     """Read and parse entries: each one's side label and its contract or refusal."""
     blobs = repo.read_blobs(sorted({blob for _path, blob, _side, _p in entries if blob}))
     items = [
-        (blobs[blob] if blob else repo.read_worktree(path), path, side, project)
+        Item(blobs[blob] if blob else repo.read_worktree(path), path, side, project)
         for path, blob, side, project in entries
     ]
     contracts = parse(items)
-    return [(item[2], contract) for item, contract in zip(items, contracts, strict=True)]
+    return [(item.side, contract) for item, contract in zip(items, contracts, strict=True)]
 
 
 def refuse(errors: Sequence[ContractError], order: Sequence[str] = ()) -> None:
@@ -61,8 +78,8 @@ def every_contract(side: Side, globs: Sequence[str], parse: Parse) -> list[Datas
     file that cannot be parsed is refused, with the others that cannot."""
     files = side.repo.list_files(side.commit, globs)
     dbt_files = dbt_projects.property_files(side.projects, globs)
-    entries: list[FileEntry] = [
-        (
+    entries = [
+        FileEntry(
             path,
             files[path] if path in files else dbt_files[path][0],
             side.name,
@@ -71,7 +88,7 @@ def every_contract(side: Side, globs: Sequence[str], parse: Parse) -> list[Datas
         for path in sorted(set(files) | set(dbt_files))
     ]
     loaded = [c for _side, c in load(side.repo, entries, parse)]
-    refuse([c for c in loaded if isinstance(c, ContractError)], [e[0] for e in entries])
+    refuse([c for c in loaded if isinstance(c, ContractError)], [e.path for e in entries])
     datasets = [d for c in loaded if not isinstance(c, ContractError) for d in c.datasets]
     projects = {p: proj for p, _b, _s, proj in entries}
     return dbt_model_files.apply_model_configs(side.repo, side.commit, datasets, projects)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from gate import declarations
-from gate.contract_files import UNTOUCHED, Parse
+from gate.contract_files import UNTOUCHED, Item, Parse
 from gate.dbt import identity as dbt_identity
 from gate.dbt import projects as dbt_projects
 from gate.dbt.changes import Entry
@@ -122,7 +122,7 @@ def _unchanged_mentioning(
     if not candidates:
         return []
     items = [
-        (repo.read_file(head.commit, path) or b"", path, UNTOUCHED, projects[path])
+        Item(repo.read_file(head.commit, path) or b"", path, UNTOUCHED, projects[path])
         for path in candidates
     ]
     return parse(items)

@@ -92,14 +92,14 @@ def read_sides(
     for entry in file_changes:
         change = entry.change
         if change.old_path and change.old_blob:
-            entries.append((change.old_path, change.old_blob, base_side.name, entry.base))
+            entries.append(FileEntry(change.old_path, change.old_blob, base_side.name, entry.base))
         if change.new_path:
             side = head_side.name if entry.touched else UNTOUCHED
-            entries.append((change.new_path, change.new_blob, side, entry.head))
+            entries.append(FileEntry(change.new_path, change.new_blob, side, entry.head))
     base: list[Dataset] = []
     head: list[Dataset] = []
     skipped: set[str] = set()
-    for (path, _blob, _s, _p), (side, contract) in zip(
+    for (path, *_), (side, contract) in zip(
         entries, load(head_side.repo, entries, parse), strict=True
     ):
         if isinstance(contract, ContractError):
@@ -127,7 +127,7 @@ def read_sides(
     head = dbt_model_files.apply_model_configs(head_side.repo, head_side.commit, head, new_projects)
     base, head = _unreadable_contracts(base, head, warnings, refused)
     # dbt allows a disabled model beside an enabled one of the same name.
-    untouched = {path for path, _b, side, _p in entries if side == UNTOUCHED}
+    untouched = {e.path for e in entries if e.side == UNTOUCHED}
     base, head = drop_old_clashes(base, head, untouched, warnings)
     refused += duplicates([d for d in head if declarations.declares(d)])
     return base, head
