@@ -36,11 +36,6 @@ class Side:
     #: This side's own config file as read (the run's is the policy of both).
     config: Config
 
-    @property
-    def worktree(self) -> bool:
-        """Whether this side is the working tree (no ``--head``)."""
-        return self.commit is None
-
 
 def head_side(repo: Repo, ref: str | None, sha: str, config: Config) -> Side:
     """The head side: ``ref`` at ``sha``, or the working tree when ``ref`` is ``None``."""
