@@ -31,7 +31,7 @@ def single(
     """``base`` with one copy per dataset, and a notice for each dataset that had more.
 
     ``still_declared`` pairs a base dataset gone from the changed files with an
-    unchanged file's declaration of it (``gate.engine._still_declared``): that
+    unchanged file's declaration of it (``gate.duplicates.still_declared``): that
     dataset is not gone, so its changed copies are dropped. Of several changed
     copies, the one in a file that declares the dataset at HEAD is kept (it
     pairs with its own next version), else the first. Disabled dbt models do not

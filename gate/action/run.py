@@ -169,6 +169,7 @@ class Action:
             sample_data=inputs.sample_data or None,
             spark_remote=inputs.spark_remote or None,
             notices=tuple(self.notices),
+            trace=debug.tracer(self.trace) if self.trace is not None else None,
         )
         with stage(self.trace, "gate run"):
             report = run(settings)
@@ -294,8 +295,6 @@ def main(env: MutableMapping[str, str] | None = None, stream: IO[str] | None = N
     started = time.monotonic()
     if console.debugging:
         debug.watch_git(console.debug)
-        for name in debug.trace_gate(console.debug):
-            console.debug(f"cannot trace {name}: not found")
     workspace = os.path.abspath(env.get("GITHUB_WORKSPACE") or os.getcwd())
     action = Action(env, console)
     try:

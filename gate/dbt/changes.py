@@ -108,19 +108,22 @@ def _whole_projects(
 
 
 def collect(
-    repo: Repo,
-    base: str,
-    head: str | None,
+    base_index: ProjectIndex,
+    head_index: ProjectIndex,
     globs: Sequence[str],
     from_globs: Sequence[FileChange],
-    head_index: ProjectIndex | None = None,
     warnings: list[str] | None = None,
 ) -> list[Entry]:
     """The files to compare: the glob-matched changes and the changed dbt
     properties files, each side with the dbt project it belongs to.
 
-    ``head_index`` lets the caller keep the projects found at ``head``; a
-    ``dbt_project.yml`` unreadable at the base only adds to ``warnings``."""
+    Each index is the run's one for its side (its repository and commit are
+    the side's); a ``dbt_project.yml`` unreadable at the base only adds to
+    ``warnings``."""
+    repo, head = head_index.repo, head_index.commit
+    base = base_index.commit
+    if base is None:
+        raise ValueError("the base side of a comparison is a commit, never the working tree")
     negations = exclusions(globs)
     # Every changed yml/sql/py of the repository: a link among them that leads
     # nowhere is absent here, not an error (only contract globs refuse one).
@@ -129,8 +132,6 @@ def collect(
     )
     from_dbt = [c for c in listed if not is_model_file(c.new_path or c.old_path or "")]
     model_files = [c for c in listed if is_model_file(c.new_path or c.old_path or "")]
-    head_index = head_index if head_index is not None else ProjectIndex(repo, head, "head")
-    base_index = ProjectIndex(repo, base, "base", fallback=head_index)
     merged = _merge(from_globs, from_dbt)
     refresh = _changed_projects([c for c, _g in merged], base_index, head_index)
     known = {p for c, _g in merged for p in (c.old_path, c.new_path) if p}
@@ -143,7 +144,7 @@ def collect(
         untouched.update(c.new_path for c in extra if c.new_path and c.old_path == c.new_path)
     if model_files:
         extra = properties_of_changed_models(
-            repo, (base, head), (base_index, head_index), model_files, negations, known, implicated
+            (base_index, head_index), model_files, negations, known, implicated
         )
         merged.extend((c, False) for c in extra)
         untouched.update(c.new_path for c in extra if c.new_path and c.old_path == c.new_path)

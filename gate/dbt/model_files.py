@@ -45,8 +45,6 @@ def _read(repo: Repo, blob: str | None, path: str | None, blobs: Mapping[str, by
 
 
 def properties_of_changed_models(
-    repo: Repo,
-    commits: tuple[str, str | None],
     indexes: tuple[ProjectIndex, ProjectIndex],
     changes: Sequence[FileChange],
     negations: Sequence[str],
@@ -67,6 +65,8 @@ def properties_of_changed_models(
     properties entry that dbt only warns about: its model is gone. A file moved
     to another folder keeps its name, and dbt finds models by name.
     """
+    repo = indexes[1].repo
+    commits = (indexes[0].commit, indexes[1].commit)
     relevant: list[tuple[FileChange, Project | None, Project | None]] = []
     for change in changes:
         before = indexes[0].owner(change.old_path) if change.old_path else None

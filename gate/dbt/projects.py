@@ -181,18 +181,18 @@ def model_folders(
 
 
 def property_files(
-    repo: Repo, head: str | None, globs: Sequence[str]
+    index: ProjectIndex, globs: Sequence[str]
 ) -> dict[str, tuple[str | None, Project]]:
-    """Every dbt properties file at one side: path -> (blob, project).
+    """Every dbt properties file at the index's side: path -> (blob, project).
 
     Walks the repository for ``dbt_project.yml`` files, so only the checks that
     look at every contract use it (the full smoke test, an empty diff).
     """
+    repo, head = index.repo, index.commit
     negations = exclusions(globs)
     projects = repo.list_files(head, [f"**/{PROJECT_FILE}", *negations])
     if not projects:
         return {}
-    index = ProjectIndex(repo, head, "head")
     folders = [posixpath.dirname(p) for p in projects]
     sources = [
         f"{literal(source)}/{glob}" if source else glob

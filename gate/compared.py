@@ -1,0 +1,27 @@
+"""The files a run compares, each side with the dbt project it belongs to.
+
+git lists the contract files that changed between the two sides; the dbt
+properties files the changes implicate join them (``gate.dbt.changes``). A
+pure move (same blob, same dbt context on both sides) cannot change any
+dataset and is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gate.dbt import changes as dbt_changes
+from gate.dbt.changes import Entry
+from gate.side import Side
+
+
+def compared_files(
+    base: Side, head: Side, globs: Sequence[str], warnings: list[str]
+) -> list[Entry]:
+    """The changed files to compare; a ``dbt_project.yml`` unreadable at the base
+    (the head's describes both sides then) adds to ``warnings``."""
+    if base.commit is None:
+        raise ValueError("the base side of a comparison is a commit, never the working tree")
+    globbed = head.repo.changed(base.commit, head.commit, globs)
+    entries = dbt_changes.collect(base.projects, head.projects, globs, globbed, warnings=warnings)
+    return [e for e in entries if not dbt_changes.is_pure_move(e)]

@@ -1,0 +1,133 @@
+"""Both sides of every compared file, read and parsed, with what a side's problems mean.
+
+A base file that cannot be read is a warning (a contract invalid on the base
+branch must not block the pull request that fixes it); a HEAD file the PR
+changed that cannot be read is a refusal; a HEAD file the PR did not change is
+read leniently like the base, and if even that fails it is a warning and the
+file is compared on neither side: whether a run is refused never depends on
+files the PR did not touch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gate import declarations
+from gate.contract_files import UNTOUCHED, FileEntry, Parse, load
+from gate.dbt import model_files as dbt_model_files
+from gate.dbt.changes import Entry
+from gate.duplicates import drop_old_clashes, duplicates
+from gate.model import ContractError, ContractWarning, Dataset
+from gate.side import Side
+
+
+def _base_warning(error: ContractError) -> str:
+    where = f"{error.path}:{error.line}" if error.line else error.path
+    return (
+        f"warning: the base version of {where} is unreadable ({error.detail}); its "
+        "datasets are compared as new, so a PR that fixes the file is not blocked"
+    )
+
+
+def _lenient_warning(warning: ContractWarning, which: str) -> ContractWarning:
+    return ContractWarning(
+        warning.path,
+        f"{which} is broken ({warning.detail}); it was read leniently and compared, so a PR "
+        "that fixes it is not blocked",
+        warning.line,
+    )
+
+
+def _untouched_warning(error: ContractError) -> str:
+    where = f"{error.path}:{error.line}" if error.line else error.path
+    return (
+        f"warning: {where} is unreadable ({error.detail}); this PR did not change it, "
+        "so it is not compared"
+    )
+
+
+def _unreadable_contracts(
+    base: list[Dataset], head: list[Dataset], warnings: list[str], refused: list[ContractError]
+) -> tuple[list[Dataset], list[Dataset]]:
+    """dbt entries left unread because their properties file did not enforce them
+    (``Dataset.unreadable``) that their model file's ``config()`` does enforce:
+    a refusal at HEAD, a warning (and not compared) at the base."""
+
+    def error(d: Dataset) -> ContractError:
+        detail, line = d.unreadable or ("", None)
+        return ContractError(d.path, detail, line)
+
+    for d in head:
+        if d.unreadable and declarations.declares(d):
+            refused.append(error(d))
+    kept = []
+    for d in base:
+        if d.unreadable and declarations.declares(d):
+            warnings.append(_base_warning(error(d)))
+        else:
+            kept.append(d)
+    return kept, head
+
+
+def read_sides(
+    base_side: Side,
+    head_side: Side,
+    file_changes: Sequence[Entry],
+    parse: Parse,
+    warnings: list[str],
+    refused: list[ContractError],
+    schema_warnings: list[ContractWarning],
+) -> tuple[list[Dataset], list[Dataset]]:
+    """Read and parse both sides of every changed contract file.
+
+    dbt models then take their model file's own ``config()`` into account. An
+    unreadable base file adds a warning to ``warnings`` and contributes no
+    datasets; an unreadable HEAD file, and a dataset two HEAD files declare,
+    adds to ``refused`` (the run goes on collecting, then refuses them all).
+    Schema warnings go to ``schema_warnings``: HEAD's as they are, a base file
+    read leniently as "the base version is broken", an unchanged HEAD file as
+    "this unchanged file is broken".
+    """
+    entries: list[FileEntry] = []
+    for entry in file_changes:
+        change = entry.change
+        if change.old_path and change.old_blob:
+            entries.append(FileEntry(change.old_path, change.old_blob, base_side.name, entry.base))
+        if change.new_path:
+            side = head_side.name if entry.touched else UNTOUCHED
+            entries.append(FileEntry(change.new_path, change.new_blob, side, entry.head))
+    base: list[Dataset] = []
+    head: list[Dataset] = []
+    skipped: set[str] = set()
+    for (path, *_), (side, contract) in zip(
+        entries, load(head_side.repo, entries, parse), strict=True
+    ):
+        if isinstance(contract, ContractError):
+            if side == base_side.name:
+                warnings.append(_base_warning(contract))
+            elif side == UNTOUCHED:
+                warnings.append(_untouched_warning(contract))
+                skipped.add(path)
+            else:
+                refused.append(contract)
+            continue
+        if side == base_side.name:
+            schema_warnings += [_lenient_warning(w, "the base version") for w in contract.warnings]
+        elif side == UNTOUCHED:
+            schema_warnings += [
+                _lenient_warning(w, "this unchanged file") for w in contract.warnings
+            ]
+        else:
+            schema_warnings += contract.warnings
+        (base if side == base_side.name else head).extend(contract.datasets)
+    base = [d for d in base if d.path not in skipped]
+    old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
+    new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
+    base = dbt_model_files.apply_model_configs(base_side.repo, base_side.commit, base, old_projects)
+    head = dbt_model_files.apply_model_configs(head_side.repo, head_side.commit, head, new_projects)
+    base, head = _unreadable_contracts(base, head, warnings, refused)
+    # dbt allows a disabled model beside an enabled one of the same name.
+    untouched = {e.path for e in entries if e.side == UNTOUCHED}
+    base, head = drop_old_clashes(base, head, untouched, warnings)
+    refused += duplicates([d for d in head if declarations.declares(d)])
+    return base, head

@@ -1,0 +1,147 @@
+"""Each side's config file, and the settings a run takes from the two.
+
+The head side's config is validated (a broken one is the PR's to fix); the
+base side's is the floor a pull request cannot go below (``gate.policy``): its
+limits apply as they are, every other setting is the stricter of the two. The
+dialect comes from ``--dialect``, else the config, else what the base side's
+dbt or SQLMesh files declare (``gate.repo_dialect``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gate import lattice as types
+from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files, with_base_limits
+from gate.formats import DEFAULT_GLOBS
+from gate.git.tree import Repo
+from gate.limits import Limits
+from gate.model import ContractError, UsageError
+from gate.policy import Relaxation, stricter
+from gate.repo_dialect import changed_at_head
+from gate.repo_dialect import detect as detect_dialect
+from gate.rules import Severity
+from gate.side import Side
+
+
+def load_config(repo: Repo, head: str | None, explicit: str | None) -> Config:
+    """The config from the HEAD side: an explicit file must exist; defaults may not."""
+    if explicit:
+        data = repo.read_file(head, explicit)
+        if data is None:
+            raise UsageError(
+                f"config file {explicit} not found in {'HEAD' if head else 'the working tree'} "
+                "(a relative --config path starts at the repository root)"
+            )
+        return config_from_files(data, None, explicit)
+    files = repo.read_optional(head, [CONFIG_FILE, PYPROJECT])
+    return config_from_files(files[CONFIG_FILE], files[PYPROJECT])
+
+
+def base_config(repo: Repo, base_sha: str, explicit: str | None) -> Config:
+    """The base side's config: the floor a pull request cannot go below (``gate.policy``).
+
+    Its limits apply as they are (they protect the runner from the pull
+    request); every other setting is the stricter of it and HEAD's. No config
+    at the base, or one that does not parse: the defaults.
+    """
+    try:
+        if explicit:
+            data = repo.read_file(base_sha, explicit)
+            return config_from_files(data, None, explicit) if data is not None else Config()
+        return load_config(repo, base_sha, None)
+    except ContractError:  # the HEAD config is validated; the defaults are the safe side
+        return Config()
+
+
+def base_limits(repo: Repo, base_sha: str, explicit: str | None) -> Limits:
+    """The limits of the base side's config: a pull request cannot raise its own."""
+    return base_config(repo, base_sha, explicit).limits
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run takes from the command line and the two sides' configs."""
+
+    config: Config
+    limits: Limits
+    globs: tuple[str, ...]
+    fail_on: Severity
+    dialect: str
+    dialect_source: str
+    #: Settings of the base side that the PR relaxes (each is a notice).
+    relaxed: tuple[Relaxation, ...]
+    #: What the dialect detection had to say (a notice each).
+    dialect_notices: tuple[str, ...]
+
+
+def resolve(
+    base: Side,
+    head: Side,
+    dialect: str | None,
+    contracts: Sequence[str] | None,
+    fail_on: Severity | None,
+) -> RunConfig:
+    """The run's settings from both sides' configs and the explicit ones (``None``: unset)."""
+    config, relaxed = stricter(base.config, head.config)
+    # The base's limits apply, consumer file size included: a HEAD bound lowered
+    # so far that no consumer is read would hide every consumer_broken.
+    config = with_base_limits(config, config.limits)
+    notices: list[str] = []
+    name, source, switched = _dialect(dialect, config, base, head, notices)
+    return RunConfig(
+        config=config,
+        limits=config.limits,
+        globs=tuple(contracts or config.contracts or DEFAULT_GLOBS),
+        fail_on=fail_on or config.fail_on or Severity.ERROR,
+        dialect=name,
+        dialect_source=source,
+        relaxed=relaxed + switched,
+        dialect_notices=tuple(notices),
+    )
+
+
+def _dialect(
+    explicit: str | None, config: Config, base: Side, head: Side, notices: list[str]
+) -> tuple[str, str, tuple[Relaxation, ...]]:
+    """The dialect the types are read in, where it came from, and a change the PR holds.
+
+    ``--dialect``, else the config's ``dialect:`` (the base side's, gate/policy.py),
+    else what the base side's dbt profiles or SQLMesh config declare
+    (gate/repo_dialect.py), else Spark. A PR that changes what those files
+    declare is named; its dialect applies once merged.
+    """
+    if explicit:
+        return types.validate_dialect(explicit), "--dialect", ()
+    if config.dialect:
+        where = (config.floor.source if config.floor else None) or config.source
+        return types.validate_dialect(config.dialect), f"dialect: in {where}", ()
+    found = detect_dialect(base.repo, base.sha, notices)
+    dialect, source = (found.dialect, found.source) if found else ("spark", "the default")
+    at_head = changed_at_head(base.repo, base.sha, head.commit, found)
+    if at_head is None:
+        return dialect, source, ()
+    file = at_head.source.partition(": ")[0]
+    return dialect, source, (Relaxation(file, "dialect", dialect, at_head.dialect),)
+
+
+def notices(head_config: Config, run: RunConfig) -> list[str]:
+    """What the run says about the configs: limits the PR raises, where the config is."""
+    out: list[str] = []
+    if any(
+        getattr(head_config.limits, name) > getattr(run.limits, name) for name in Limits.names()
+    ):
+        out.append(
+            "this PR changes 'limits' in the config; the base branch's limits apply until "
+            "it is merged"
+        )
+    out += [r.notice() for r in run.relaxed]
+    return out
+
+
+def source_notice(config: Config) -> list[str]:
+    """Where the config came from, if from a file."""
+    if not config.source:
+        return []
+    return [f"config read from {config.source} (HEAD side; changes to it are part of this PR)"]
