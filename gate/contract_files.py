@@ -13,7 +13,7 @@ from typing import NamedTuple
 from gate.dbt import model_files as dbt_model_files
 from gate.dbt import projects as dbt_projects
 from gate.formats.dbt.project import Project
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.model import Contract, ContractError, ContractErrors, Dataset
 from gate.side import Side
 

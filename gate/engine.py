@@ -9,7 +9,7 @@ Orchestration only: each side is built once (``gate.side``: commit, tree
 reader, config, dbt project index), then the compared files (``gate.compared``)
 are read (``gate.read_sides``, clashes in ``gate.duplicates``), diffed,
 matched to their consumers, acknowledged, optionally smoke-tested, and
-reported. ``Settings.trace`` sees each step (``gate.trace``).
+reported. ``Settings.trace`` sees each step (``gate.tracing``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from gate import acks, base_copies, declarations, side_config
 from gate import lattice as types
-from gate import trace as steps
+from gate import tracing as steps
 from gate.ack_tokens import breaking_tokens, consumer_tokens, near_miss_notices
 from gate.compared import compared_files
 from gate.config import Config
@@ -45,7 +45,7 @@ from gate.report.base import Report
 from gate.rules import Severity
 from gate.side import Side, base_side, head_side, resolve_base, resolve_head
 from gate.side_config import RunConfig, base_config, base_limits, load_config
-from gate.trace import Trace
+from gate.tracing import Trace
 from gate.workers import Workers
 
 if TYPE_CHECKING:  # PySpark-free, but only needed for the annotation
@@ -87,7 +87,7 @@ class Settings:
     quarantine: str | None = None
     notices: tuple[str, ...] = field(default=())
     #: Called at each step of the run with its name, a summary and its time
-    #: (``gate.trace``; the Action's debug output). ``None``: not traced.
+    #: (``gate.tracing``; the Action's debug output). ``None``: not traced.
     trace: Trace | None = field(default=None, compare=False, repr=False)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gate.config import Config
 from gate.dbt.projects import ProjectIndex
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.model import GitError
 
 

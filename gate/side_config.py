@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from gate import lattice as types
 from gate.config import CONFIG_FILE, PYPROJECT, Config, config_from_files, with_base_limits
 from gate.formats import DEFAULT_GLOBS
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.limits import Limits
 from gate.model import ContractError, UsageError
 from gate.policy import Relaxation, stricter

@@ -9,7 +9,7 @@ from gate.config import ConsumerConfig
 from gate.consumers.scan import _mentions_any, scan, start_search
 from gate.diff import diff_datasets
 from gate.formats import parse_contract
-from gate.git.tree import open_repo
+from gate.git import open_repo
 from tests.gitrepo import GitRepo
 
 ORDERS = "dataset: shop.orders\ncolumns:\n  - name: id\n    data_type: bigint\n"

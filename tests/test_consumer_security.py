@@ -171,7 +171,7 @@ def test_the_base_config_raises_the_consumer_size_bound(tmp_path: Path, cli: Cli
 
 
 def test_an_oversized_blob_is_not_read(tmp_path: Path) -> None:
-    from gate.git.tree import open_repo
+    from gate.git import open_repo
 
     repo = committed(project(tmp_path, {"models/big.sql": _big_model(5_000), "a.sql": "t"}))
     with open_repo(repo.path) as git:

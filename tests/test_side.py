@@ -1,4 +1,4 @@
-"""Each side of a run built once (``gate.side``), and the engine's trace hook (``gate.trace``).
+"""Each side of a run built once (``gate.side``), and the engine's trace hook (``gate.tracing``).
 
 Real git repositories, the engine called in-process (``gate.run``).
 """

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gate import check_thresholds as th
-from gate.git.tree import Repo
+from gate.git import Repo
 from gate.model import Check, Column, ContractError, Dataset, UsageError
 from gate.smoke import SmokeSettings, run_smoke
 from gate.smoke.checkspec import (

@@ -16,7 +16,7 @@ The action prints, as ``::debug::`` lines with escaped values:
 - each GitHub API request (method, URL, status, bytes, time).
 
 The gate's steps come through the engine's own trace hook (``Settings.trace``,
-``gate.trace``): ``tracer`` is the hook that logs them; nothing is patched.
+``gate.tracing``): ``tracer`` is the hook that logs them; nothing is patched.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from gate.trace import Trace
+from gate.tracing import Trace
 
 ENV = "RUNNER_DEBUG"
 Log = Callable[[str], None]

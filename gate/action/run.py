@@ -141,7 +141,7 @@ class Action:
                     self.console.debug(f"files handed back: {restore_ownership(ws)}")
 
         from gate.engine import Settings, run
-        from gate.report import json as json_report
+        from gate.report import json_report as json_report
         from gate.report import text
 
         if inputs.smoke_test and importlib.util.find_spec("pyspark") is None:

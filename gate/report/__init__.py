@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gate.report import github, json, markdown, text
+from gate.report import github, json_report, markdown, text
 from gate.report.base import EXIT_BREAKING, EXIT_ERROR, EXIT_OK, Report
 
 RENDERERS: dict[str, Callable[[Report], str]] = {
     "text": text.render,
-    "json": json.render,
+    "json": json_report.render,
     "markdown": markdown.render,
     "github": github.render,
 }

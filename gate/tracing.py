@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
-    from gate.git.tree import FileChange, PendingSearch, Repo
+    from gate.git import FileChange, PendingSearch, Repo
 
 T = TypeVar("T")
 
