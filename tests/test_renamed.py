@@ -27,3 +27,18 @@ def test_the_old_name_does_not_shadow_the_standard_library() -> None:
     from pathlib import Path
 
     assert not (Path(__file__).resolve().parent.parent / "gate" / "types.py").exists()
+
+
+def test_no_module_or_folder_is_named_like_the_standard_library() -> None:
+    """``gate/types.py`` once shadowed ``types`` for anything run with ``gate/`` on the path."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "gate"
+    clashes = [
+        str(path.relative_to(root))
+        for path in root.rglob("*")
+        if "__pycache__" not in path.parts
+        and (path.suffix == ".py" or path.is_dir())
+        and path.stem in sys.stdlib_module_names
+    ]
+    assert clashes == []
