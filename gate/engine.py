@@ -6,7 +6,7 @@ not with the repository: git lists what changed, unchanged blobs are never read,
 and the blobs that are read come through one ``git cat-file --batch`` process.
 
 Orchestration only: each side is built once (``gate.side``: commit, tree
-reader, config, dbt project index), then the compared files (``gate.compared``)
+reader, config, dbt project index), then the compared files (``gate.changed_files``)
 are read (``gate.read_sides``, clashes in ``gate.duplicates``), diffed,
 matched to their consumers, acknowledged, optionally smoke-tested, and
 reported. ``Settings.trace`` sees each step (``gate.tracing``).
@@ -24,7 +24,7 @@ from gate import acks, base_copies, declarations, side_config
 from gate import lattice as types
 from gate import tracing as steps
 from gate.ack_tokens import breaking_tokens, consumer_tokens, near_miss_notices
-from gate.compared import compared_files
+from gate.changed_files import compared_files
 from gate.config import Config
 from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import Scan, Search
