@@ -1,4 +1,12 @@
-"""Shared fixtures: real temp git repos and the CLI run as a subprocess."""
+"""Shared fixtures: real temp git repos, the CLI run in-process, and as a real process.
+
+Scenario tests run the CLI's ``main()`` in this process (:func:`run_gate`, fixtures
+``gate`` and ``cli``): same exit code, stdout and stderr as the command, without an
+interpreter start and the imports per run. The tests that need a real process
+(signals, the environment of a child, ``python -m`` itself, import-time
+behaviour, process teardown) use :func:`run_gate_process` (fixture
+``gate_process``) explicitly.
+"""
 
 from __future__ import annotations
 
@@ -27,10 +35,10 @@ def gate_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_gate(
+def run_gate_process(
     cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m gate ARGS`` in ``cwd``, as a user or CI would run it."""
+    """``python -m gate ARGS`` in ``cwd``, as a user or CI would run it: a real process."""
     return subprocess.run(
         [sys.executable, "-m", "gate", *args],
         cwd=cwd,
@@ -77,6 +85,18 @@ def run_main(
     return subprocess.CompletedProcess(["gate", *args], code, out.getvalue(), err.getvalue())
 
 
+def run_gate(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The gate on ``ARGS`` in ``cwd``, in-process (:func:`run_main`): what scenario tests use.
+
+    It answers as ``python -m gate ARGS`` does (tests/test_inprocess.py holds the
+    two to the same answer); a test that needs the real process calls
+    :func:`run_gate_process`.
+    """
+    return run_main(cwd, *args, env=env, stdin=stdin)
+
+
 @pytest.fixture
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """``main()`` in-process: the default for scenario tests (see :func:`run_main`)."""
@@ -90,4 +110,11 @@ def repo(tmp_path: Path) -> GitRepo:
 
 @pytest.fixture
 def gate() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The gate in-process (:func:`run_gate`)."""
     return run_gate
+
+
+@pytest.fixture
+def gate_process() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``python -m gate`` as a real process (:func:`run_gate_process`): signals, env, teardown."""
+    return run_gate_process
