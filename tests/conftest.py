@@ -118,3 +118,29 @@ def gate() -> Callable[..., subprocess.CompletedProcess[str]]:
 def gate_process() -> Callable[..., subprocess.CompletedProcess[str]]:
     """``python -m gate`` as a real process (:func:`run_gate_process`): signals, env, teardown."""
     return run_gate_process
+
+
+#: Set to 1 to run the Docker image tests (tests/test_container.py) in a whole-suite run.
+DOCKER_OPT_IN = "GATE_DOCKER_TESTS"
+
+
+def docker_opted_in(config: pytest.Config) -> bool:
+    """Whether this run builds the action's images: ``GATE_DOCKER_TESTS=1`` or ``-m docker``.
+
+    The builds take minutes (two images under the vfs storage driver), so a
+    local ``pytest -q`` leaves them out and says so; ``.ci/run`` always opts in.
+    """
+    if os.environ.get(DOCKER_OPT_IN, "").strip() == "1":
+        return True
+    return str(config.getoption("markexpr", "") or "").strip() == "docker"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if docker_opted_in(config):
+        return
+    skip = pytest.mark.skip(
+        reason=f"Docker image tests are opt-in: set {DOCKER_OPT_IN}=1 or run pytest -m docker"
+    )
+    for item in items:
+        if item.get_closest_marker("docker") is not None:
+            item.add_marker(skip)
