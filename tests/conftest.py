@@ -137,6 +137,9 @@ def docker_opted_in(config: pytest.Config) -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if docker_opted_in(config):
+        # First in line: with -n 2 (--dist loadfile) one worker builds the images
+        # while the other runs the rest of the suite, instead of building last.
+        items.sort(key=lambda item: item.get_closest_marker("docker") is None)
         return
     skip = pytest.mark.skip(
         reason=f"Docker image tests are opt-in: set {DOCKER_OPT_IN}=1 or run pytest -m docker"
