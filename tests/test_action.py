@@ -1,4 +1,4 @@
-"""The GitHub Action end to end, short of Docker: ``python -m gate.action`` as a subprocess.
+"""The GitHub Action end to end, short of Docker: the action's ``main()`` in-process.
 
 Each test builds what a runner would hand the container: a real "upstream"
 repository pushed to a real bare ``origin`` (with ``refs/pull/1/head`` and
