@@ -1,4 +1,12 @@
-"""Shared fixtures: real temp git repos and the CLI run as a subprocess."""
+"""Shared fixtures: real temp git repos, the CLI run in-process, and as a real process.
+
+Scenario tests run the CLI's ``main()`` in this process (:func:`run_gate`, fixtures
+``gate`` and ``cli``): same exit code, stdout and stderr as the command, without an
+interpreter start and the imports per run. The tests that need a real process
+(signals, the environment of a child, ``python -m`` itself, import-time
+behaviour, process teardown) use :func:`run_gate_process` (fixture
+``gate_process``) explicitly.
+"""
 
 from __future__ import annotations
 
@@ -27,10 +35,10 @@ def gate_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_gate(
+def run_gate_process(
     cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m gate ARGS`` in ``cwd``, as a user or CI would run it."""
+    """``python -m gate ARGS`` in ``cwd``, as a user or CI would run it: a real process."""
     return subprocess.run(
         [sys.executable, "-m", "gate", *args],
         cwd=cwd,
@@ -77,6 +85,18 @@ def run_main(
     return subprocess.CompletedProcess(["gate", *args], code, out.getvalue(), err.getvalue())
 
 
+def run_gate(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The gate on ``ARGS`` in ``cwd``, in-process (:func:`run_main`): what scenario tests use.
+
+    It answers as ``python -m gate ARGS`` does (tests/test_inprocess.py holds the
+    two to the same answer); a test that needs the real process calls
+    :func:`run_gate_process`.
+    """
+    return run_main(cwd, *args, env=env, stdin=stdin)
+
+
 @pytest.fixture
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """``main()`` in-process: the default for scenario tests (see :func:`run_main`)."""
@@ -90,4 +110,40 @@ def repo(tmp_path: Path) -> GitRepo:
 
 @pytest.fixture
 def gate() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The gate in-process (:func:`run_gate`)."""
     return run_gate
+
+
+@pytest.fixture
+def gate_process() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``python -m gate`` as a real process (:func:`run_gate_process`): signals, env, teardown."""
+    return run_gate_process
+
+
+#: Set to 1 to run the Docker image tests (tests/test_container.py) in a whole-suite run.
+DOCKER_OPT_IN = "GATE_DOCKER_TESTS"
+
+
+def docker_opted_in(config: pytest.Config) -> bool:
+    """Whether this run builds the action's images: ``GATE_DOCKER_TESTS=1`` or ``-m docker``.
+
+    The builds take minutes (two images under the vfs storage driver), so a
+    local ``pytest -q`` leaves them out and says so; ``.ci/run`` always opts in.
+    """
+    if os.environ.get(DOCKER_OPT_IN, "").strip() == "1":
+        return True
+    return str(config.getoption("markexpr", "") or "").strip() == "docker"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if docker_opted_in(config):
+        # First in line: with -n 2 (--dist loadfile) one worker builds the images
+        # while the other runs the rest of the suite, instead of building last.
+        items.sort(key=lambda item: item.get_closest_marker("docker") is None)
+        return
+    skip = pytest.mark.skip(
+        reason=f"Docker image tests are opt-in: set {DOCKER_OPT_IN}=1 or run pytest -m docker"
+    )
+    for item in items:
+        if item.get_closest_marker("docker") is not None:
+            item.add_marker(skip)

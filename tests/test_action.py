@@ -1,4 +1,4 @@
-"""The GitHub Action end to end, short of Docker: ``python -m gate.action`` as a subprocess.
+"""The GitHub Action end to end, short of Docker: the action's ``main()`` in-process.
 
 Each test builds what a runner would hand the container: a real "upstream"
 repository pushed to a real bare ``origin`` (with ``refs/pull/1/head`` and
@@ -13,6 +13,8 @@ the exit code.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -345,14 +347,54 @@ class Run:
         )
 
 
+def run_action_process(workspace: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``python -m gate.action`` as the container runs it: a real process."""
+    return subprocess.run(
+        [sys.executable, "-m", "gate.action"],
+        cwd=workspace,  # docker actions start in GITHUB_WORKSPACE
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def run_action_main(workspace: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The action's ``main()`` in this process, in ``workspace``, with ``env`` as its environment.
+
+    Same answer as :func:`run_action_process` (exit code, stdout, stderr) without an
+    interpreter start and the imports per run; see tests/conftest.py's ``run_main``.
+    """
+    from gate.action.run import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(workspace)  # docker actions start in GITHUB_WORKSPACE
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["gate.action"], code, out.getvalue(), err.getvalue())
+
+
 def run_action(
     workspace: Path,
     event: str,
     payload: dict[str, Any] | None,
     *,
     env: dict[str, str] | None = None,
+    process: bool = False,
     **inputs: str,
 ) -> Run:
+    """The action on ``workspace`` as the runner starts it; ``process=True`` for a real process."""
     tmp = workspace.parent / f"runner-{secrets.token_hex(4)}"
     tmp.mkdir()
     full = gate_env(
@@ -374,14 +416,12 @@ def run_action(
     full.update(input_env(**inputs))
     full.update(env or {})
     start = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "gate.action"],
-        cwd=workspace,  # docker actions start in GITHUB_WORKSPACE
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    if process or full.get("RUNNER_DEBUG", "").strip() == "1":
+        # RUNNER_DEBUG wraps the gate's functions and adds an audit hook for the
+        # rest of the process (gate/action/debug.py): only a real process is clean
+        proc = run_action_process(workspace, full)
+    else:
+        proc = run_action_main(workspace, full)
     seconds = time.monotonic() - start
     output = tmp / "output"
     summary = tmp / "summary"
@@ -1262,6 +1302,7 @@ def test_smoke_test_runs_in_the_action_with_the_images_spark_settings(tmp_path: 
         "pull_request",
         pr_payload(pr, body=ACK),
         env={"SPARK_LOCAL_IP": spark_ip, "PYTHONSAFEPATH": "1"},
+        process=True,  # the image's process environment and a JVM of its own
         **{"smoke-test": "true", "sample-data": "samples"},
     )
     # the break is acknowledged, but the narrowed id does not hold the sample's value

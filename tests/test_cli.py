@@ -1,4 +1,4 @@
-"""The command line end to end: real git repos, ``python -m gate`` as a subprocess."""
+"""The command line end to end: real git repos, the CLI's ``main()`` in-process."""
 
 from __future__ import annotations
 

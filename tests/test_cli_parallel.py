@@ -17,7 +17,7 @@ import pytest
 
 from gate.consumers import scan
 from gate.workers import fork_is_safe
-from tests.conftest import gate_env, run_gate
+from tests.conftest import gate_env, run_gate_process
 from tests.gitrepo import GitRepo
 from tests.processes import assert_all_end
 
@@ -67,7 +67,7 @@ def test_the_batches_are_big_enough_to_use_workers() -> None:
 def test_same_report_whatever_the_worker_count(shop: GitRepo) -> None:
     outputs = {}
     for jobs in ("1", "2", "3"):
-        proc = run_gate(
+        proc = run_gate_process(
             shop.path, "--base", "main", "--head", "feature", "--format", "json", "--jobs", jobs
         )
         assert proc.returncode == 1, proc.stderr
@@ -102,7 +102,7 @@ def test_every_bad_contract_in_a_parallel_batch_is_one_line_in_input_order(
         expected.append(f"schema-gate: refused {len(bad)} contract files; nothing was compared")
     seen = {}
     for jobs in ("1", "2", "4"):
-        proc = run_gate(shop.path, "--base", "main", "--jobs", jobs)  # the working tree
+        proc = run_gate_process(shop.path, "--base", "main", "--jobs", jobs)  # the working tree
         assert proc.returncode == 2, (jobs, proc.stderr)
         assert proc.stdout == ""
         lines = proc.stderr.splitlines()

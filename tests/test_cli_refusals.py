@@ -1,4 +1,4 @@
-"""Every refused contract file of a run, at once: the CLI as a subprocess on real git repos.
+"""Every refused contract file of a run, at once: the CLI in-process on real git repos.
 
 A platform wiring the gate into CI for hundreds of contracts wants every
 refusal of a run in one log, each the one line (``path:line: message``) it

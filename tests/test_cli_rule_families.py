@@ -1,4 +1,4 @@
-"""The issue-10 rule families end to end: a real git repo, ``python -m gate`` as a subprocess.
+"""The issue-10 rule families end to end: a real git repo, the CLI in-process.
 
 A changed check or constraint reads as ``old -> new`` on one line in the text
 and Markdown reports; Soda v4 column attributes are part of the type; the

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, gate_env, run_gate
+from tests.conftest import ROOT, gate_env, run_gate_process
 from tests.gitrepo import GitRepo
 from tests.spark_fixtures import java_missing, pyspark_missing
 
@@ -53,7 +53,7 @@ def test_failing_sample_fails_the_run_and_acks_do_not_silence_it(shop: GitRepo) 
     shop.write(
         f"{C}/items.yaml", "dataset: lake/shop/items\ncolumns:\n  - name: n\n"
     )  # sku removed: breaking
-    proc = run_gate(
+    proc = run_gate_process(
         shop.path,
         "--base",
         "main",
@@ -87,14 +87,14 @@ def test_changed_only_text_and_markdown(shop: GitRepo, tmp_path: Path) -> None:
     shop.write(
         f"{C}/items.yaml", "dataset: lake/shop/items\ncolumns:\n  - name: sku\n  - name: n\n"
     )
-    proc = run_gate(shop.path, "--base", "main", "--smoke-test", "--smoke-changed-only")
+    proc = run_gate_process(shop.path, "--base", "main", "--smoke-test", "--smoke-changed-only")
     assert proc.returncode == 0, proc.stderr
     assert "SMOKE TEST (1 dataset(s)" in proc.stdout
     assert "NO SAMPLE lake/shop/items" in proc.stdout
     # Samples in a folder, named after the dataset ('/' becomes '.').
     shop.write("samples/lake.shop.orders.csv", BAD)
     out = tmp_path / "report.md"
-    proc = run_gate(
+    proc = run_gate_process(
         shop.path,
         "--base",
         "main",
@@ -114,7 +114,7 @@ def test_changed_only_text_and_markdown(shop: GitRepo, tmp_path: Path) -> None:
 def test_sample_data_outside_the_repo_is_refused(shop: GitRepo, tmp_path: Path) -> None:
     needs_spark()
     (tmp_path / "outside").mkdir()
-    proc = run_gate(
+    proc = run_gate_process(
         shop.path, "--base", "main", "--smoke-test", "--sample-data", str(tmp_path / "outside")
     )
     assert proc.returncode == 2
@@ -182,7 +182,7 @@ def test_the_full_smoke_test_covers_discovered_dbt_models(shop: GitRepo) -> None
     )
     shop.write("wh/models/dim.sample.csv", "id\n1\n")
     shop.write("wh/models/off.sample.csv", "id\n1\n")
-    proc = run_gate(shop.path, "--base", "main", "--smoke-test", "--format", "json")
+    proc = run_gate_process(shop.path, "--base", "main", "--smoke-test", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     by_dataset = {d["dataset"]: d["status"] for d in json.loads(proc.stdout)["smoke"]["datasets"]}
     assert by_dataset["dim"] == "passed"

@@ -1,7 +1,7 @@
 """Hostile pull requests, attacked for real (issue #8).
 
 Each test commits a crafted contract (or config, or PR body) to a real git
-repository and runs the CLI as a subprocess, as a workflow step would. The
+repository and runs the CLI (in-process, same answer as the command). The
 attacks come from the security review in issue #8; the payloads are written
 here. A defence holds when the run answers with the right exit code and one
 clear line, and the output carries nothing the attacker could use.

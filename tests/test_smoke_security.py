@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import gate_env, run_gate
+from tests.conftest import gate_env, run_gate_process
 from tests.gitrepo import GitRepo
 from tests.spark_fixtures import skip_without_spark
 
@@ -67,7 +67,7 @@ def glob_attack(tmp_path: Path) -> GitRepo:
 @pytest.mark.spark
 def test_glob_folder_names_never_reach_spark(glob_attack: GitRepo) -> None:
     skip_without_spark()
-    proc = run_gate(glob_attack.path, "--base", "main", "--smoke-test", "--format", "json")
+    proc = run_gate_process(glob_attack.path, "--base", "main", "--smoke-test", "--format", "json")
     assert SECRET not in proc.stdout + proc.stderr
     assert proc.returncode == 1, proc.stderr  # 'harmless-*' is not an INT: the data was read
     smoke = json.loads(proc.stdout)["smoke"]
@@ -76,7 +76,7 @@ def test_glob_folder_names_never_reach_spark(glob_attack: GitRepo) -> None:
         for dataset in smoke["datasets"]
     }
     assert samples == {"items": ["harmless-dir"], "orders": ["harmless-file"]}
-    text = run_gate(glob_attack.path, "--base", "main", "--smoke-test")
+    text = run_gate_process(glob_attack.path, "--base", "main", "--smoke-test")
     assert SECRET not in text.stdout + text.stderr and "'harmless-file'" in text.stdout
 
 
@@ -113,7 +113,7 @@ def test_a_symlinked_sample_is_not_read_even_inside_the_repository(tmp_path: Pat
     repo.write("contracts/elsewhere/real.csv", f"id\n{SECRET}\n")
     (repo.path / "contracts" / "orders.sample.csv").symlink_to("elsewhere/real.csv")
     repo.commit("a sample that is a link")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test")
     assert SECRET not in proc.stdout + proc.stderr
     assert proc.returncode == 1
     assert "contracts/orders.sample.csv: a symlink; commit the sample file itself" in proc.stdout
@@ -139,7 +139,7 @@ def test_backtracking_regexes_are_refused_or_stopped(tmp_path: Path) -> None:
     repo.write("contracts/nested.yaml", REGEX_CONTRACT.format(name="nested", regex=r"^(a+)+\1$"))
     repo.write("contracts/nested.sample.csv", "w\n" + "a" * 36 + "!\n")
     repo.commit("a regex with a backreference and nested quantifiers")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     nested = json.loads(proc.stdout)["smoke"]["datasets"][0]
     check = next(r for r in nested["results"] if r["kind"] == "check")
@@ -152,7 +152,7 @@ def test_backtracking_regexes_are_refused_or_stopped(tmp_path: Path) -> None:
     repo.write("contracts/chain.sample.csv", "w\n" + "a" * 3000 + "\nab\n")
     repo.write(".schema-gate.yml", "limits:\n  smoke_seconds_per_dataset: 3\n")
     repo.commit("a regex the static check lets through")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test", "--format", "json")
     assert proc.returncode == 1, proc.stderr
     chain = json.loads(proc.stdout)["smoke"]["datasets"][0]
     assert chain["status"] == "error" and chain["results"] == []
@@ -178,7 +178,7 @@ def test_unclosed_quote_and_corrupt_parquet_are_reported_in_one_line(tmp_path: P
     repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
     repo.write("contracts/orders.sample.parquet", "PAR1 this is not parquet PAR1")
     repo.commit("broken samples")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test", "--format", "json")
     assert proc.returncode == 1, proc.stderr
     for noise in ("Py4J", "An error occurred while calling", "at org.apache", "Traceback"):
         assert noise not in proc.stderr and noise not in proc.stdout
@@ -204,7 +204,7 @@ def test_a_sample_over_the_byte_limit_stops_the_run_before_spark(tmp_path: Path)
     repo.write("contracts/orders.sample.csv", "id\n" + "1\n" * 5000)
     repo.write(".schema-gate.yml", "limits:\n  sample_bytes: 4096\n")
     repo.commit("a big sample")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test")
     assert proc.returncode == 2
     assert proc.stderr == (
         "schema-gate: error: contracts/orders.sample.csv: 9.8 KiB is more than the sample "
@@ -221,7 +221,7 @@ def test_a_sample_over_the_row_limit_exits_2(tmp_path: Path) -> None:
     repo.write("contracts/orders.sample.jsonl", '{"id": 1}\n' * 11)
     repo.write(".schema-gate.yml", "limits:\n  sample_rows: 10\n")
     repo.commit("too many rows")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == (
         "schema-gate: error: contracts/orders.sample.jsonl: 11 rows is more than the sample "
@@ -243,7 +243,7 @@ def test_a_parquet_sample_that_decodes_into_a_bomb_exits_2_before_spark(tmp_path
     repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
     _dictionary_bomb(repo.path / "contracts/orders.sample.parquet", "1" * 100_000, 200_000)
     repo.commit("a small sample")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test")
     assert proc.returncode == 2
     assert re.fullmatch(
         r"schema-gate: error: contracts/orders\.sample\.parquet: 190\d\d\.\d MiB once decoded is "
@@ -256,7 +256,7 @@ def test_a_parquet_sample_that_decodes_into_a_bomb_exits_2_before_spark(tmp_path
     _dictionary_bomb(repo.path / "contracts/orders.sample.parquet", "1" * 1_000, 2_000)
     repo.write(".schema-gate.yml", "limits:\n  sample_decoded_bytes: 1000000\n")
     repo.commit("a smaller sample, a lower limit")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test")
     assert proc.returncode == 2
     assert "1.9 MiB once decoded is more than the sample limit of 976.6 KiB" in proc.stderr
 
@@ -274,7 +274,9 @@ def test_a_jvm_out_of_memory_is_one_line_naming_the_sample(tmp_path: Path) -> No
     pq.write_table(pa.table({"id": strings}), path, store_schema=False)  # 40 KB, 300 MB decoded
     repo.commit("a sample the smallest heap cannot hold")
     env = gate_env(GATE_SPARK_DRIVER_MEMORY="480m")  # the least Spark starts with
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json", env=env)
+    proc = run_gate_process(
+        repo.path, "--base", "main", "--smoke-test", "--format", "json", env=env
+    )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.splitlines()
     assert lines[-1] == (
@@ -298,7 +300,7 @@ def test_the_smoke_time_limit_bounds_the_whole_smoke_test(tmp_path: Path) -> Non
         repo.write(f"contracts/{name}.sample.csv", "id\n1\n")
     repo.write(".schema-gate.yml", "limits:\n  smoke_seconds: 1\n")  # Spark takes longer to start
     repo.commit("two fine samples, no time")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test", "--format", "json")
     assert proc.returncode == 1, proc.stderr
     errors = {d["dataset"]: d["error"] for d in json.loads(proc.stdout)["smoke"]["datasets"]}
     assert errors == {
@@ -351,7 +353,7 @@ def test_contract_values_and_names_never_become_sql(tmp_path: Path) -> None:
     repo.write("contracts/hostile.yaml", HOSTILE_CONTRACT)
     repo.write("contracts/hostile.sample.csv", HOSTILE_SAMPLE)
     repo.commit("values that look like SQL")
-    proc = run_gate(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test", "--format", "json")
     assert proc.returncode == 1, proc.stderr
     dataset = json.loads(proc.stdout)["smoke"]["datasets"][0]
     assert dataset["status"] == "failed" and dataset["rows"] == 7
