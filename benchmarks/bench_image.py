@@ -14,7 +14,7 @@ locked packages from a local index), then for each image:
   image's bytecode and after deleting every ``__pycache__`` (what an image
   without ``compileall`` pays on every start);
 - cold start: ``docker run`` of the action, exactly as in
-  tests/test_container.py, on a pull request that changes no contract
+  tests/e2e/test_container.py, on a pull request that changes no contract
   (verdict pass), from ``docker run`` to exit.
 
 Figures are medians; they go to docs/github-action.md.
@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.action.test_action import make_pr, pr_payload  # noqa: E402
 from tests.dockerd import Daemon, PackageIndex, base_image  # noqa: E402
-from tests.test_action import make_pr, pr_payload  # noqa: E402
-from tests.test_container import Image, docker_run  # noqa: E402
+from tests.e2e.test_container import Image, docker_run  # noqa: E402
 
 IMPORT = (
     "import time; t = time.perf_counter(); import gate.action; "

@@ -29,7 +29,7 @@ def gate_env(**extra: str) -> dict[str, str]:
     env.pop("ACCEPT_BREAKING_CHANGE", None)
     env.pop("ACCEPT_CONSUMER_BREAK", None)
     # No empty entry: a trailing separator would put the current directory
-    # (the repository under test) on the import path (tests/test_safe_command.py).
+    # (the repository under test) on the import path (tests/e2e/test_safe_command.py).
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
     env.update(extra)
     return env
@@ -90,7 +90,7 @@ def run_gate(
 ) -> subprocess.CompletedProcess[str]:
     """The gate on ``ARGS`` in ``cwd``, in-process (:func:`run_main`): what scenario tests use.
 
-    It answers as ``python -m gate ARGS`` does (tests/test_inprocess.py holds the
+    It answers as ``python -m gate ARGS`` does (tests/e2e/test_inprocess.py holds the
     two to the same answer); a test that needs the real process calls
     :func:`run_gate_process`.
     """
@@ -120,7 +120,7 @@ def gate_process() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_gate_process
 
 
-#: Set to 1 to run the Docker image tests (tests/test_container.py) in a whole-suite run.
+#: Set to 1 to run the Docker image tests (tests/e2e/test_container.py) in a whole-suite run.
 DOCKER_OPT_IN = "GATE_DOCKER_TESTS"
 
 

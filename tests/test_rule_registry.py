@@ -305,11 +305,11 @@ def test_every_non_additive_finding_has_a_direction_consumer_broken_too() -> Non
 
 def test_consumer_broken_has_its_direction_in_the_cli_json_report(tmp_path: Path, cli) -> None:
     """The same through ``schema-gate --format json`` on a real dbt project in git
-    (the scenario of tests/test_cli_consumers.py): the JSON docs promise a
+    (the scenario of tests/cli/test_cli_consumers.py): the JSON docs promise a
     ``direction`` on every non-additive finding."""
+    from tests.cli.test_cli_consumers import STG, drop_column
     from tests.consumer_projects import DBT_PROJECT
     from tests.gitrepo import GitRepo
-    from tests.test_cli_consumers import STG, drop_column
 
     repo = GitRepo(tmp_path / "repo")
     for path, text in DBT_PROJECT.items():

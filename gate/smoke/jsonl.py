@@ -9,7 +9,7 @@ table Spark would have made, and ``None`` sends the sample down Spark's own
 route (``readers``), where malformed records are set aside one by one.
 
 What differs, and how it is handled (checked against Spark record for record
-by tests/test_smoke_jsonl.py):
+by tests/smoke/test_smoke_jsonl.py):
 
 - pyarrow fails the whole read where Spark would set a record aside or widen a
   column to STRING (a malformed line, a number in one record and text in

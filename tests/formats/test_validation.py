@@ -96,7 +96,7 @@ def test_the_schema_is_named_and_a_dcs_message_says_why_the_gate_is_stricter() -
 
 def test_schema_rules_beyond_keys_fail_closed_with_a_line() -> None:
     # Issue #21 turned two former refusals into warnings (quality-rule shape and the
-    # contract's id are not compared): tests/test_validation_scope.py has them.
+    # contract's id are not compared): tests/formats/test_validation_scope.py has them.
     assert "info.version must be string, found a number (quote it)" in refusal(
         "dataContractSpecification: 1.1.0\nid: x\ninfo: {title: t, version: 1.0}\n"
     )
@@ -346,7 +346,7 @@ def test_without_an_explicit_cache_no_validator_code_is_written_anywhere(
 def test_the_format_docs_list_the_real_default_globs() -> None:
     from gate.formats import DEFAULT_GLOBS
 
-    docs = Path(__file__).resolve().parent.parent / "docs" / "formats"
+    docs = Path(__file__).resolve().parent.parent.parent / "docs" / "formats"
     for page in sorted(docs.glob("*.md")):
         text = page.read_text()
         assert "The default globs cover `soda/contracts/` only" not in text, page.name

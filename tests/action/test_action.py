@@ -956,7 +956,7 @@ def test_rerun_reads_the_current_body_from_the_api(pr: PR) -> None:
             "pull_request",
             pr_payload(pr, body="old body"),
             env=with_api(server),
-            comment="false",  # the PR comment is tests/test_action_comment.py's
+            comment="false",  # the PR comment is tests/action/test_action_comment.py's
             **{"github-token": TOKEN},
         )
     assert run.code == 0, run.stdout + run.stderr

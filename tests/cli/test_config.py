@@ -216,7 +216,7 @@ def test_every_rule_side_is_documented_in_the_perspective_table() -> None:
 
     from gate import rules
 
-    page = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    page = (Path(__file__).resolve().parent.parent.parent / "docs" / "rules.md").read_text()
     for rule in rules.all_rules():
         rows = [
             [cell.strip() for cell in line.strip().strip("|").split("|")]

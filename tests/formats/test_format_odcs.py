@@ -12,7 +12,7 @@ from gate.formats import odcs, parse_contract
 from gate.model import Column, ContractError, Dataset
 from tests.format_helpers import column_row, load_fixture
 
-FIXTURES = Path(__file__).parent / "fixtures" / "odcs"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "odcs"
 
 
 def load(name: str) -> tuple[Dataset, ...]:

@@ -12,7 +12,7 @@ from gate.formats import parse_contract, soda
 from gate.model import Column, ContractError, Dataset
 from tests.format_helpers import column_row, load_fixture
 
-FIXTURES = Path(__file__).parent / "fixtures" / "soda"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "soda"
 
 
 def load(name: str) -> tuple[Dataset, ...]:

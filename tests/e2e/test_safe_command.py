@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import gate_env
 from tests.gitrepo import GitRepo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 CONTRACT = "dataset: shop.orders\ncolumns:\n  - name: id\n    data_type: int\n"
 
 

@@ -36,7 +36,7 @@ from gate.smoke.schema import schema_findings, target_type
 from gate.smoke.session import display_master
 from tests.spark_fixtures import datasets_in, write_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 # -- thresholds ----------------------------------------------------------------------------
 

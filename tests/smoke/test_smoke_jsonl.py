@@ -122,7 +122,7 @@ def test_pyarrow_declines_where_spark_would_differ(spark: Any, name: str) -> Non
         assert theirs.count() == len([line for line in text.splitlines() if line.strip()])
 
 
-CORPUS = Path(__file__).parent / "corpus" / "jsonl"
+CORPUS = Path(__file__).parent.parent / "corpus" / "jsonl"
 
 
 @pytest.mark.parametrize(

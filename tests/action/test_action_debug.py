@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fake_github import FakeGitHub
-from tests.test_action import (
+from tests.action.test_action import (
     BREAKING_ORDERS,
     ORDERS_PATH,
     TOKEN,
@@ -21,7 +20,8 @@ from tests.test_action import (
     pr_payload,
     run_action,
 )
-from tests.test_action_comment import comment_env
+from tests.action.test_action_comment import comment_env
+from tests.fake_github import FakeGitHub
 
 EVIL_PATH = f"{C}/shop/evil\n::error title=forged::x.yaml"  # git allows a newline in a path
 

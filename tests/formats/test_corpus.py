@@ -13,7 +13,7 @@ from gate.model import ContractError
 from tests.conftest import run_gate
 from tests.gitrepo import GitRepo
 
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = Path(__file__).parent.parent / "corpus"
 FILES = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml"))
 
 #: Real files that are not valid contracts as shipped, with the error they must give.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import gate_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def first_code_block() -> list[str]:

@@ -12,7 +12,7 @@ from gate.formats import dcs, parse_contract
 from gate.model import Column, ContractError, Dataset
 from tests.format_helpers import column_row, load_fixture
 
-FIXTURES = Path(__file__).parent / "fixtures" / "dcs"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "dcs"
 
 
 def load(name: str) -> tuple[Dataset, ...]:

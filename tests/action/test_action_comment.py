@@ -21,8 +21,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from tests.fake_github import FakeGitHub
-from tests.test_action import (
+from tests.action.test_action import (
     ACK,
     BREAKING_ORDERS,
     ORDERS_COLUMNS,
@@ -35,6 +34,7 @@ from tests.test_action import (
     pr_payload,
     run_action,
 )
+from tests.fake_github import FakeGitHub
 
 MARKER = "<!-- schema-contract-gate: schema contract gate/schema-gate -->"
 RUN_URL = "https://github.com/acme/shop/actions/runs/4242"

@@ -275,7 +275,7 @@ def test_every_rule_is_documented_in_the_catalogue_page() -> None:
 
     from gate.rules import all_rules
 
-    page = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    page = (Path(__file__).resolve().parent.parent.parent / "docs" / "rules.md").read_text()
     missing = [rule.id for rule in all_rules() if f"`{rule.id}`" not in page]
     assert missing == []
 

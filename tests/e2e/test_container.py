@@ -1,6 +1,6 @@
 """The action's two images, built and run the way GitHub builds and runs a Docker action.
 
-This is the last step short of GitHub itself: tests/test_action.py runs
+This is the last step short of GitHub itself: tests/action/test_action.py runs
 ``python -m gate.action`` as a subprocess; here the real images are built from
 ``Dockerfile`` (slim, ``uses: <owner>/schema-contract-gate@v1``) and
 ``smoke.Dockerfile`` (``uses: <owner>/schema-contract-gate/smoke@v1``) on a
@@ -42,10 +42,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.dockerd import Daemon, PackageIndex, base_image, base_image_arg
-from tests.fake_github import FakeGitHub
-from tests.gitrepo import GitRepo
-from tests.test_action import (
+from tests.action.test_action import (
     ACK,
     BREAKING_ORDERS,
     CUSTOMERS_PATH,
@@ -60,12 +57,15 @@ from tests.test_action import (
     pr_payload,
     runner_commands,
 )
+from tests.dockerd import Daemon, PackageIndex, base_image, base_image_arg
+from tests.fake_github import FakeGitHub
+from tests.gitrepo import GitRepo
 
 # The first test also builds both images (module fixtures), which under the
 # vfs storage driver on two cores takes several minutes.
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(2400)]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 # The checkout belongs to the runner's user (uid 1001 on GitHub's hosted
 # runners) while the container runs as root. As root the tests hand the
 # workspace to 1001; otherwise it is already someone other than root's.

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.action.test_action import BREAKING_ORDERS, ORDERS_PATH, customers, orders
 from tests.conftest import ROOT
 from tests.gitrepo import GitRepo, git_env
-from tests.test_action import BREAKING_ORDERS, ORDERS_PATH, customers, orders
 
 DOCS = ROOT / "docs" / "github-action.md"
 

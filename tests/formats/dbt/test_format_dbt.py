@@ -13,7 +13,7 @@ from gate.formats.dbt.project import Project
 from gate.model import Column, ContractError, Dataset
 from tests.format_helpers import column_row, load_fixture
 
-FIXTURES = Path(__file__).parent / "fixtures" / "dbt"
+FIXTURES = Path(__file__).parent.parent.parent / "fixtures" / "dbt"
 
 
 def load(name: str) -> tuple[Dataset, ...]:

@@ -30,7 +30,7 @@ from gate.formats import parse_contract
 from gate.rules import Severity
 
 T, L, B, U = "tightened", "loosened", "both", "undetermined"
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+DOCS = Path(__file__).resolve().parent.parent.parent / "docs" / "rules.md"
 
 
 def contract(schema: list[dict[str, Any]] | None = None, **top: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from gate import rules
 from gate.diff import diff_datasets
 from gate.formats import parse_contract
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FORMATS = ("dcs", "odcs", "dbt", "soda")
 
 EXPECTED: dict[str, set[tuple[str, str | None]]] = {
@@ -143,28 +143,28 @@ def test_new_contract_is_model_added(fmt: str) -> None:
     assert [(c.rule, c.dataset, c.column) for c in changes] == [("model_added", "orders", None)]
 
 
-#: Rules whose only fixture is redundant with a primary key; tests/test_diff.py
+#: Rules whose only fixture is redundant with a primary key; tests/diff/test_diff.py
 #: covers them on a plain column.
 PLAIN_COLUMN_ONLY = ("unique_removed", "unique_added")
-#: Rules about consumers, not contracts: tests/test_cli_consumers.py covers them.
+#: Rules about consumers, not contracts: tests/cli/test_cli_consumers.py covers them.
 CONSUMER_RULES = ("consumer_broken",)
 
 #: Rules that need the run's clock (a removal after ``deprecation_date``);
-#: tests/test_dbt_projects.py covers them end to end.
+#: tests/dbt/test_dbt_projects.py covers them end to end.
 NEEDS_CLOCK = ("model_removed_after_deprecation",)
 
 #: Rules about versioned dbt models (the shared fixtures are unversioned);
-#: tests/test_dbt_projects.py covers them end to end.
+#: tests/dbt/test_dbt_projects.py covers them end to end.
 DBT_VERSIONS = ("latest_version_changed",)
 
 #: Rules about dbt model files next to the properties files;
-#: tests/test_dbt_model_files_deleted.py covers them end to end.
+#: tests/dbt/test_dbt_model_files_deleted.py covers them end to end.
 DBT_MODEL_FILES = ("model_file_missing",)
 
-#: Rules about dbt settings written as expressions; tests/test_dbt_reading.py covers them.
+#: Rules about dbt settings written as expressions; tests/dbt/test_dbt_reading.py covers them.
 DBT_EXPRESSIONS = ("dbt_config_unevaluable",)
 
-#: Enforcement switched on (dbt only); tests/test_dbt_reading.py covers it end to end.
+#: Enforcement switched on (dbt only); tests/dbt/test_dbt_reading.py covers it end to end.
 DBT_ENFORCEMENT = ("contract_enforcement_added",)
 
 

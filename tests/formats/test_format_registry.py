@@ -10,7 +10,7 @@ import pytest
 from gate.formats import FORMATS, parse_contract
 from gate.model import ContractError
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 ALL = sorted(
     path for path in FIXTURES.rglob("*") if path.suffix in {".yaml", ".yml"} and path.is_file()
 )

@@ -14,8 +14,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from tests.dbt.test_dbt_projects import ENFORCED, PROJECT, gate, model, props, rules, start
 from tests.gitrepo import GitRepo
-from tests.test_dbt_projects import ENFORCED, PROJECT, gate, model, props, rules, start
 
 ORDERS = props(model("orders", "id", "amount", config=ENFORCED), model("keep", "id"))
 

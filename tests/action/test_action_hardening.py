@@ -8,7 +8,7 @@
 - An API server that trickles its answer a byte at a time: a per-read socket
   timeout never fires, so the request needs a total deadline.
 
-The workspaces, origins and payloads are the ones ``tests/test_action.py``
+The workspaces, origins and payloads are the ones ``tests/action/test_action.py``
 builds for its end-to-end runs.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from gate.action.bounded_json import JsonError, loads, nests_deeper_than
-from tests.test_action import (
+from tests.action.test_action import (
     ACK,
     BREAKING_ORDERS,
     ORDERS_PATH,
@@ -44,7 +44,7 @@ DEEP = 100_000
 
 @pytest.fixture
 def pr(tmp_path: Path) -> PR:
-    """A pull request with two breaking changes, as in tests/test_action.py."""
+    """A pull request with two breaking changes, as in tests/action/test_action.py."""
     return make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS})
 
 
