@@ -162,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=sorted(RENDERERS),
         default="text",
-        help="report format (default: text; github prints workflow annotations)",
+        help="report format (default: text; github prints workflow annotations; sarif is for "
+        "code scanning, junit and gitlab (Code Quality) for other CI systems)",
     )
     out.add_argument("--output", metavar="FILE", help="also write the report to FILE (in --format)")
     run = parser.add_argument_group("running")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gate.report import github, json_report, markdown, text
+from gate.report import github, gitlab, json_report, junit, markdown, sarif, text
 from gate.report.base import EXIT_BREAKING, EXIT_ERROR, EXIT_OK, Report
 
 RENDERERS: dict[str, Callable[[Report], str]] = {
@@ -12,6 +12,9 @@ RENDERERS: dict[str, Callable[[Report], str]] = {
     "json": json_report.render,
     "markdown": markdown.render,
     "github": github.render,
+    "sarif": sarif.render,
+    "junit": junit.render,
+    "gitlab": gitlab.render,
 }
 
 __all__ = ["EXIT_BREAKING", "EXIT_ERROR", "EXIT_OK", "RENDERERS", "Report"]

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate.model import ContractError
+from gate.report import gitlab, junit, sarif
 from gate.report.base import EXIT_ERROR
 from gate.report.github import annotation, escape_data
 from gate.report.markdown import code
@@ -118,4 +119,10 @@ def render(errors: Sequence[ContractError], fmt: str, prog: str) -> str:
         return github(errors)
     if fmt == "markdown":
         return markdown(errors)
+    if fmt == "sarif":
+        return sarif.refused(errors, message(errors), CAP)
+    if fmt == "junit":
+        return junit.refused(errors, message(errors), CAP)
+    if fmt == "gitlab":
+        return gitlab.refused(errors, CAP)
     return "\n".join(text_lines(errors, prog)) + "\n"

@@ -1,0 +1,242 @@
+"""SARIF 2.1.0 for code scanning (``github/codeql-action/upload-sarif``): docs/report-formats.md.
+
+One run: the catalogue as the driver's rules (so code scanning can tell "ran and
+found nothing" from "rule unknown" and close fixed alerts), one result per
+finding on its contract line, its in-repo readers as related locations, and an
+acknowledged finding as a suppressed result (shown as dismissed, never hidden).
+
+Escaping happens here, once for the medium: the JSON encoder quotes strings;
+every message text goes through :func:`text` (controls spelled out, SARIF's
+placeholder braces doubled, embedded-link brackets escaped, so a name from the
+pull request cannot forge a link); every path through :func:`uri` (percent-encoded,
+so it stays a relative reference and cannot become ``https:`` or ``file:``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote
+
+from gate import __version__, rules
+from gate.acks import CONSUMER_KEY, KEY
+from gate.diff import Change
+from gate.model import ContractError
+from gate.report.base import EXIT_ERROR, Report, visible
+from gate.report.fingerprints import numbered
+from gate.rules import Rule, Severity
+
+SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+#: The project's home (pyproject.toml ``[project.urls] Repository``; a test keeps them equal).
+REPOSITORY = "https://github.com/your-org/schema-contract-gate"
+TOOL = "schema-contract-gate"
+#: Where relative paths start: the repository root (upload-sarif resolves it to the checkout).
+SRCROOT = "SRCROOT"
+#: The partialFingerprints key: versioned, so a change of recipe is a new key, not a silent drift.
+FINGERPRINT = "schemaContractGate/v1"
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_ESCAPES = str.maketrans({"\\": "\\\\", "[": "\\[", "]": "\\]", "{": "{{", "}": "}}"})
+
+
+def text(value: str) -> str:
+    """A plain-text SARIF message from ``value`` (which may quote the pull request).
+
+    SARIF 2.1.0 §3.11.5: ``{`` and ``}`` are written ``{{`` and ``}}`` (a bare
+    ``{0}`` is a placeholder a viewer replaces). §3.11.6: ``[text](target)`` is
+    an embedded link; with every bracket (and backslash) escaped no link can form.
+    """
+    return visible(value).translate(_ESCAPES)
+
+
+def uri(path: str) -> str:
+    """A repository path as a relative URI reference (spaces, ``%``, ``#``, ``:`` encoded)."""
+    return quote(path, safe="/")
+
+
+def help_uri(rule: Rule) -> str:
+    """The rule's entry in docs/rules.md (additive rules share one table, one anchor)."""
+    anchor = "additive-info" if rule.severity is Severity.INFO else rule.id
+    return f"{REPOSITORY}/blob/main/docs/rules.md#{anchor}"
+
+
+def level(severity: Severity) -> str:
+    return _LEVEL.get(severity, "none")
+
+
+def _rule(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "name": rule.id,
+        "shortDescription": {"text": rule.purpose},
+        "helpUri": help_uri(rule),
+        "help": {"text": f"{rule.purpose} See {help_uri(rule)}"},
+        "defaultConfiguration": {"level": level(rule.severity)},
+        "properties": {
+            "tags": ["data-contract", rule.level],
+            "breaks": rule.breaks,
+            **({"deprecated": True} if rule.deprecated else {}),
+        },
+    }
+
+
+def _driver() -> dict[str, Any]:
+    return {
+        "name": TOOL,
+        "version": __version__,
+        "semanticVersion": __version__,
+        "informationUri": REPOSITORY,
+        "rules": [_rule(r) for r in rules.all_rules()],
+    }
+
+
+def _location(path: str, line: int | None, message: str | None = None) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri(path), "uriBaseId": SRCROOT}}
+    # Code scanning wants a region; a finding without a line points at the file's first.
+    physical["region"] = {"startLine": line if line and line > 0 else 1}
+    out: dict[str, Any] = {"physicalLocation": physical}
+    if message is not None:
+        out["message"] = {"text": text(message)}
+    return out
+
+
+def _justification(change: Change) -> str:
+    if change.spec.acknowledgeable:
+        return f"acknowledged in the pull request: {KEY}: {change.dataset}"
+    return f"vouched for in the pull request: {CONSUMER_KEY}: {change.path}"
+
+
+def _result(change: Change, index: int, fingerprint: str) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": change.rule,
+        "ruleIndex": index,
+        "level": level(change.severity),
+        "message": {"text": text(f"{change.target}: {change.message}")},
+        "locations": [_location(change.path, change.line)],
+        "partialFingerprints": {FINGERPRINT: fingerprint},
+        "properties": {
+            "dataset": visible(change.dataset),
+            "column": visible(change.column) if change.column is not None else None,
+            "direction": change.direction,
+            "acknowledged": change.acknowledged,
+        },
+    }
+    if change.consumers:
+        result["relatedLocations"] = [
+            {
+                "id": i,
+                **_location(c.path, c.line, f"{c.object} reads {change.target} ({c.usage})"),
+            }
+            for i, c in enumerate(change.consumers, start=1)
+        ]
+    if change.acknowledged:
+        result["suppressions"] = [
+            {
+                "kind": "external",
+                "status": "accepted",
+                "justification": text(_justification(change)),
+            }
+        ]
+    return result
+
+
+def _notification(
+    message: str, lvl: str, path: str | None = None, line: int | None = None
+) -> dict[str, Any]:
+    note: dict[str, Any] = {"level": lvl, "message": {"text": text(message)}}
+    if path:
+        note["locations"] = [_location(path, line)]
+    return note
+
+
+def _notifications(report: Report) -> list[dict[str, Any]]:
+    """What is no finding but must not go unsaid: unmatched tokens, warnings, unread files."""
+    notes: list[dict[str, Any]] = []
+    for token in report.unmatched_acknowledgements:
+        what = (
+            "consumer file with a consumer_broken finding"
+            if token.key == CONSUMER_KEY
+            else "changed dataset"
+        )
+        notes.append(
+            _notification(f"{token.key}: {token.value} ({token.source}) names no {what}", "warning")
+        )
+    for token, candidates in report.ambiguous_acknowledgements:
+        notes.append(
+            _notification(
+                f"{token.key}: {token.value} ({token.source}) matches {', '.join(candidates)} "
+                "and acknowledges none; write the full id",
+                "warning",
+            )
+        )
+    notes += [
+        _notification(f"contract warning: {w.detail}", "warning", w.path, w.line)
+        for w in report.warnings
+    ]
+    notes += [
+        _notification(f"consumer not analysed: {n.reason}", "note", n.path, n.line)
+        for n in report.not_analysed
+    ]
+    if report.smoke is not None and report.smoke.failed:
+        notes.append(_notification("the smoke test failed (see the text or JSON report)", "error"))
+    notes += [_notification(n, "note") for n in report.notices]
+    return notes
+
+
+def _log(run: dict[str, Any]) -> str:
+    return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
+
+
+def to_dict_run(report: Report) -> dict[str, Any]:
+    index = {rule.id: i for i, rule in enumerate(rules.all_rules())}
+    results = [_result(c, index[c.rule], fp) for c, fp in numbered(report.changes)]
+    return {
+        "tool": {"driver": _driver()},
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "exitCode": report.exit_code,
+                "toolExecutionNotifications": _notifications(report),
+                "properties": {"verdict": "pass" if report.passed else "fail"},
+            }
+        ],
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": "The repository root."}}},
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+        "properties": {
+            "base": {"ref": visible(report.base_ref), "sha": report.base_sha},
+            "head": {"ref": visible(report.head_label), "sha": report.head_sha or None},
+            "message": visible(report.verdict()),
+        },
+    }
+
+
+def render(report: Report) -> str:
+    return _log(to_dict_run(report))
+
+
+def refused(errors: Sequence[ContractError], message: str, cap: int) -> str:
+    """A refused run (exit 2): still a valid log, its refusals as error notifications.
+
+    No ``results`` at all (SARIF §3.14.23: absent is null, "the tool did not
+    begin its analysis"), not an empty list, which would tell code scanning
+    that every open alert is fixed; ``executionSuccessful: false`` says so too.
+    """
+    notes = [_notification(e.detail, "error", e.path, e.line) for e in errors[:cap]]
+    notes.append(_notification(message, "error"))
+    run = {
+        "tool": {"driver": _driver()},
+        "invocations": [
+            {
+                "executionSuccessful": False,
+                "exitCode": EXIT_ERROR,
+                "toolExecutionNotifications": notes,
+                "properties": {"verdict": "error", "errors_total": len(errors)},
+            }
+        ],
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": "The repository root."}}},
+    }
+    return _log(run)
