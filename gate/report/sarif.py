@@ -37,6 +37,9 @@ TOOL = "schema-contract-gate"
 SRCROOT = "SRCROOT"
 #: The partialFingerprints key: versioned, so a change of recipe is a new key, not a silent drift.
 FINGERPRINT = "schemaContractGate/v1"
+#: Readers listed per result: code scanning keeps at most 100 locations of a result;
+#: past that, ``properties.consumers`` counts them all (the JSON report lists every one).
+MAX_RELATED = 100
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 _ESCAPES = str.maketrans({"\\": "\\\\", "[": "\\[", "]": "\\]", "{": "{{", "}": "}}"})
@@ -130,8 +133,9 @@ def _result(change: Change, index: int, fingerprint: str) -> dict[str, Any]:
                 "id": i,
                 **_location(c.path, c.line, f"{c.object} reads {change.target} ({c.usage})"),
             }
-            for i, c in enumerate(change.consumers, start=1)
+            for i, c in enumerate(change.consumers[:MAX_RELATED], start=1)
         ]
+        result["properties"]["consumers"] = len(change.consumers)
     if change.acknowledged:
         result["suppressions"] = [
             {

@@ -94,6 +94,14 @@ def test_consumers_are_related_locations_with_ids() -> None:
     assert related[1]["physicalLocation"]["region"] == {"startLine": 1}
 
 
+def test_a_widely_read_column_lists_the_first_hundred_readers_and_counts_all() -> None:
+    readers = tuple(Consumer(f"m{i}.sql", 1, f"m{i}", "selected") for i in range(250))
+    log = json.loads(sarif.render(Report(changes=(replace(change(), consumers=readers),))))
+    result = log["runs"][0]["results"][0]
+    assert len(result["relatedLocations"]) == sarif.MAX_RELATED == 100
+    assert result["properties"]["consumers"] == 250
+
+
 def test_gitlab_severity_follows_the_verdict() -> None:
     warn = change(rules.TYPE_REMOVED)
     report = Report(changes=(change(), warn), fail_on=rules.Severity.ERROR)
