@@ -3,7 +3,8 @@
 A refused run has no ``Report`` (nothing was compared), only the list of
 ``ContractError``s, so it renders here rather than in the report modules; each
 medium reuses its module's escaping (``escape_line``, ``escape_data``/
-``annotation``, ``code``), because paths and messages quote the pull request.
+``annotation``, ``code``; sarif, junit and gitlab render their own refusal),
+because paths and messages quote the pull request.
 
 Every medium shows at most ``CAP`` refusals and says how many it left out: a
 pull request that breaks ten thousand files must not flood the log or the PR
