@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "core",
         (
             "gate.acks",
+            "gate.approvals",  # fingerprints, CODEOWNERS, who must approve (issue #23)
             "gate.base_copies",
             "gate.declarations",
             "gate.diff",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gate.acks import CONSUMER_KEY, Token, names_for
+from gate.approvals.fingerprint import fingerprint
 from gate.diff import Change
 from gate.model import ContractWarning, NotAnalysed
 from gate.policy import Relaxation
@@ -253,6 +254,7 @@ def change_dict(change: Change) -> dict[str, Any]:
         "before": change.before,
         "after": change.after,
         "direction": change.direction,
+        "fingerprint": fingerprint(change),
         "consumers": [
             {"path": c.path, "line": c.line, "object": c.object, "usage": c.usage}
             for c in change.consumers
