@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gate.acks import CONSUMER_KEY, Token, names_for
+from gate.approvals.decide import Approval
 from gate.approvals.fingerprint import fingerprint
 from gate.diff import Change
 from gate.model import ContractWarning, NotAnalysed
@@ -94,6 +95,8 @@ class Report:
     warnings: tuple[ContractWarning, ...] = field(default=())
     #: Config settings this PR weakens, held back until it is merged (gate.policy).
     relaxations: tuple[Relaxation, ...] = field(default=())
+    #: Each change's approval status when the base's policy asks for one (gate.approvals).
+    approvals: Mapping[Change, Approval] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.changes, key=lambda c: _order(c, self.fail_on)))
