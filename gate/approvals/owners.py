@@ -48,16 +48,19 @@ def _dcs(doc: dict[str, Any]) -> list[str]:
 def _dbt(doc: dict[str, Any], dataset_id: str) -> list[str]:
     name = dataset_id.rsplit(".", 1)[-1] if "." in dataset_id else dataset_id
     base = dataset_id.split(".v")[0].rsplit(".", 1)[-1]
-    models = doc.get("models") if isinstance(doc.get("models"), list) else []
+    raw_models = doc.get("models")
+    models: list[Any] = raw_models if isinstance(raw_models, list) else []
+    raw_groups = doc.get("groups")
     groups = {
         g.get("name"): g.get("owner")
-        for g in doc.get("groups") or []
-        if isinstance(g, dict) and isinstance(doc.get("groups"), list)
+        for g in (raw_groups if isinstance(raw_groups, list) else [])
+        if isinstance(g, dict)
     }
     for model in models:
         if not isinstance(model, dict) or model.get("name") not in (name, base, dataset_id):
             continue
-        config = model.get("config") if isinstance(model.get("config"), dict) else {}
+        raw_config = model.get("config")
+        config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
         for meta in (model.get("meta"), config.get("meta")):
             if isinstance(meta, dict) and _names(meta.get("owner")):
                 return _names(meta.get("owner"))
