@@ -9,7 +9,7 @@ why (fail closed), never a requirement that is quietly dropped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gate.approvals.codeowners import LOCATIONS, CodeOwners
@@ -54,6 +54,22 @@ class Approval:
             "approved": self.approved,
             "note": self.note,
         }
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What the pull request's reviews say about one change (the Action; gate.action.reviews)."""
+
+    #: Handles (users, and teams a member of which approved) whose approval covers it.
+    approved: frozenset[str] = frozenset()
+    #: Handles whose latest review requests changes: they block until they approve.
+    requested_changes: frozenset[str] = frozenset()
+    #: Why a review did not count (stale, unverifiable team, API error).
+    notes: tuple[str, ...] = ()
+
+
+#: (change, the handles that may approve it, whether bots count) -> what the reviews say.
+Reviews = Callable[[Change, frozenset[str], bool], Reviewed]
 
 
 @dataclass(frozen=True)
@@ -150,6 +166,7 @@ def apply(
     codeowners: CodeOwners,
     contract_owners: Mapping[str, Sequence[str]],
     approved_by: Iterable[str],
+    reviews: Reviews | None = None,
 ) -> Outcome:
     """Each change's approval status, and its ``acknowledged`` as the policy decides it.
 
@@ -174,8 +191,20 @@ def apply(
         needed = requirements(
             change, rule, policy, codeowners, contract_owners.get(change.dataset, ())
         )
-        missing = tuple(r for r in needed if r.error or not received & set(r.owners))
-        got = tuple(sorted(received & {o for r in needed for o in r.owners}))
+        candidates = frozenset(o for r in needed for o in r.owners)
+        have = set(received)
+        notes: tuple[str, ...] = ()
+        blocked: list[Requirement] = []
+        if reviews is not None and candidates:
+            said = reviews(change, candidates, policy.allow_bots)
+            have |= said.approved
+            notes = said.notes
+            blocked = [
+                Requirement(f"{who} requested changes", (who,), f"{who} requested changes")
+                for who in sorted(said.requested_changes & candidates)
+            ]
+        missing = tuple(r for r in needed if r.error or not have & set(r.owners)) + tuple(blocked)
+        got = tuple(sorted(have & candidates))
         approved = bool(needed) and not missing
         new = change
         if _blocking_capable(change):
@@ -183,6 +212,14 @@ def apply(
                 new = replace(change, acknowledged=approved)
             elif rule.acknowledge == "either":
                 new = replace(change, acknowledged=change.acknowledged or approved)
-        statuses[new] = Approval(rule.approval, rule.acknowledge, needed, got, missing, approved)
+        statuses[new] = Approval(
+            rule.approval,
+            rule.acknowledge,
+            needed,
+            got,
+            missing,
+            approved,
+            "; ".join(notes) or None,
+        )
         out.append(new)
     return Outcome(tuple(out), statuses)

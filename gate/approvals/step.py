@@ -24,6 +24,7 @@ def approve(
     changes: Sequence[Change],
     base_datasets: Sequence[Dataset],
     approved_by: Sequence[str],
+    reviews: decide.Reviews | None = None,
 ) -> Approved:
     """``changes`` with the approval policy of the base side applied (a no-op by default)."""
     rules = base_rules(base.repo, base.sha, head.commit, base.config, head.config)
@@ -31,5 +32,5 @@ def approve(
         return Approved(tuple(changes), {}, rules.notices)
     owned = {c.dataset for c in changes if rules.policy.rule_for(c.dataset).approval != "none"}
     owners = owners_by_dataset(base.repo, base.sha, base_datasets, owned) if owned else {}
-    outcome = decide.apply(changes, rules.policy, rules.codeowners, owners, approved_by)
+    outcome = decide.apply(changes, rules.policy, rules.codeowners, owners, approved_by, reviews)
     return Approved(outcome.changes, outcome.approvals, rules.notices)
