@@ -162,3 +162,23 @@ def test_a_stale_approval_does_not_cover_a_break_added_after_it(tmp_path: Path) 
         run = run_with(api, pr)
     assert run.code == 1
     assert "is stale" in approvals(run)[0]["note"]
+
+
+def test_a_pull_request_review_event_re_runs_the_check(pr: PR) -> None:
+    """The workflow also runs on pull_request_review (submitted, dismissed): same PR, same gate."""
+    from tests.action.test_action import TOKEN, run_action
+    from tests.action.test_action_comment import comment_env
+
+    payload = {
+        **pr_payload(pr),
+        "action": "submitted",
+        "review": {"state": "approved", "user": {"login": "carol"}, "commit_id": pr.head_sha},
+    }
+    with FakeGitHub() as api:
+        api.add_review("carol", "APPROVED", pr.head_sha)
+        ws = pr.checkout()
+        run = run_action(
+            ws.path, "pull_request_review", payload, env=comment_env(api), **{"github-token": TOKEN}
+        )
+    assert run.code == 0, run.stdout
+    assert approvals(run)[0]["received"] == ["@carol"]
