@@ -38,7 +38,7 @@ class ApprovalRule:
     approval: str = "none"
     acknowledge: str = "description"
     approvers: tuple[str, ...] = ()
-    line: int | None = None
+    line: int | None = field(default=None, compare=False)
 
     def applies_to(self, dataset_id: str) -> bool:
         return any(fnmatch.fnmatchcase(dataset_id, glob) for glob in self.datasets)
