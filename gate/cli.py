@@ -157,6 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
         "findings the gate misread: the reader still works (merged with the PR body's "
         "accept-consumer-break lines and $ACCEPT_CONSUMER_BREAK)",
     )
+    ack.add_argument(
+        "--approved-by",
+        action="append",
+        default=[],
+        metavar="HANDLES",
+        help="comma-separated GitHub handles (alice, @org/team) that approved the breaks, for "
+        "an approval policy in the base config (merged with $APPROVED_BY; see README)",
+    )
     out = parser.add_argument_group("output")
     out.add_argument(
         "--format",
@@ -264,6 +272,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         accept_env=os.environ.get("ACCEPT_BREAKING_CHANGE"),
         accept_consumer_break=tuple(args.accept_consumer_break),
         accept_consumer_break_env=os.environ.get("ACCEPT_CONSUMER_BREAK"),
+        approved_by=_handles([*args.approved_by, os.environ.get("APPROVED_BY") or ""]),
         pr_body=_read_pr_body(args.pr_body_file),
         jobs=args.jobs,
         smoke=args.smoke_test,
@@ -273,6 +282,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         spark_remote=args.spark_remote,
         quarantine=args.quarantine,
     )
+
+
+def _handles(values: list[str]) -> tuple[str, ...]:
+    """``--approved-by a,b --approved-by c`` and ``$APPROVED_BY``: one list of handles."""
+    return tuple(h for v in values for h in v.replace(",", " ").split() if h)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

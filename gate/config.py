@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gate import rules
+from gate.approvals.policy import ApprovalPolicy, parse_approvals
 from gate.diff import SeverityFn
 from gate.formats import check_size
 from gate.formats.common import describe
@@ -58,6 +59,7 @@ _KEYS = {
     "limits",
     "allow_empty",
     "consumers",
+    "approvals",
 }
 
 #: Where consumers live by default; build output and vendored packages are not consumers.
@@ -116,6 +118,8 @@ class Config:
     #: The base side's config while a pull request is open: no finding's
     #: severity falls below what it gives (``gate.policy.stricter``).
     floor: Config | None = None
+    #: Who must approve a break (issue #23); the run reads the base side's only.
+    approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)
 
     def severity_fn(self) -> SeverityFn:
         """(rule, dataset, side) -> severity: catalogue default seen from the
@@ -392,6 +396,7 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
         source=path,
         perspective=perspective,
         consumers=consumers,
+        approvals=parse_approvals(data.get("approvals"), path, line_of("approvals")),
     )
 
 

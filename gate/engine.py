@@ -24,6 +24,8 @@ from gate import acks, base_copies, declarations, side_config
 from gate import lattice as types
 from gate import tracing as steps
 from gate.ack_tokens import breaking_tokens, consumer_tokens, near_miss_notices
+from gate.approvals.decide import Reviews
+from gate.approvals.step import approve
 from gate.changed_files import compared_files
 from gate.config import Config
 from gate.consumers import explain as explain_consumers
@@ -86,6 +88,10 @@ class Settings:
     spark_remote: str | None = None
     quarantine: str | None = None
     notices: tuple[str, ...] = field(default=())
+    #: Who approved the breaks (``--approved-by``, ``APPROVED_BY``; gate.approvals).
+    approved_by: tuple[str, ...] = ()
+    #: The pull request's reviews, asked per change (the Action; gate.action.reviews).
+    reviews: Reviews | None = field(default=None, compare=False, repr=False)
     #: Called at each step of the run with its name, a summary and its time
     #: (``gate.tracing``; the Action's debug output). ``None``: not traced.
     trace: Trace | None = field(default=None, compare=False, repr=False)
@@ -225,9 +231,11 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
         if settings.smoke
         else None
     )
-    notices = _notices(settings, read, policy, head)
+    approved = approve(base, head, vouched.changes, old, settings.approved_by, settings.reviews)
+    notices = _notices(settings, read, policy, head) + list(approved.notices)
     return Report(
-        changes=vouched.changes,
+        changes=approved.changes,
+        approvals=approved.approvals,
         fail_on=policy.fail_on,
         acknowledgements=acked.matched,
         consumer_acknowledgements=vouched.matched,

@@ -11,6 +11,11 @@ GitHub does (as documented at docs.github.com/rest, API version 2022-11-28):
 - ``POST /repos/{o}/{r}/issues/{n}/comments``: 201 and the new comment, posted
   as ``github-actions[bot]`` (``user.type`` "Bot");
 - ``PATCH /repos/{o}/{r}/issues/comments/{id}``: 200 and the updated comment.
+- ``GET  /repos/{o}/{r}/pulls/{n}/reviews?per_page=&page=``: a page of
+  ``reviews`` (oldest first), paginated like the comments;
+- ``GET  /orgs/{org}/teams/{slug}/memberships/{user}``: ``{"state": "active"}``
+  for a member of ``teams``, else 404; with ``teams=None`` (the workflow's
+  ``GITHUB_TOKEN``, which cannot read members) 403 for every team.
 
 ``fail`` maps a method (``"GET"``, ``"POST"``, ``"PATCH"``) or a path prefix to a
 status to answer instead, with GitHub's error shape (``{"message": ...}``): 403
@@ -55,6 +60,9 @@ class FakeGitHub:
     comments: list[dict[str, Any]] = field(default_factory=list)
     fail: dict[str, int] = field(default_factory=dict)
     requests: list[Seen] = field(default_factory=list)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    #: "org/slug" -> member logins; None: the token cannot read team members.
+    teams: dict[str, set[str]] | None = None
     _next_id: int = 1000
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -77,6 +85,21 @@ class FakeGitHub:
             self.comments.append(comment)
         return comment
 
+    def add_review(
+        self, login: str, state: str, commit_id: str, kind: str = "User"
+    ) -> dict[str, Any]:
+        with self._lock:
+            self._next_id += 1
+            review = {
+                "id": self._next_id,
+                "user": {"login": login, "type": kind},
+                "state": state,
+                "commit_id": commit_id,
+                "submitted_at": f"2026-01-01T00:00:{len(self.reviews):02d}Z",
+            }
+            self.reviews.append(review)
+        return review
+
     def ours(self) -> list[dict[str, Any]]:
         """Comments carrying the action's marker."""
         return [c for c in self.comments if "<!-- schema-contract-gate:" in c["body"]]
@@ -95,6 +118,16 @@ class FakeGitHub:
         repo = f"/repos/{self.repository}"
         if method == "GET" and path == f"{repo}/pulls/{self.number}":
             return 200, {"number": self.number, "body": self.pull_body, "state": "open"}, {}
+        if method == "GET" and path == f"{repo}/pulls/{self.number}/reviews":
+            return self._page(parsed.query, self.reviews, "pulls", "reviews")
+        member = re.fullmatch(r"/orgs/([^/]+)/teams/([^/]+)/memberships/([^/]+)", path)
+        if member and method == "GET":
+            if self.teams is None:
+                return 403, {"message": REASONS[403]}, {}
+            org, slug, login = member.groups()
+            if login in self.teams.get(f"{org}/{slug}", set()):
+                return 200, {"state": "active", "role": "member"}, {}
+            return 404, {"message": "Not Found"}, {}
         if path == f"{repo}/issues/{self.number}/comments":
             if method == "GET":
                 return self._page(parsed.query)
@@ -109,15 +142,22 @@ class FakeGitHub:
                     return 200, comment, {}
         return 404, {"message": "Not Found"}, {}
 
-    def _page(self, query: str) -> tuple[int, Any, dict[str, str]]:
+    def _page(
+        self,
+        query: str,
+        everything: list[dict[str, Any]] | None = None,
+        kind: str = "issues",
+        what: str = "comments",
+    ) -> tuple[int, Any, dict[str, str]]:
+        everything = self.comments if everything is None else everything
         params = parse_qs(query)
         per_page = min(int(params.get("per_page", ["30"])[0]), 100, self.page_size)
         page = int(params.get("page", ["1"])[0])
-        items = self.comments[(page - 1) * per_page : page * per_page]
-        last = max(1, -(-len(self.comments) // per_page))
+        items = everything[(page - 1) * per_page : page * per_page]
+        last = max(1, -(-len(everything) // per_page))
         headers = {}
         if page < last:
-            base = f"{self.url}/repos/{self.repository}/issues/{self.number}/comments"
+            base = f"{self.url}/repos/{self.repository}/{kind}/{self.number}/{what}"
             headers["Link"] = (
                 f'<{base}?per_page={per_page}&page={page + 1}>; rel="next", '
                 f'<{base}?per_page={per_page}&page={last}>; rel="last"'

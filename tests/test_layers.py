@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "gate.read_sides",
             "gate.duplicates",
             "gate.ack_tokens",
+            "gate.approvals.step",  # the run's approval step (issue #23)
         ),
     ),
     ("smoke", ("gate.smoke",)),
@@ -43,14 +44,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "gate.consumers",
             "gate.policy",
             "gate.config",
+            "gate.approvals.policy",  # the approvals: config section
+            "gate.approvals.sides",  # CODEOWNERS and the policy read from the base side
+            "gate.approvals.decide",  # who must approve each break, and whether they did
             "gate.workers",
         ),
     ),
-    ("formats", ("gate.formats", "gate.yaml_load")),
+    ("formats", ("gate.formats", "gate.yaml_load", "gate.approvals.owners")),
     (
         "core",
         (
             "gate.acks",
+            "gate.approvals",  # fingerprints, CODEOWNERS, who must approve (issue #23)
             "gate.base_copies",
             "gate.declarations",
             "gate.diff",

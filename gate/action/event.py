@@ -15,7 +15,7 @@ from gate.action.bounded_json import JsonError, describe, loads
 from gate.action.fetch import validate_sha
 from gate.model import UsageError
 
-PR_EVENTS = ("pull_request", "pull_request_target")
+PR_EVENTS = ("pull_request", "pull_request_target", "pull_request_review")
 
 
 @dataclass(frozen=True)

@@ -219,6 +219,40 @@ class GitHub:
             yield from (item for item in answer.data if isinstance(item, dict))
             url = answer.next_url
 
+    def reviews(self, number: int, max_pages: int = MAX_PAGES) -> list[dict[str, Any]]:
+        """The pull request's reviews, oldest first, every page (``ApiError`` past ``max_pages``)."""
+        url: str | None = f"{self.repo_url}/pulls/{_number(number)}/reviews?per_page=100"
+        out: list[dict[str, Any]] = []
+        pages = 0
+        while url is not None:
+            pages += 1
+            if pages > max_pages:
+                raise ApiError(f"more than {max_pages * 100} reviews: not read further")
+            answer = self.call("GET", url)
+            if not isinstance(answer.data, list):
+                raise ApiError("the answer is not a list of reviews")
+            out += [item for item in answer.data if isinstance(item, dict)]
+            url = answer.next_url
+        return out
+
+    def team_member(self, org: str, team: str, login: str) -> bool | None:
+        """Whether ``login`` is an active member of ``@org/team``; ``None``: cannot tell.
+
+        ``GET /orgs/{org}/teams/{team}/memberships/{login}`` needs a token that
+        may read the organisation's members (``members: read`` for a GitHub App,
+        ``read:org`` for a personal token); the workflow's ``GITHUB_TOKEN`` has
+        neither, and then the answer is 403 or 404 for everyone. So only an
+        ``active`` membership is a yes; any error is "unverifiable", never a yes.
+        """
+        if not all(_NAME.match(part) for part in (org, team, login)):
+            return None
+        root = self.api_url.rstrip("/")
+        try:
+            data = self.call("GET", f"{root}/orgs/{org}/teams/{team}/memberships/{login}").data
+        except ApiError:
+            return None
+        return isinstance(data, dict) and data.get("state") == "active"
+
     def create_comment(self, number: int, body: str) -> tuple[int, str]:
         """Post a comment on the pull request; its id and web URL."""
         url = f"{self.repo_url}/issues/{_number(number)}/comments"

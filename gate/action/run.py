@@ -29,7 +29,8 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping, MutableMapping
-from typing import IO
+from functools import partial
+from typing import IO, Any
 
 from gate import __version__
 from gate.action import debug
@@ -171,6 +172,9 @@ class Action:
             notices=tuple(self.notices),
             trace=debug.tracer(self.trace) if self.trace is not None else None,
         )
+        settings = dataclasses.replace(
+            settings, reviews=self._reviews(inputs, pull, payload, settings)
+        )
         with stage(self.trace, "gate run"):
             report = run(settings)
         if pull is not None and not inputs.base and _PLAIN_BRANCH.match(pull.base_ref):
@@ -242,6 +246,22 @@ class Action:
             self.console.info("PR description: the current one from the GitHub API")
         return body
 
+    def _reviews(
+        self, inputs: Inputs, pull: PullRequest | None, payload: dict[str, Any], settings: Any
+    ) -> Any:
+        """The PR's reviews as approvals (gate.action.reviews); ``None`` without a PR or token."""
+        if pull is None or not inputs.github_token:
+            return None
+        from gate.action.reviews import ReviewSource, author_of
+
+        try:
+            api = self._api(inputs, pull)
+        except ApiError:
+            return None
+        return ReviewSource(
+            api, pull.number, author_of(payload), pull.head_sha, partial(fingerprints_at, settings)
+        )
+
     def _api(self, inputs: Inputs, pull: PullRequest) -> GitHub:
         """The REST API for the pull request's repository (``ApiError`` if it cannot be)."""
         try:
@@ -268,6 +288,34 @@ class Action:
             "base branch there, which would compare the base with itself. Use "
             "`on: pull_request` (see docs/github-action.md)"
         )
+
+
+def fingerprints_at(settings: Any, commit: str) -> frozenset[str] | None:
+    """The fingerprints of the breaking changes the gate finds at ``commit`` (same base)."""
+    from gate.approvals.fingerprint import fingerprint
+    from gate.engine import run
+    from gate.rules import Severity
+
+    try:
+        again = run(
+            dataclasses.replace(
+                settings,
+                head=commit,
+                pr_body=None,
+                accept=(),
+                accept_env=None,
+                approved_by=(),
+                reviews=None,
+                smoke=False,
+                trace=None,
+                notices=(),
+            )
+        )
+    except GateError:
+        return None
+    return frozenset(
+        fingerprint(c) for c in again.changes if c.severity in (Severity.ERROR, Severity.WARNING)
+    )
 
 
 def _failed(message: str, workspace: str, console: Console) -> Outcome:

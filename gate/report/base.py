@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gate.acks import CONSUMER_KEY, Token, names_for
+from gate.approvals.decide import Approval
+from gate.approvals.fingerprint import fingerprint
 from gate.diff import Change
 from gate.model import ContractWarning, NotAnalysed
 from gate.policy import Relaxation
@@ -93,6 +95,8 @@ class Report:
     warnings: tuple[ContractWarning, ...] = field(default=())
     #: Config settings this PR weakens, held back until it is merged (gate.policy).
     relaxations: tuple[Relaxation, ...] = field(default=())
+    #: Each change's approval status when the base's policy asks for one (gate.approvals).
+    approvals: Mapping[Change, Approval] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.changes, key=lambda c: _order(c, self.fail_on)))
@@ -253,6 +257,7 @@ def change_dict(change: Change) -> dict[str, Any]:
         "before": change.before,
         "after": change.after,
         "direction": change.direction,
+        "fingerprint": fingerprint(change),
         "consumers": [
             {"path": c.path, "line": c.line, "object": c.object, "usage": c.usage}
             for c in change.consumers

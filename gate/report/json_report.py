@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from gate.acks import CONSUMER_KEY
+from gate.model import Change
 from gate.report.base import Report, change_dict
 
 
@@ -17,7 +18,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "fail_on": report.fail_on.value,
         "dialect": report.dialect or None,
         "dialect_source": report.dialect_source or None,
-        "changes": [change_dict(c) for c in report.changes],
+        "changes": [_with_approval(change_dict(c), report, c) for c in report.changes],
         "acknowledgements": list(report.acknowledgements),
         "consumer_acknowledgements": list(report.consumer_acknowledgements),
         "unmatched_acknowledgements": [
@@ -51,6 +52,13 @@ def to_dict(report: Report) -> dict[str, Any]:
         "message": report.verdict(),
         "exit_code": report.exit_code,
     }
+
+
+def _with_approval(out: dict[str, Any], report: Report, change: Change) -> dict[str, Any]:
+    """``approvals``: ``null`` unless the base's policy asks for an approval (gate.approvals)."""
+    status = report.approvals.get(change)
+    out["approvals"] = status.to_dict() if status is not None else None
+    return out
 
 
 def render(report: Report) -> str:

@@ -21,6 +21,7 @@ from gate import lattice as types
 from gate import rules
 from gate.acks import CONSUMER_KEY
 from gate.diff import Change
+from gate.report.approvals import approval_lines
 from gate.report.base import Report, missing_after, visible
 from gate.rules import Severity
 
@@ -218,6 +219,18 @@ def _fenced(lines: Sequence[str]) -> list[str]:
     return [fence, *body, fence]
 
 
+def _approvals(report: Report) -> list[str]:
+    """Per break: who must approve, who did, what is missing (gate.approvals)."""
+    asked = [c for c in report.changes if c in report.approvals]
+    if not asked:
+        return []
+    lines = ["", "**Approval by owners**", ""]
+    for change in asked:
+        lines.append(f"- `{change.rule}` {code(change.target)}")
+        lines += [f"  - {code(line)}" for line in approval_lines(report.approvals[change])]
+    return lines
+
+
 def render(report: Report) -> str:
     status = "✅ passed" if report.passed else "❌ failed"
     lines = [
@@ -258,6 +271,7 @@ def render(report: Report) -> str:
             "</details>",
         ]
     lines += _who_reads(report)
+    lines += _approvals(report)
     if report.unmatched_acknowledgements:
         lines += ["", "### Acknowledgements that match nothing", ""]
         for t in report.unmatched_acknowledgements:

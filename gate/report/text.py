@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from gate import rules
 from gate.acks import CONSUMER_KEY, Token
 from gate.diff import Change
+from gate.report.approvals import approval_lines
 from gate.report.base import Report, arrow, visible
 from gate.rules import Severity
 
@@ -141,6 +142,7 @@ def render(report: Report) -> str:
             lines.append(f"  {change.rule} {change.target}{shown}{mark}{_regraded(change)}")
             lines.append(f"      {change.message}  ({_location(change.path, change.line)})")
             lines += _consumers(change)
+            lines += [f"      {line}" for line in approval_lines(report.approvals.get(change))]
     if report.unmatched_acknowledgements:
         lines += ["", f"UNMATCHED ACKNOWLEDGEMENTS ({len(report.unmatched_acknowledgements)})"]
         for token in report.unmatched_acknowledgements:

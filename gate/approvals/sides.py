@@ -1,0 +1,75 @@
+"""What approval reads from the two sides: the base's CODEOWNERS, policy and owners.
+
+Everything that decides who may clear a break comes from the base commit, so
+a pull request that edits CODEOWNERS, the ``approvals:`` section or a
+contract's owner to name its author gets no say from that edit; the report
+gets a notice instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gate.approvals.codeowners import LOCATIONS, CodeOwners, LineError, parse
+from gate.approvals.owners import contract_owners
+from gate.approvals.policy import ApprovalPolicy
+from gate.config import Config
+from gate.git import Repo
+from gate.model import Dataset
+
+
+@dataclass(frozen=True)
+class BaseRules:
+    policy: ApprovalPolicy
+    codeowners: CodeOwners
+    notices: tuple[str, ...]
+
+
+def read_codeowners(repo: Repo, commit: str | None) -> CodeOwners:
+    """The first of ``LOCATIONS`` that exists at ``commit``, parsed (GitHub's lookup order)."""
+    found = repo.read_optional(commit, list(LOCATIONS))
+    for location in LOCATIONS:
+        data = found.get(location)
+        if data is None:
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return CodeOwners(location, (), (LineError(1, "not UTF-8 text"),))
+        return parse(text, location)
+    return CodeOwners(None)
+
+
+def base_rules(
+    repo: Repo, base_commit: str, head_commit: str | None, base: Config, head: Config
+) -> BaseRules:
+    """The base side's policy and CODEOWNERS; a notice where HEAD would change them."""
+    notices: list[str] = []
+    if head.approvals != base.approvals:
+        notices.append(
+            f"this PR changes approvals: in {head.source or base.source}; the base branch's "
+            "approval policy applies until it is merged"
+        )
+    codeowners = read_codeowners(repo, base_commit)
+    if base.approvals.active:
+        head_owners = read_codeowners(repo, head_commit)
+        if (head_owners.source, head_owners.rules, head_owners.errors) != (
+            codeowners.source,
+            codeowners.rules,
+            codeowners.errors,
+        ):
+            notices.append(
+                f"this PR changes {head_owners.source or codeowners.source}; code owners are read "
+                "from the base branch, so the change gives nobody a say in this PR"
+            )
+    return BaseRules(base.approvals, codeowners, tuple(notices))
+
+
+def owners_by_dataset(
+    repo: Repo, base_commit: str, datasets: Sequence[Dataset], wanted: set[str]
+) -> dict[str, tuple[str, ...]]:
+    """Each wanted dataset's contract owners, from its base-side file."""
+    chosen = [d for d in datasets if d.id in wanted]
+    files = repo.read_optional(base_commit, sorted({d.path for d in chosen}))
+    return {d.id: contract_owners(d, files.get(d.path)) for d in chosen}

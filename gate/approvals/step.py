@@ -1,0 +1,36 @@
+"""The run's approval step: base-side rules, contract owners, then each change decided."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gate.approvals import decide
+from gate.approvals.sides import base_rules, owners_by_dataset
+from gate.model import Change, Dataset
+from gate.side import Side
+
+
+@dataclass(frozen=True)
+class Approved:
+    changes: tuple[Change, ...]
+    approvals: dict[Change, decide.Approval] = field(default_factory=dict)
+    notices: tuple[str, ...] = ()
+
+
+def approve(
+    base: Side,
+    head: Side,
+    changes: Sequence[Change],
+    base_datasets: Sequence[Dataset],
+    approved_by: Sequence[str],
+    reviews: decide.Reviews | None = None,
+) -> Approved:
+    """``changes`` with the approval policy of the base side applied (a no-op by default)."""
+    rules = base_rules(base.repo, base.sha, head.commit, base.config, head.config)
+    if not rules.policy.active:
+        return Approved(tuple(changes), {}, rules.notices)
+    owned = {c.dataset for c in changes if rules.policy.rule_for(c.dataset).approval != "none"}
+    owners = owners_by_dataset(base.repo, base.sha, base_datasets, owned) if owned else {}
+    outcome = decide.apply(changes, rules.policy, rules.codeowners, owners, approved_by, reviews)
+    return Approved(outcome.changes, outcome.approvals, rules.notices)
