@@ -49,6 +49,7 @@ from gate.action.fetch import (
 )
 from gate.action.github_api import DEFAULT_API_URL, DEFAULT_TIMEOUT, ApiError, GitHub
 from gate.action.inputs import Inputs
+from gate.action.merge_queue import MergeGroup, check_checkout, group_body
 from gate.action.outcome import (
     Outcome,
     error_outcome,
@@ -78,6 +79,7 @@ class Action:
         self.notices: list[str] = []
         self.inputs: Inputs | None = None
         self.pull: PullRequest | None = None
+        self.group: MergeGroup | None = None
         self.trace = console.debug if console.debugging else None
 
     def run(self) -> Outcome:
@@ -89,7 +91,7 @@ class Action:
                 raise UsageError(f"GITHUB_WORKSPACE is not a directory: {workspace}")
             trust_workspace([workspace, os.path.realpath(workspace)])
             event = env.get("GITHUB_EVENT_NAME", "")
-            payload = load_payload(env, required=event in PR_EVENTS)
+            payload = load_payload(env, required=event in (*PR_EVENTS, MergeGroup.EVENT))
         self.console.debug(f"event payload: {env.get('GITHUB_EVENT_PATH') or 'none'}")
         self.console.debug(f"inputs: {inputs!r}")  # the token field is repr=False
         self.console.info(f"schema-contract-gate {__version__}: event '{event or 'unknown'}'")
@@ -107,10 +109,12 @@ class Action:
                     else f"; base '{inputs.base}' from the base input"
                 )
             )
-        elif event == "merge_group" and not inputs.base:
-            raise Skip(
-                "a merge queue run has no pull request description to acknowledge in; the "
-                "pull request's own run judged this change, so the required check passes here."
+        elif event == MergeGroup.EVENT:  # the queue judges its pull request (merge_queue.py)
+            group = self.group = MergeGroup.from_payload(payload, env)
+            base = validate_ref(inputs.base, "input base") if inputs.base else group.base_sha
+            self.console.info(
+                f"merge queue: pull request #{group.numbers[0]} into '{group.base_branch}'; "
+                f"base {base[:12]}, head {group.head_sha[:12]}"
             )
         elif not inputs.base:
             raise Skip(
@@ -137,6 +141,8 @@ class Action:
                 ensure_merge_base(ws, base, head)
                 if pull is not None and event == "pull_request_target":
                     self._check_target_checkout(ws, pull, head)
+                if self.group is not None:
+                    check_checkout(head, self.group, lambda sha: ws.is_ancestor(sha, head))
             finally:
                 if ws.fetched:
                     self.console.debug(f"files handed back: {restore_ownership(ws)}")
@@ -177,9 +183,10 @@ class Action:
         )
         with stage(self.trace, "gate run"):
             report = run(settings)
-        if pull is not None and not inputs.base and _PLAIN_BRANCH.match(pull.base_ref):
+        target = pull.base_ref if pull else self.group.base_branch if self.group else ""
+        if target and not inputs.base and _PLAIN_BRANCH.match(target):
             # "main" reads better than the sha; the sha stays in base.sha
-            report = dataclasses.replace(report, base_ref=pull.base_ref)
+            report = dataclasses.replace(report, base_ref=target)
         self.console.info("")
         self.console.info(text.render(report))
         with stage(self.trace, "JSON report"):
@@ -220,6 +227,11 @@ class Action:
         if inputs.pr_body:
             self.console.info("PR description: from the pr-body input")
             return inputs.pr_body
+        if self.group is not None:
+            group = self.group
+            return group_body(
+                group, inputs.github_token, lambda: self._api(inputs, group), self.console.info
+            )
         if pull is None:
             return None
         if not inputs.github_token:
@@ -262,7 +274,7 @@ class Action:
             api, pull.number, author_of(payload), pull.head_sha, partial(fingerprints_at, settings)
         )
 
-    def _api(self, inputs: Inputs, pull: PullRequest) -> GitHub:
+    def _api(self, inputs: Inputs, pull: PullRequest | MergeGroup) -> GitHub:
         """The REST API for the pull request's repository (``ApiError`` if it cannot be)."""
         try:
             timeout = float(self.env.get(API_TIMEOUT_ENV) or DEFAULT_TIMEOUT)

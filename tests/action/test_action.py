@@ -664,7 +664,8 @@ def test_shallow_clone_without_origin_gives_the_remedy(tmp_path: Path) -> None:
 # other events
 
 
-@pytest.mark.parametrize("event", ["push", "schedule", "workflow_dispatch", "merge_group"])
+# merge_group is judged, never skipped: tests/action/test_merge_queue.py
+@pytest.mark.parametrize("event", ["push", "schedule", "workflow_dispatch"])
 def test_other_events_without_base_are_skipped(pr: PR, event: str) -> None:
     ws = pr.checkout()
     payload = push_payload(pr.fork_point, pr.base_sha) if event == "push" else {}
@@ -1089,7 +1090,8 @@ def test_container_entrypoint_never_imports_from_the_workspace(tmp_path: Path) -
     entrypoint = json.loads(re.search(r"^ENTRYPOINT (\[.*\])$", dockerfile, re.M).group(1))
     assert entrypoint[0] == "python" and entrypoint[-2:] == ["-m", "gate.action"]
     assert re.search(r"^\s*PYTHONSAFEPATH=1", dockerfile, re.M)
-    env = gate_env(GITHUB_EVENT_NAME="push", GITHUB_WORKSPACE=str(repo.path))
+    # GITHUB_ACTIONS: the Action mode (outside Actions the entrypoint runs the CLI)
+    env = gate_env(GITHUB_ACTIONS="true", GITHUB_EVENT_NAME="push", GITHUB_WORKSPACE=str(repo.path))
     proc = subprocess.run(
         [sys.executable, *entrypoint[1:]], cwd=repo.path, env=env, capture_output=True, text=True
     )

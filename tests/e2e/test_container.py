@@ -460,3 +460,88 @@ def test_smoke_image_runs_the_smoke_test_in_spark(
     [smoke] = [a for a in run.annotations("error") if "title=smoke coercion" in a]
     assert smoke.startswith(f"::error file={ORDERS_PATH},line=5,")
     assert root_owned(ws.path) == []
+
+
+# the image outside Actions: the command line
+
+
+def test_the_image_outside_actions_runs_the_cli(
+    daemon: Daemon, images: dict[str, Image], tmp_path: Path
+) -> None:
+    """``docker run --rm -v "$PWD:/repo" -w /repo IMAGE --base origin/main``, as documented.
+
+    No GITHUB_ACTIONS, so no Action and no silent "skipped": the CLI, its exit codes,
+    on a checkout owned by another user than the container's root.
+    """
+    pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS})
+    breaking = pr.checkout()
+    clean = pr.checkout("clean")
+    clean.git("checkout", "-q", "--detach", "origin/main")
+    image = images["slim"]
+
+    def cli(ws: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
+        _chown(ws.path, recursive=True)
+        return daemon.docker(
+            "run", "--rm", f"--volume={ws.path}:/repo", "--workdir=/repo", image.tag, *args,
+            check=False,
+        )  # fmt: skip
+
+    note = "not in GitHub Actions (GITHUB_ACTIONS is not 'true'): running the command line"
+    proc = cli(breaking, "--base", "origin/main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert note in proc.stderr and "dubious ownership" not in proc.stderr
+    assert "column_removed lake/shop/orders.note" in proc.stdout
+    assert "skipped" not in proc.stdout + proc.stderr
+    assert root_owned(breaking.path) == []
+    proc = cli(breaking, "--base", "origin/main", "--accept", "shop.orders")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = cli(clean, "--base", "origin/main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert root_owned(clean.path) == []
+    proc = cli(clean, "--help")
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: schema-gate"), proc.stderr
+    proc = cli(clean)  # no arguments at all: the CLI's defaults, never the Action's "skipped"
+    assert note in proc.stderr and "skipped" not in proc.stdout + proc.stderr
+
+
+# the merge queue
+
+
+def test_merge_group_takes_the_acks_of_the_queued_pr(
+    daemon: Daemon, images: dict[str, Image], tmp_path: Path
+) -> None:
+    from tests.action.test_merge_queue import group_payload
+
+    pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS})
+    ws = pr.checkout(depth=1)  # the queue branch's head, as actions/checkout leaves it
+    payload = group_payload(pr.base_sha, pr.merge_sha)
+    queue = {
+        "GITHUB_EVENT_NAME": "merge_group",
+        "GITHUB_REF": payload["merge_group"]["head_ref"],
+        "GITHUB_SHA": pr.merge_sha,
+        "GITHUB_HEAD_REF": "",
+        "GITHUB_BASE_REF": "",
+    }
+    with FakeGitHub(pull_body=f"Retiring the note column.\r\n\r\n{ACK}\r\n") as api:
+        run = docker_run(
+            daemon,
+            images["slim"],
+            pr,
+            ws,
+            payload,
+            api_url=api.url,
+            extra_env=queue,
+            **{"github-token": TOKEN},
+        )
+        assert run.code == 0, run.stdout + run.stderr
+        assert_outputs(run, breaking="2", acknowledged="2", unacknowledged="0", verdict="pass")
+        assert run.report()["base"]["sha"] == pr.base_sha  # fetched into the shallow clone
+        assert [(r.method, r.path) for r in api.requests] == [("GET", "/repos/acme/shop/pulls/1")]
+        assert TOKEN not in run.everything()
+        assert root_owned(ws.path) == []
+        # without the token the queue run fails closed, it is never "skipped"
+        run = docker_run(daemon, images["slim"], pr, ws, payload, api_url=api.url, extra_env=queue)
+    assert run.code == 2, run.stdout + run.stderr
+    assert_outputs(run, verdict="error")
+    assert "needs the github-token input" in run.verdict_line
+    assert len(api.requests) == 1
