@@ -28,11 +28,11 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import IO
 
 from gate import __version__
-from gate.action import debug
+from gate.action import check_run, debug
 from gate.action.comment import Posted, has_news, sync
 from gate.action.console import Console, limit_summary, write_outputs
 from gate.action.debug import stage
@@ -60,6 +60,7 @@ from gate.action.outcome import (
 )
 from gate.action.report_file import write_report
 from gate.model import ContractErrors, GateError, UsageError
+from gate.report.base import Report
 
 API_TIMEOUT_ENV = "SCHEMA_GATE_API_TIMEOUT"
 #: Branch names shown in reports as they are; others (backticks, "<", ...) are not shown.
@@ -77,6 +78,8 @@ class Action:
         self.notices: list[str] = []
         self.inputs: Inputs | None = None
         self.pull: PullRequest | None = None
+        self.report: Report | None = None  # the judged report, for the check run
+        self.rebuild: Callable[[str], Outcome] | None = None  # the outcome with one more notice
         self.trace = console.debug if console.debugging else None
 
     def run(self) -> Outcome:
@@ -184,6 +187,10 @@ class Action:
 
         with stage(self.trace, "PR comment"):
             posted = self.post_comment(markdown.render(report), has_news(report))
+        self.report = report
+        self.rebuild = lambda note: outcome_of(  # the check run's fallback notice, budgeted
+            dataclasses.replace(report, notices=(*report.notices, note)), path, posted
+        )
         return outcome_of(report, path, posted)
 
     def post_comment(self, markdown: str, news: bool) -> Posted | None:
@@ -315,9 +322,30 @@ def main(env: MutableMapping[str, str] | None = None, stream: IO[str] | None = N
         outcome = _failed(
             f"internal error: {type(exc).__name__}: {exc} (please report it)", workspace, console
         )
+    outcome = _check_run(action, outcome, env)
     _publish(outcome, env, console)
     console.debug(f"total: {time.monotonic() - started:.3f}s, exit code {outcome.exit_code}")
     return outcome.exit_code
+
+
+def _check_run(action: Action, outcome: Outcome, env: Mapping[str, str]) -> Outcome:
+    """The check run (``check_run.py``); whatever happens there, the exit code stays."""
+    inputs, pull = action.inputs, action.pull
+    try:
+        return check_run.attach(
+            outcome,
+            env,
+            token=inputs.github_token if inputs else "",
+            given_name=inputs.check_name if inputs else "",
+            head_sha=pull.head_sha if pull else env.get("GITHUB_SHA", ""),
+            repository=pull.repository if pull else env.get("GITHUB_REPOSITORY", ""),
+            report=action.report,
+            rebuild=action.rebuild,
+            log=action.console.info,
+        )
+    except Exception as exc:  # fail closed: the verdict and exit code are the gate's
+        action.console.info(f"check run: internal error {type(exc).__name__}: {exc}")
+        return outcome
 
 
 def _publish(outcome: Outcome, env: Mapping[str, str], console: Console) -> None:
