@@ -213,6 +213,8 @@ def attach(
     the annotations (the fallback's "why"), for outcomes built from a report.
     """
     name = check_name(given_name, env)
+    if outcome.verdict not in ("pass", "fail"):  # the run failed after judging: not its report
+        report, rebuild = None, None
     if not token or not head_sha or not repository:
         log("check run: none without a github-token; annotations as workflow commands")
         return _hint(outcome)
