@@ -205,18 +205,24 @@ def attach(
     report: Report | None,
     rebuild: Callable[[str], Outcome] | None,
     log: Callable[[str], None],
+    api_down: str = "",
 ) -> Outcome:
     """Publish the check run for ``outcome`` and hand back what the step log should carry.
 
     ``report``: the judged report (its every annotation goes on the check run);
     ``rebuild(notice)``: the outcome again with one more run notice, budgeted with
-    the annotations (the fallback's "why"), for outcomes built from a report.
+    the annotations (the fallback's "why"), for outcomes built from a report;
+    ``api_down``: why not to try (an earlier request got no answer: a second
+    would only wait as long again; the notice about that request says why).
     """
     name = check_name(given_name, env)
     if outcome.verdict not in ("pass", "fail"):  # the run failed after judging: not its report
         report, rebuild = None, None
     if not token or not head_sha or not repository:
         log("check run: none without a github-token; annotations as workflow commands")
+        return _hint(outcome)
+    if api_down:
+        log(f"check run: not tried, the API did not answer this run ({api_down})")
         return _hint(outcome)
     from gate.report import github as github_report
 

@@ -79,6 +79,7 @@ class Action:
         self.inputs: Inputs | None = None
         self.pull: PullRequest | None = None
         self.report: Report | None = None  # the judged report, for the check run
+        self.api_down = ""  # why the API is not tried again this run (it did not answer)
         self.rebuild: Callable[[str], Outcome] | None = None  # the outcome with one more notice
         self.trace = console.debug if console.debugging else None
 
@@ -234,6 +235,7 @@ class Action:
         try:
             body = self._api(inputs, pull).pull_body(pull.number)
         except ApiError as exc:
+            self.api_down = "" if exc.status else str(exc)  # no answer: no check run either
             self.notices.append(
                 f"could not read the current PR description from the GitHub API ({exc}); "
                 "using the one in the event payload, so a re-run does not see later edits "
@@ -342,6 +344,7 @@ def _check_run(action: Action, outcome: Outcome, env: Mapping[str, str]) -> Outc
             report=action.report,
             rebuild=action.rebuild,
             log=action.console.info,
+            api_down=action.api_down,
         )
     except Exception as exc:  # fail closed: the verdict and exit code are the gate's
         action.console.info(f"check run: internal error {type(exc).__name__}: {exc}")
