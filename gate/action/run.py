@@ -29,7 +29,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping, MutableMapping
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from gate import __version__
 from gate.action import check_run, debug
@@ -60,7 +60,9 @@ from gate.action.outcome import (
 )
 from gate.action.report_file import write_report
 from gate.model import ContractErrors, GateError, UsageError
-from gate.report.base import Report
+
+if TYPE_CHECKING:
+    from gate.report.base import Report
 
 API_TIMEOUT_ENV = "SCHEMA_GATE_API_TIMEOUT"
 #: Branch names shown in reports as they are; others (backticks, "<", ...) are not shown.
@@ -334,7 +336,7 @@ def _check_run(action: Action, outcome: Outcome, env: Mapping[str, str]) -> Outc
     """The check run (``check_run.py``); whatever happens there, the exit code stays."""
     inputs, pull = action.inputs, action.pull
     try:
-        return check_run.attach(
+        published = check_run.attach(
             outcome,
             env,
             token=inputs.github_token if inputs else "",
@@ -349,6 +351,7 @@ def _check_run(action: Action, outcome: Outcome, env: Mapping[str, str]) -> Outc
     except Exception as exc:  # fail closed: the verdict and exit code are the gate's
         action.console.info(f"check run: internal error {type(exc).__name__}: {exc}")
         return outcome
+    return dataclasses.replace(published, exit_code=outcome.exit_code, verdict=outcome.verdict)
 
 
 def _publish(outcome: Outcome, env: Mapping[str, str], console: Console) -> None:
