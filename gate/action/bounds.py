@@ -45,17 +45,13 @@ def size(text: str) -> int:
 
 
 def _findings(lines: list[str]) -> int:
-    """Table body rows (one finding each) and list items among ``lines``."""
+    """Table body rows among ``lines``: one finding each (notes and lists are not findings)."""
     count = 0
     for index, line in enumerate(lines):
-        if _SEPARATOR.match(line):
-            continue
-        if line.startswith("|"):
+        if line.startswith("|") and not _SEPARATOR.match(line):
             following = lines[index + 1] if index + 1 < len(lines) else ""
             if not _SEPARATOR.match(following):  # not a header row
                 count += 1
-        elif line.startswith("- "):
-            count += 1
     return count
 
 

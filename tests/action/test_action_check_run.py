@@ -98,13 +98,15 @@ def test_an_api_500_keeps_the_failing_exit_code_and_the_annotations(
     assert len(run.annotations("error")) == 10  # the workflow commands carry them
 
 
+@pytest.mark.parametrize("checks", [True, False], ids=["check-run", "403"])
 def test_a_comment_and_a_summary_past_their_limits_are_cut_between_findings(
-    tmp_path: Path,
+    tmp_path: Path, checks: bool
 ) -> None:
-    # 2,600 findings of ~530 bytes each: a 1.4 MB report
+    # 2,600 findings of ~530 bytes each: a 1.4 MB report (with a 403, its notes list
+    # says why there is no check run: a list item, not a finding)
     columns = 2600
     pr = narrowed(tmp_path, columns, name_length=400)
-    with FakeGitHub(checks=True) as api:
+    with FakeGitHub(checks=checks) as api:
         run = run_with(api, pr)
     assert run.code == 1, run.stdout + run.stderr
     [comment] = api.comments
@@ -119,6 +121,9 @@ def test_a_comment_and_a_summary_past_their_limits_are_cut_between_findings(
         assert "`.schema-gate/report.json`" in text and "`schema-gate-report` artifact" in text
         rows = [line for line in text.splitlines() if line.startswith("| ❌")]
         assert all(row.endswith(" |") for row in rows)  # no row cut in half
+    if not checks:
+        assert any("no check run (HTTP 403" in n for n in run.annotations("notice"))
+        return
     [check] = api.check_runs
     summary = check["output"]["summary"]
     assert len(summary.encode("utf-8")) <= 65_535 and "finding(s) left out" in summary
