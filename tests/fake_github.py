@@ -10,12 +10,18 @@ GitHub does (as documented at docs.github.com/rest, API version 2022-11-28):
   with a few hundred comments;
 - ``POST /repos/{o}/{r}/issues/{n}/comments``: 201 and the new comment, posted
   as ``github-actions[bot]`` (``user.type`` "Bot");
-- ``PATCH /repos/{o}/{r}/issues/comments/{id}``: 200 and the updated comment.
+- ``PATCH /repos/{o}/{r}/issues/comments/{id}``: 200 and the updated comment;
 - ``GET  /repos/{o}/{r}/pulls/{n}/reviews?per_page=&page=``: a page of
   ``reviews`` (oldest first), paginated like the comments;
 - ``GET  /orgs/{org}/teams/{slug}/memberships/{user}``: ``{"state": "active"}``
   for a member of ``teams``, else 404; with ``teams=None`` (the workflow's
   ``GITHUB_TOKEN``, which cannot read members) 403 for every team.
+- ``POST /repos/{o}/{r}/check-runs`` and ``PATCH /repos/{o}/{r}/check-runs/{id}``:
+  only with ``checks=True`` (the token's ``checks: write``), else 403 "Resource
+  not accessible by integration" as GitHub answers; the Checks API's limits
+  are enforced: more than 50 annotations in one request, a missing ``name``,
+  ``head_sha``, ``output.title`` or ``output.summary``, or a summary or text
+  over 65,535 characters is a 422; annotations of each PATCH are appended.
 
 ``fail`` maps a method (``"GET"``, ``"POST"``, ``"PATCH"``) or a path prefix to a
 status to answer instead, with GitHub's error shape (``{"message": ...}``): 403
@@ -59,6 +65,8 @@ class FakeGitHub:
     page_size: int = 100
     comments: list[dict[str, Any]] = field(default_factory=list)
     fail: dict[str, int] = field(default_factory=dict)
+    checks: bool = False
+    check_runs: list[dict[str, Any]] = field(default_factory=list)
     requests: list[Seen] = field(default_factory=list)
     reviews: list[dict[str, Any]] = field(default_factory=list)
     #: "org/slug" -> member logins; None: the token cannot read team members.
@@ -105,7 +113,60 @@ class FakeGitHub:
         return [c for c in self.comments if "<!-- schema-contract-gate:" in c["body"]]
 
     def writes(self) -> list[Seen]:
-        return [r for r in self.requests if r.method in ("POST", "PATCH")]
+        """Writes to the pull request's comments (the check run's are ``check_writes``)."""
+        return [
+            r
+            for r in self.requests
+            if r.method in ("POST", "PATCH") and "/check-runs" not in r.path
+        ]
+
+    def check_writes(self) -> list[Seen]:
+        return [r for r in self.requests if "/check-runs" in r.path]
+
+    def _check_run(self, method: str, path: str, body: Any) -> tuple[int, Any, dict[str, str]]:
+        if not self.checks:
+            return 403, {"message": REASONS[403]}, {}
+        if not isinstance(body, dict):
+            return 422, {"message": "Validation Failed"}, {}
+        output = body.get("output") or {}
+        annotations = output.get("annotations") or []
+        if len(annotations) > 50:
+            return 422, {"message": "Validation Failed: only 50 annotations per request"}, {}
+        if output and not (
+            isinstance(output.get("title"), str) and isinstance(output.get("summary"), str)
+        ):
+            return 422, {"message": "Validation Failed: output needs a title and summary"}, {}
+        for key in ("summary", "text"):
+            if len(output.get(key) or "") > 65_535:
+                return 422, {"message": f"Validation Failed: {key} is too long"}, {}
+        for item in annotations:
+            if not all(
+                k in item for k in ("path", "start_line", "end_line", "annotation_level", "message")
+            ) or item["annotation_level"] not in ("notice", "warning", "failure"):
+                return 422, {"message": "Validation Failed: annotation"}, {}
+        with self._lock:
+            if method == "POST":
+                if not (body.get("name") and body.get("head_sha")):
+                    return 422, {"message": "Validation Failed"}, {}
+                self._next_id += 1
+                run = {
+                    "id": self._next_id,
+                    "html_url": f"https://github.com/{self.repository}/runs/{self._next_id}",
+                    **{k: v for k, v in body.items() if k != "output"},
+                    "output": {**output, "annotations": list(annotations)},
+                }
+                self.check_runs.append(run)
+                return 201, run, {}
+            match = re.fullmatch(rf"/repos/{self.repository}/check-runs/(\d+)", path)
+            for run in self.check_runs:
+                if match and run["id"] == int(match.group(1)):
+                    run["output"] = {
+                        **run["output"],
+                        **output,
+                        "annotations": run["output"]["annotations"] + list(annotations),
+                    }
+                    return 200, run, {}
+        return 404, {"message": "Not Found"}, {}
 
     # serving
 
@@ -116,6 +177,8 @@ class FakeGitHub:
             if key == method or path.startswith(key):
                 return status, {"message": REASONS.get(status, "error")}, {}
         repo = f"/repos/{self.repository}"
+        if path.startswith(f"{repo}/check-runs") and method in ("POST", "PATCH"):
+            return self._check_run(method, path, body)
         if method == "GET" and path == f"{repo}/pulls/{self.number}":
             return 200, {"number": self.number, "body": self.pull_body, "state": "open"}, {}
         if method == "GET" and path == f"{repo}/pulls/{self.number}/reviews":

@@ -82,15 +82,7 @@ def limit_summary(
     markdown: str, limit: int = SUMMARY_LIMIT, where: str = "step summaries hold 1 MiB"
 ) -> str:
     """Cut Markdown that GitHub would refuse (a summary over 1 MiB, a comment over
-    65,536 characters) at a line, closing what was open."""
-    if len(markdown.encode("utf-8")) <= limit:
-        return markdown
-    cut = markdown.encode("utf-8")[:limit].decode("utf-8", "ignore")
-    cut = cut[: cut.rfind("\n") + 1]
-    closing = "</details>\n" * max(cut.count("<details>") - cut.count("</details>"), 0)
-    if sum(line.startswith("```") for line in cut.splitlines()) % 2:
-        closing = "```\n" + closing  # a code block was open
-    return (
-        cut + "\n" + closing + f"\n**The report was cut here ({where}).** "
-        f"The full report is `{REPORT_PATH}` in the workspace.\n"
-    )
+    65,536 characters) between findings, saying how many were left out (``bounds.py``)."""
+    from gate.action.bounds import bound
+
+    return bound(markdown, limit, where)

@@ -28,6 +28,7 @@ INPUTS = (
     "github-token",
     "pr-body",
     "comment",
+    "check-name",
 )
 
 
@@ -69,6 +70,7 @@ class Inputs:
     github_token: str = field(default="", repr=False)
     pr_body: str = ""
     comment: bool = True
+    check_name: str = ""
 
     @classmethod
     def from_env(cls, env: MutableMapping[str, str]) -> Inputs:
@@ -93,4 +95,5 @@ class Inputs:
             github_token=token,
             pr_body=get_input(env, "pr-body"),
             comment=_bool(get_input(env, "comment") or "true", "comment"),
+            check_name=get_input(env, "check-name"),
         )

@@ -28,12 +28,12 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from functools import partial
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from gate import __version__
-from gate.action import debug
+from gate.action import check_run, debug
 from gate.action.comment import Posted, has_news, sync
 from gate.action.console import Console, limit_summary, write_outputs
 from gate.action.debug import stage
@@ -63,6 +63,9 @@ from gate.action.outcome import (
 from gate.action.report_file import write_report
 from gate.model import ContractErrors, GateError, UsageError
 
+if TYPE_CHECKING:
+    from gate.report.base import Report
+
 API_TIMEOUT_ENV = "SCHEMA_GATE_API_TIMEOUT"
 #: Branch names shown in reports as they are; others (backticks, "<", ...) are not shown.
 _PLAIN_BRANCH = re.compile(r"[A-Za-z0-9._/-]{1,100}\Z")
@@ -80,6 +83,9 @@ class Action:
         self.inputs: Inputs | None = None
         self.pull: PullRequest | None = None
         self.group: MergeGroup | None = None
+        self.report: Report | None = None  # the judged report, for the check run
+        self.api_down = ""  # why the API is not tried again this run (it did not answer)
+        self.rebuild: Callable[[str], Outcome] | None = None  # the outcome with one more notice
         self.trace = console.debug if console.debugging else None
 
     def run(self) -> Outcome:
@@ -195,6 +201,10 @@ class Action:
 
         with stage(self.trace, "PR comment"):
             posted = self.post_comment(markdown.render(report), has_news(report))
+        self.report = report
+        self.rebuild = lambda note: outcome_of(  # the check run's fallback notice, budgeted
+            dataclasses.replace(report, notices=(*report.notices, note)), path, posted
+        )
         return outcome_of(report, path, posted)
 
     def post_comment(self, markdown: str, news: bool) -> Posted | None:
@@ -243,6 +253,7 @@ class Action:
         try:
             body = self._api(inputs, pull).pull_body(pull.number)
         except ApiError as exc:
+            self.api_down = "" if exc.status else str(exc)  # no answer: no check run either
             self.notices.append(
                 f"could not read the current PR description from the GitHub API ({exc}); "
                 "using the one in the event payload, so a re-run does not see later edits "
@@ -375,9 +386,32 @@ def main(env: MutableMapping[str, str] | None = None, stream: IO[str] | None = N
         outcome = _failed(
             f"internal error: {type(exc).__name__}: {exc} (please report it)", workspace, console
         )
+    outcome = _check_run(action, outcome, env)
     _publish(outcome, env, console)
     console.debug(f"total: {time.monotonic() - started:.3f}s, exit code {outcome.exit_code}")
     return outcome.exit_code
+
+
+def _check_run(action: Action, outcome: Outcome, env: Mapping[str, str]) -> Outcome:
+    """The check run (``check_run.py``); whatever happens there, the exit code stays."""
+    inputs, pull = action.inputs, action.pull
+    try:
+        published = check_run.attach(
+            outcome,
+            env,
+            token=inputs.github_token if inputs else "",
+            given_name=inputs.check_name if inputs else "",
+            head_sha=pull.head_sha if pull else env.get("GITHUB_SHA", ""),
+            repository=pull.repository if pull else env.get("GITHUB_REPOSITORY", ""),
+            report=action.report,
+            rebuild=action.rebuild,
+            log=action.console.info,
+            api_down=action.api_down,
+        )
+    except Exception as exc:  # fail closed: the verdict and exit code are the gate's
+        action.console.info(f"check run: internal error {type(exc).__name__}: {exc}")
+        return outcome
+    return dataclasses.replace(published, exit_code=outcome.exit_code, verdict=outcome.verdict)
 
 
 def _publish(outcome: Outcome, env: Mapping[str, str], console: Console) -> None:

@@ -394,6 +394,68 @@ def test_breaking_pr_in_a_shallow_checkout_fails_with_annotations_outputs_and_su
     ws.git("-c", "safe.directory=*", "cat-file", "-e", f"{pr.base_sha}^{{commit}}")
 
 
+def test_a_check_run_carries_120_annotations_in_3_requests(
+    daemon: Daemon, images: dict[str, Image], tmp_path: Path
+) -> None:
+    from tests.action.test_action_check_run import narrowed
+
+    pr = narrowed(tmp_path, 120)
+    ws = pr.checkout()
+    with FakeGitHub(pull_body="no ack", checks=True) as api:
+        run = docker_run(
+            daemon,
+            images["slim"],
+            pr,
+            ws,
+            pr_payload(pr, body="no ack"),
+            api_url=api.url,
+            **{"github-token": TOKEN, "comment": "false"},
+        )
+    assert run.code == 1, run.stdout + run.stderr
+    writes = api.check_writes()
+    assert [(w.method, len(w.body["output"]["annotations"])) for w in writes] == [
+        ("POST", 50),
+        ("PATCH", 50),
+        ("PATCH", 20),
+    ]
+    [check] = api.check_runs
+    assert check["head_sha"] == pr.head_sha and check["conclusion"] == "failure"
+    assert len(check["output"]["annotations"]) == 120
+    assert not [c for c in run.commands if " file=" in c]  # all on the check run
+    assert "120 annotation(s) on the check run" in run.verdict_line
+    assert TOKEN not in run.everything()
+    assert root_owned(ws.path) == []
+
+
+def test_a_comment_and_a_summary_past_their_limits_are_cut(
+    daemon: Daemon, images: dict[str, Image], tmp_path: Path
+) -> None:
+    from tests.action.test_action_check_run import narrowed
+
+    pr = narrowed(tmp_path, 2600, name_length=400)  # a 1.4 MB report
+    ws = pr.checkout()
+    with FakeGitHub(pull_body="no ack") as api:  # no checks: write: workflow commands
+        run = docker_run(
+            daemon,
+            images["slim"],
+            pr,
+            ws,
+            pr_payload(pr, body="no ack"),
+            api_url=api.url,
+            **{"github-token": TOKEN},
+        )
+    assert run.code == 1, run.stdout + run.stderr
+    [comment] = api.ours()
+    for text, limit in ((comment["body"], 65_536), (run.summary, 1024 * 1024)):
+        assert len(text.encode("utf-8")) <= limit
+        shown = text.count("| ❌ |")
+        assert 0 < shown < 2600 and f"{2600 - shown} finding(s) left out" in text
+        assert "`.schema-gate/report.json`" in text
+    assert any("no check run (HTTP 403" in n for n in run.annotations("notice"))
+    assert run.report()["summary"]["breaking"] == 2600
+    assert root_owned(ws.path) == []
+
+
 def test_acknowledged_pr_passes(daemon: Daemon, images: dict[str, Image], tmp_path: Path) -> None:
     pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS})
     ws = pr.checkout()
