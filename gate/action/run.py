@@ -76,6 +76,16 @@ class Skip(Exception):
 
 
 class Action:
+    """One run of the Action: inputs and event -> Settings -> the gate -> outputs.
+
+    Why one class of ~240 lines: the steps share what the run has learned so
+    far (inputs, the pull request or queue entry, notices, the judged report,
+    whether the API answers) and each step may end the run with an outcome;
+    the work of each step lives in its own module (event, merge_queue, fetch,
+    github_api, reviews, check_run, comment, bounds), and the methods here only
+    order them.
+    """
+
     def __init__(self, env: MutableMapping[str, str], console: Console) -> None:
         self.env = env
         self.console = console

@@ -223,6 +223,11 @@ class _Resolver:
     Every answer about a source is memoised and every step counts against the
     file's ``Budget``: tracing a column through CTEs that each read the previous
     one twice would otherwise follow 2^depth paths (24 levels never finished).
+
+    Why one class of ~290 lines: the memo, the budget and the ancestry guard
+    must be one per statement and shared by every resolution step (a scope's
+    columns, a star, a CTE, a subquery); split apart, the steps would lose the
+    memo that keeps them linear.
     """
 
     def __init__(self, columns_of: ColumnsOf, fallback_line: int, budget: Budget) -> None:

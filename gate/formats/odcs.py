@@ -116,6 +116,13 @@ def _targets(value: Any, path: str, what: str, line: int | None) -> tuple[str, .
 
 
 class _Parser:
+    """One ODCS document's schema objects as datasets.
+
+    Why one class of ~230 lines: properties nest (objects, arrays of objects)
+    under one nesting guard, and relationships declared at any depth collect
+    in one list; the methods are the document's levels, each small.
+    """
+
     def __init__(self, path: str) -> None:
         self.path = path
         self.guard = NestingGuard(path)
