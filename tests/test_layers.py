@@ -67,6 +67,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "gate.versioning",
             "gate.limits",
             "gate.rules",
+            "gate.escapes",
             "gate._renamed",
         ),
     ),
