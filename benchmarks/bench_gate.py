@@ -1,15 +1,20 @@
 """Time ``python -m gate`` end to end on a generated monorepo, next to its floor.
 
-    python benchmarks/bench_gate.py --contracts 10000 --changed 100 --changed 10000
+    python benchmarks/bench_gate.py --contracts 10000 --also ../main
     python benchmarks/bench_gate.py --format odcs --changed 100 --validators
 
 Builds (once, cached under benchmarks/out/) a git repository of N Soda contracts
 with 20 columns each on ``main``, then one branch per K with K contracts changed
 (a column widened, a column added, every 10th also a column dropped). For each
-K it times the gate comparing the branch with main, and the *floor*: Python
-start-up with the gate's imports plus ``git diff --name-status`` between the
-same two commits, i.e. what any gate must at least pay. Prints a Markdown table
-for docs/performance.md. No timing is asserted anywhere: this is a measurement.
+K it checks the branch out and times, alternating run by run, the *floor* as
+issue #26 defines it (``FLOOR``: Python start-up, ``import sqlglot, yaml``,
+``git diff --name-status`` between the merge-base and HEAD, one ``git cat-file
+--batch`` for both sides of the changed files, a C-YAML parse of those blobs),
+the gate on the working tree (no ``--head``) and the gate with ``--head HEAD``;
+``--also DIR`` times another checkout's gate beside it (before/after). Medians
+of wall and CPU (user + sys) time; on a shared machine the CPU column is the
+steadier one. Prints a Markdown table for docs/performance.md. No timing is
+asserted anywhere: this is a measurement.
 
 ``--format odcs`` writes ODCS v3.1 contracts instead (same columns), whose
 schema validation is the costliest; ``--validators`` also times validating the
@@ -125,31 +130,6 @@ def build(n: int, ks: list[int], fmt: str = "soda") -> Path:
     git(repo, "checkout", "-q", "main")
     marker.write_text(" ".join(f"k{k}" for k in ks))
     return repo
-
-
-def timed(
-    cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None
-) -> tuple[float, subprocess.CompletedProcess]:
-    samples = []
-    proc = None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples), proc  # type: ignore[return-value]
-
-
-def cold_runs(
-    cmd: list[str], cwd: Path, repeat: int, env: dict[str, str]
-) -> tuple[float, subprocess.CompletedProcess]:
-    """Each run with a fresh, empty validator cache (as a new CI container has)."""
-    samples = []
-    proc = None
-    for _ in range(repeat):
-        cold = {**env, "SCHEMA_GATE_CACHE": tempfile.mkdtemp(prefix="gate-cold-")}
-        sample, proc = timed(cmd, cwd, 1, cold)
-        samples.append(sample)
-    return statistics.median(samples), proc  # type: ignore[return-value]
 
 
 def validators(repo: Path, k: int, fmt: str) -> None:

@@ -88,6 +88,6 @@ def test_the_spelled_out_constants_match_the_renderers() -> None:
     # cli.FORMATS and the exit codes are written out so that start-up need not import gate.report.
     from gate import report
 
-    assert cli.FORMATS == tuple(sorted(report.RENDERERS))
+    assert tuple(sorted(report.RENDERERS)) == cli.FORMATS
     assert cli.EXIT_ERROR == report.EXIT_ERROR
     assert (outcome.EXIT_OK, outcome.EXIT_ERROR) == (report.EXIT_OK, report.EXIT_ERROR)
