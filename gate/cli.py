@@ -322,6 +322,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gate.engine import run
         from gate.report import RENDERERS
 
+        if _gc_tuned:  # the modules imported just now join the frozen ones (tune_gc)
+            gc.freeze()
         settings = settings_from_args(args)
         try:
             report = run(settings)
@@ -417,9 +419,15 @@ def tune_gc() -> None:
     trees are cyclic. Only the command does this: a host program that imports
     the gate as a library keeps its own collector settings.
     """
+    global _gc_tuned
     gc.freeze()
     gc.set_threshold(_GC_THRESHOLD, 20, 20)
+    _gc_tuned = True
 
+
+#: Whether tune_gc ran (the command, not a host program): the engine, imported
+#: lazily after it, is frozen too.
+_gc_tuned = False
 
 #: Allocations between two young-generation collections (Python's default: 700-2,000).
 _GC_THRESHOLD = 50_000

@@ -91,3 +91,26 @@ def test_the_spelled_out_constants_match_the_renderers() -> None:
     assert tuple(sorted(report.RENDERERS)) == cli.FORMATS
     assert cli.EXIT_ERROR == report.EXIT_ERROR
     assert (outcome.EXIT_OK, outcome.EXIT_ERROR) == (report.EXIT_OK, report.EXIT_ERROR)
+
+
+def test_the_engine_imported_lazily_is_frozen_like_the_start_up_imports(tmp_path: Path) -> None:
+    # tune_gc freezes what start-up imported; the engine now comes later and
+    # must not be walked by every collection of the run either.
+    code = """
+import gc, sys
+from gate import cli
+cli.tune_gc()
+before = gc.get_freeze_count()
+cli.main(sys.argv[1:])
+print(before, gc.get_freeze_count())
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "--base", "main"],
+        cwd=tmp_path,
+        env=gate_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    before, after = map(int, proc.stdout.split())
+    assert after > before + 10_000  # the engine, sqlglot and the renderers
