@@ -322,8 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gate.engine import run
         from gate.report import RENDERERS
 
-        if _gc_tuned:  # the modules imported just now join the frozen ones (tune_gc)
-            gc.freeze()
+        freeze_imports()
         settings = settings_from_args(args)
         try:
             report = run(settings)
@@ -423,6 +422,12 @@ def tune_gc() -> None:
     gc.freeze()
     gc.set_threshold(_GC_THRESHOLD, 20, 20)
     _gc_tuned = True
+
+
+def freeze_imports() -> None:
+    """After tune_gc, freeze the modules imported since (the engine is imported lazily)."""
+    if _gc_tuned:
+        gc.freeze()
 
 
 #: Whether tune_gc ran (the command, not a host program): the engine, imported
