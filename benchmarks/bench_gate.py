@@ -1,15 +1,20 @@
 """Time ``python -m gate`` end to end on a generated monorepo, next to its floor.
 
-    python benchmarks/bench_gate.py --contracts 10000 --changed 100 --changed 10000
+    python benchmarks/bench_gate.py --contracts 10000 --also ../main
     python benchmarks/bench_gate.py --format odcs --changed 100 --validators
 
 Builds (once, cached under benchmarks/out/) a git repository of N Soda contracts
 with 20 columns each on ``main``, then one branch per K with K contracts changed
 (a column widened, a column added, every 10th also a column dropped). For each
-K it times the gate comparing the branch with main, and the *floor*: Python
-start-up with the gate's imports plus ``git diff --name-status`` between the
-same two commits, i.e. what any gate must at least pay. Prints a Markdown table
-for docs/performance.md. No timing is asserted anywhere: this is a measurement.
+K it checks the branch out and times, alternating run by run, the *floor* as
+issue #26 defines it (``FLOOR``: Python start-up, ``import sqlglot, yaml``,
+``git diff --name-status`` between the merge-base and HEAD, one ``git cat-file
+--batch`` for both sides of the changed files, a C-YAML parse of those blobs),
+the gate on the working tree (no ``--head``) and the gate with ``--head HEAD``;
+``--also DIR`` times another checkout's gate beside it (before/after). Medians
+of wall and CPU (user + sys) time; on a shared machine the CPU column is the
+steadier one. Prints a Markdown table for docs/performance.md. No timing is
+asserted anywhere: this is a measurement.
 
 ``--format odcs`` writes ODCS v3.1 contracts instead (same columns), whose
 schema validation is the costliest; ``--validators`` also times validating the
@@ -21,8 +26,10 @@ an empty validator cache.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -125,31 +132,6 @@ def build(n: int, ks: list[int], fmt: str = "soda") -> Path:
     return repo
 
 
-def timed(
-    cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None
-) -> tuple[float, subprocess.CompletedProcess]:
-    samples = []
-    proc = None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples), proc  # type: ignore[return-value]
-
-
-def cold_runs(
-    cmd: list[str], cwd: Path, repeat: int, env: dict[str, str]
-) -> tuple[float, subprocess.CompletedProcess]:
-    """Each run with a fresh, empty validator cache (as a new CI container has)."""
-    samples = []
-    proc = None
-    for _ in range(repeat):
-        cold = {**env, "SCHEMA_GATE_CACHE": tempfile.mkdtemp(prefix="gate-cold-")}
-        sample, proc = timed(cmd, cwd, 1, cold)
-        samples.append(sample)
-    return statistics.median(samples), proc  # type: ignore[return-value]
-
-
 def validators(repo: Path, k: int, fmt: str) -> None:
     """Validate both sides of the K changed contracts with each validator, in-process."""
     sys.path.insert(0, str(ROOT))
@@ -203,53 +185,156 @@ def validators(repo: Path, k: int, fmt: str) -> None:
     print()
 
 
+#: The floor, as issue #26 defines it, in one process: Python start-up, ``import
+#: sqlglot, yaml``, ``git diff --name-status`` between the merge-base and HEAD, one
+#: ``git cat-file --batch`` for both sides of the changed files, and a C-YAML
+#: parse of those blobs. What any implementation of the gate must at least pay.
+FLOOR = """
+import subprocess, sys
+import sqlglot, yaml
+base, head = sys.argv[1:3]
+out = subprocess.run(["git", "diff", "--name-status", base, head], capture_output=True,
+                     check=True).stdout.decode()
+wanted = []
+for line in out.splitlines():
+    status, *paths = line.split("\\t")
+    if status[0] in "MR":
+        wanted += [f"{base}:{paths[0]}", f"{head}:{paths[-1]}"]
+    elif status[0] == "A":
+        wanted.append(f"{head}:{paths[0]}")
+    elif status[0] == "D":
+        wanted.append(f"{base}:{paths[0]}")
+batch = subprocess.run(["git", "cat-file", "--batch"], input="\\n".join(wanted).encode() + b"\\n",
+                       capture_output=True, check=True).stdout
+pos = parsed = 0
+while pos < len(batch):
+    eol = batch.index(b"\\n", pos)
+    size = int(batch[pos:eol].split()[2])
+    yaml.load(batch[eol + 1 : eol + 1 + size], Loader=yaml.CSafeLoader)
+    parsed += 1
+    pos = eol + 1 + size + 1
+print(parsed)
+"""
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def once(
+    cmd: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, subprocess.CompletedProcess]:
+    """Wall and CPU (user + sys, the process and its children) seconds of one run."""
+    cpu = _cpu()
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
+    return time.perf_counter() - start, _cpu() - cpu, proc
+
+
+def alternating(
+    commands: dict[str, tuple[list[str], dict[str, str] | None]], cwd: Path, repeat: int
+) -> dict[str, tuple[float, float, subprocess.CompletedProcess]]:
+    """Each command ``repeat`` times, in turn (a, b, c, a, b, c, ...), so that a
+    change in the machine's load hits all of them alike; medians of wall and CPU."""
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    last: dict[str, subprocess.CompletedProcess] = {}
+    for _ in range(repeat):
+        for name, (cmd, env) in commands.items():
+            wall, cpu, proc = once(cmd, cwd, env)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+            last[name] = proc
+    return {
+        name: (statistics.median(walls[name]), statistics.median(cpus[name]), last[name])
+        for name in commands
+    }
+
+
+def help_cpu(root: Path, repeat: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``python -m gate --help``."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    result = alternating({"help": ([sys.executable, "-m", "gate", "--help"], env)}, root, repeat)
+    wall, cpu, _ = result["help"]
+    return wall, cpu
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--contracts", type=int, default=10_000, help="N contracts (default 10000)")
     parser.add_argument(
         "--changed", type=int, action="append", help="K changed contracts (repeatable)"
     )
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (median)")
     parser.add_argument("--format", choices=sorted(FORMATS), default="soda")
     parser.add_argument("--validators", action="store_true", help="also time the validators")
     parser.add_argument("--cold", action="store_true", help="empty validator cache per run")
+    parser.add_argument(
+        "--also",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="also time the gate of another checkout (e.g. the main branch), alternating",
+    )
     args = parser.parse_args()
-    ks = args.changed or [100, 10_000]
+    ks = args.changed or [1, 100, 1_000, 10_000]
     repo = build(args.contracts, ks, args.format)
     if args.validators:
         validators(repo, ks[0], args.format)
-    env_py = [sys.executable]
-    imports = "import gate.cli, gate.engine, gate.lattice, gate.git.tree, sqlglot, yaml"
-    startup, _ = timed([*env_py, "-c", imports], ROOT, args.repeat)
+    roots = {"gate": ROOT, **{f"gate@{Path(d).name}": Path(d).resolve() for d in args.also}}
     print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the start "
+        "(a shared machine: wall times carry its load; CPU times less so)"
     )
-    print(f"N = {args.contracts} {args.format} contracts x 20 columns")
+    for name, root in roots.items():
+        wall, cpu = help_cpu(root, args.repeat)
+        print(f"{name} --help: {wall:.3f} s wall, {cpu:.3f} s CPU (median of {args.repeat})")
+    print(f"N = {args.contracts:,} {args.format} contracts x 20 columns, median of {args.repeat}")
     print()
-    print("| K changed | gate (s) | floor: startup + git diff (s) | ratio | findings | exit |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    header = "| K changed | mode | floor wall / CPU (s) |"
+    header += "".join(f" {name} wall / CPU (s) | ratio (wall) |" for name in roots)
+    print(header + " findings | exit |")
+    print("|---:|---|---:|" + "---:|---:|" * len(roots) + "---:|---:|")
     for k in ks:
-        diff_time, _ = timed(["git", "diff", "--name-status", "main", f"k{k}"], repo, args.repeat)
-        cmd = [*env_py, "-m", "gate", "--base", "main", "--head", f"k{k}", "--format", "json"]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        if args.cold:
-            env["SCHEMA_GATE_CACHE"] = tempfile.mkdtemp(prefix="gate-cold-")
-        gate_time, proc = (
-            cold_runs(cmd, repo, args.repeat, env)
-            if args.cold
-            else timed(cmd, repo, args.repeat, env)
-        )
-        if proc.returncode not in (0, 1):
-            print(proc.stderr, file=sys.stderr)
+        git(repo, "checkout", "-q", f"k{k}")
+        try:
+            merge_base = git(repo, "merge-base", "main", "HEAD").strip()
+            head = git(repo, "rev-parse", "HEAD").strip()
+            commands: dict[str, tuple[list[str], dict[str, str] | None]] = {
+                "floor": ([sys.executable, "-c", FLOOR, merge_base, head], None)
+            }
+            for mode, extra in (("worktree", []), ("--head HEAD", ["--head", "HEAD"])):
+                for name, root in roots.items():
+                    env = {**os.environ, "PYTHONPATH": str(root)}
+                    if args.cold:
+                        env["SCHEMA_GATE_CACHE"] = tempfile.mkdtemp(prefix="gate-cold-")
+                    cmd = [sys.executable, "-m", "gate", "--base", "main", *extra]
+                    commands[f"{mode} {name}"] = ([*cmd, "--format", "json"], env)
+            result = alternating(commands, repo, args.repeat)
+        finally:
+            git(repo, "checkout", "-q", "main")
+        floor_wall, floor_cpu, floor_proc = result["floor"]
+        if floor_proc.returncode != 0:
+            print(floor_proc.stderr, file=sys.stderr)
             return 2
-        import json
-
-        findings = len(json.loads(proc.stdout)["changes"])
-        floor = startup + diff_time
-        print(
-            f"| {k:,} | {gate_time:.2f} | {floor:.2f} | {gate_time / floor:.1f}x "
-            f"| {findings:,} | {proc.returncode} |"
-        )
+        for mode in ("worktree", "--head HEAD"):
+            cells = []
+            proc = None
+            for name in roots:
+                wall, cpu, proc = result[f"{mode} {name}"]
+                if proc.returncode not in (0, 1):
+                    print(proc.stderr, file=sys.stderr)
+                    return 2
+                cells.append(f" {wall:.2f} / {cpu:.2f} | {wall / floor_wall:.1f}x |")
+            assert proc is not None
+            findings = len(json.loads(proc.stdout)["changes"])
+            print(
+                f"| {k:,} | {mode} | {floor_wall:.2f} / {floor_cpu:.2f} |"
+                + "".join(cells)
+                + f" {findings:,} | {proc.returncode} |"
+            )
     return 0
 
 

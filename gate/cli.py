@@ -15,14 +15,31 @@ import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from gate import __version__, rules
-from gate.engine import Settings, run
-from gate.model import ContractErrors, GateError, UsageError
-from gate.report import EXIT_ERROR, RENDERERS, refused
-from gate.report.text import escape_line
-from gate.rules import Severity
+from gate import __version__
+
+if TYPE_CHECKING:
+    from gate.engine import Settings
+    from gate.model import ContractErrors
+
+# The engine, sqlglot and the renderers are imported when a run needs them, not
+# at start-up: --help, --version and ``rules`` cost what Python's start-up costs.
+
+#: The --format choices: ``sorted(gate.report.RENDERERS)``, spelled out so that
+#: --help need not import the renderers (tests/e2e/test_lazy_imports.py checks they agree).
+FORMATS = ("github", "gitlab", "json", "junit", "markdown", "sarif", "text")
+
+#: gate.report.EXIT_ERROR (checked equal by the same test).
+EXIT_ERROR = 2
+
+
+def escape_line(line: str) -> str:
+    """gate.report.text.escape_line, imported only when there is an error to print."""
+    from gate.report.text import escape_line as escape
+
+    return escape(line)
+
 
 PROG = "schema-gate"
 
@@ -168,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     out = parser.add_argument_group("output")
     out.add_argument(
         "--format",
-        choices=sorted(RENDERERS),
+        choices=FORMATS,
         default="text",
         help="report format (default: text; github prints workflow annotations; sarif is for "
         "code scanning, junit and gitlab (Code Quality) for other CI systems)",
@@ -214,6 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def render_rules() -> str:
+    from gate import rules
+
     width = max(len(rule.id) for rule in rules.all_rules())
     lines = [f"{'RULE'.ljust(width)}  SEVERITY  BREAKS     PURPOSE"]
     for rule in rules.all_rules():
@@ -226,6 +245,8 @@ def render_rules() -> str:
 
 
 def _read_pr_body(path: str | None) -> str | None:
+    from gate.model import UsageError
+
     if path is None:
         return None
     if path == "-":
@@ -244,6 +265,8 @@ def _check_config_path(path: str | None) -> None:
     ``../.schema-gate.yml`` looks natural and would otherwise be "a path that
     leaves the repository".
     """
+    from gate.model import UsageError
+
     if path and not os.path.isabs(path) and ".." in Path(path).parts:
         raise UsageError(
             f"--config {path}: give the path relative to the repository root "
@@ -252,6 +275,10 @@ def _check_config_path(path: str | None) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
+    from gate.engine import Settings
+    from gate.model import UsageError
+    from gate.rules import Severity
+
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.dialect is not None and not args.dialect.strip():
@@ -304,7 +331,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_rules:
         sys.stdout.write(render_rules())
         return 0
+    from gate.model import ContractErrors, GateError
+
     try:
+        from gate.engine import run
+        from gate.report import RENDERERS
+
+        freeze_imports()
         settings = settings_from_args(args)
         try:
             report = run(settings)
@@ -343,6 +376,8 @@ def _write_output(path: str | None, text: str) -> None:
         try:
             Path(path).write_text(text, encoding="utf-8")
         except OSError as exc:
+            from gate.model import UsageError
+
             raise UsageError(f"cannot write --output {path}: {exc.strerror}") from None
 
 
@@ -354,6 +389,8 @@ def _refuse(exc: ContractErrors, fmt: str, output: str | None) -> None:
     ``--output``, so a pipeline reading either never finds a stale or empty
     report; text goes to stderr only (and to ``--output``), as before.
     """
+    from gate.report import refused
+
     errors = exc.errors
     rendered = refused.render(errors, fmt, PROG)
     try:
@@ -396,9 +433,21 @@ def tune_gc() -> None:
     trees are cyclic. Only the command does this: a host program that imports
     the gate as a library keeps its own collector settings.
     """
+    global _gc_tuned
     gc.freeze()
     gc.set_threshold(_GC_THRESHOLD, 20, 20)
+    _gc_tuned = True
 
+
+def freeze_imports() -> None:
+    """After tune_gc, freeze the modules imported since (the engine is imported lazily)."""
+    if _gc_tuned:
+        gc.freeze()
+
+
+#: Whether tune_gc ran (the command, not a host program): the engine, imported
+#: lazily after it, is frozen too.
+_gc_tuned = False
 
 #: Allocations between two young-generation collections (Python's default: 700-2,000).
 _GC_THRESHOLD = 50_000

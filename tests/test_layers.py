@@ -72,6 +72,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "gate.versioning",
             "gate.limits",
             "gate.rules",
+            "gate.escapes",
             "gate._renamed",
         ),
     ),

@@ -23,13 +23,15 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gate import __version__
 from gate.action.console import limit_summary
 from gate.action.github_api import ApiError, GitHub
-from gate.report.base import Report
-from gate.report.markdown import code
 from gate.rules import Severity
+
+if TYPE_CHECKING:
+    from gate.report.base import Report
 
 #: GitHub refuses comment bodies over 65,536 characters; bytes >= characters, so this is safe.
 COMMENT_LIMIT = 60_000
@@ -84,6 +86,8 @@ def run_link(env: Mapping[str, str]) -> str:
     run_id = env.get("GITHUB_RUN_ID", "")
     # The names are PR-controlled (a PR can edit the workflow): a code span keeps
     # even the characters safe_name leaves (``_``) from forming emphasis.
+    from gate.report.markdown import code
+
     label = code(
         f"{safe_name(env.get('GITHUB_WORKFLOW', '') or 'workflow')} / "
         + safe_name(env.get("GITHUB_JOB", "") or "job")

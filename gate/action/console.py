@@ -51,7 +51,7 @@ class Console:
         """A ``::debug::`` line (shown with debug logging), its value escaped like data."""
         if not self.debugging:
             return
-        from gate.report.github import escape_data
+        from gate.escapes import escape_data
 
         self.resume_commands()
         self._write(f"::debug::{escape_data(text)}")

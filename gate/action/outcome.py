@@ -13,14 +13,22 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gate import __version__
 from gate.action.comment import Posted
+from gate.escapes import escape_data
 from gate.model import ContractError
-from gate.report import EXIT_ERROR, EXIT_OK, refused
-from gate.report import github as github_report
-from gate.report.base import Report
-from gate.report.github import escape_data
+
+if TYPE_CHECKING:
+    from gate.report.base import Report
+
+# gate.report is imported where a report is rendered: an event with nothing to
+# compare (a skip) must not import the renderers, the engine's model or sqlglot.
+#: gate.report's exit codes (tests/e2e/test_lazy_imports.py checks they agree).
+EXIT_OK = 0
+EXIT_ERROR = 2
+
 
 #: Outputs declared in action.yml.
 OUTPUTS = ("breaking", "unacknowledged", "acknowledged", "report", "verdict", "comment-url")
@@ -47,6 +55,8 @@ def budget_annotations(report: Report, own: list[str]) -> tuple[list[str], dict[
             used[match.group(1)] = used.get(match.group(1), 0) + 1
     kept: list[str] = []
     dropped: dict[str, int] = {}
+    from gate.report import github as github_report
+
     for line in github_report.annotations(report):
         match = _LEVEL.match(line)
         level = match.group(1) if match else "notice"
@@ -156,6 +166,8 @@ def error_outcome(message: str, report_path: str) -> Outcome:
 
 def refused_report(errors: Sequence[ContractError]) -> str:
     """The JSON report of a run that refused contract files: the error object plus ``errors``."""
+    from gate.report import refused
+
     return json.dumps(refused.to_dict(errors), indent=2) + "\n"
 
 
@@ -165,6 +177,8 @@ def refused_outcome(errors: Sequence[ContractError], report_path: str) -> Outcom
     The summary (also the PR comment) has the table of refusals, capped like
     every medium; the verdict line counts the annotations GitHub would drop.
     """
+    from gate.report import refused
+
     outcome = error_outcome(refused.message(errors), report_path)
     kept = refused.annotation_lines(errors, limit=ANNOTATION_LIMIT - 1)  # the verdict is one
     verdict = refused.message(errors)

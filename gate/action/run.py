@@ -163,9 +163,12 @@ class Action:
                 if ws.fetched:
                     self.console.debug(f"files handed back: {restore_ownership(ws)}")
 
+        from gate.cli import freeze_imports
         from gate.engine import Settings, run
         from gate.report import json_report as json_report
         from gate.report import text
+
+        freeze_imports()  # as the command does (tune_gc)
 
         if inputs.smoke_test and importlib.util.find_spec("pyspark") is None:
             # The default action's image is the slim one: the Spark extra would

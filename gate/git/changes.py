@@ -63,6 +63,8 @@ class Changes:
         self._blobs = blobs
         self._worktree = worktree
         self._empty_tree: str | None = None
+        self._clean_head: str | None = None
+        self._clean_checked = False
 
     def changed(
         self, base: str, head: str | None, globs: Sequence[str], *, lenient_links: bool = False
@@ -73,7 +75,10 @@ class Changes:
         revs = [self._refs.resolve(base)]
         if head is not None:
             revs.append(self._refs.resolve(head))
-        out = self._git.out(*_DIFF, "-M", *revs, "--", *specs)
+        clean = self._clean_worktree_head() if head is None else None
+        # A clean working tree is HEAD: the listing comes from the two commits (no
+        # lstat of every tracked file per diff); the new side is still read from disk.
+        out = self._git.out(*_DIFF, "-M", *revs, *([clean] if clean else []), "--", *specs)
         changes = [c for c in (_to_change(r, worktree=head is None) for r in _parse_raw(out)) if c]
         if head is None:
             changes = _add_untracked(changes, self._untracked(specs))
@@ -98,6 +103,24 @@ class Changes:
         links = [r.old_path for r in raws if r.new_mode == _SYMLINK_MODE]
         targets = self._symlink_targets(commit, links) if links else {}
         return {r.old_path: targets.get(r.old_path, r.new_sha) for r in raws}
+
+    def _clean_worktree_head(self) -> str | None:
+        """HEAD's sha when no tracked file differs from it (index or working tree), else None.
+
+        ``git diff-index --quiet`` trusts the index's stat data: a file whose stat
+        changed reads as dirty (then the working tree is compared, as before),
+        never the reverse. Untracked files are listed separately either way.
+        Asked once per run.
+        """
+        if not self._clean_checked:
+            self._clean_checked = True
+            try:
+                head = self._refs.resolve("HEAD")
+            except GitError:
+                return None
+            proc = self._git.run("diff-index", "--quiet", "--no-ext-diff", head, "--")
+            self._clean_head = head if proc.returncode == 0 else None
+        return self._clean_head
 
     def _untracked(self, specs: Sequence[str]) -> set[str]:
         out = self._git.out(

@@ -7,7 +7,6 @@ GitHub annotations can never disagree about the exit code.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from gate.acks import CONSUMER_KEY, Token, names_for
 from gate.approvals.decide import Approval
 from gate.approvals.fingerprint import fingerprint
 from gate.diff import Change
+from gate.escapes import visible as visible  # re-exported: the renderers import it from here
 from gate.model import ContractWarning, NotAnalysed
 from gate.policy import Relaxation
 from gate.rules import Severity
@@ -26,31 +26,6 @@ if TYPE_CHECKING:  # the smoke package imports pyspark lazily; its results are p
 EXIT_OK = 0
 EXIT_BREAKING = 1
 EXIT_ERROR = 2
-
-#: Characters that change what a reader (or a terminal, or the Actions runner)
-#: sees without being visible themselves: C0/C1 controls and DEL (line breaks,
-#: ANSI and OSC-8 escapes), Unicode line/paragraph separators and the bidi
-#: overrides that reorder text ("Trojan Source").
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _spell(match: re.Match[str]) -> str:
-    char = match.group()
-    if char in _NAMED:
-        return _NAMED[char]
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible(text: str) -> str:
-    """``text`` with every invisible control character spelled out (``\\n``, ``\\x1b``).
-
-    Names in reports come from pull requests. Spelled out, a newline cannot
-    start a forged workflow command and an escape sequence cannot drive the
-    reader's terminal; the reviewer still sees that the name is odd.
-    """
-    return _INVISIBLE.sub(_spell, text)
 
 
 def _order(change: Change, fail_on: Severity) -> tuple[int, str, str, str]:

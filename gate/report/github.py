@@ -9,13 +9,9 @@ control character is spelled out (so no escape sequence reaches the log viewer).
 from gate import rules
 from gate.acks import CONSUMER_KEY
 from gate.diff import Change
-from gate.report.base import Report, visible
+from gate.escapes import escape_data as escape_data  # re-exported
+from gate.report.base import Report
 from gate.rules import Severity
-
-
-def escape_data(text: str) -> str:
-    """A command's message, as the runner decodes it (``%25``, ``%0D``, ``%0A``)."""
-    return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

@@ -1,0 +1,42 @@
+"""Text from a pull request made safe to print: control characters spelled out.
+
+Its own small module (no imports from the gate) so that the paths that print
+without rendering a report (an Action run with nothing to compare, a usage
+error) escape exactly as the reports do without importing them, the diff and
+sqlglot. ``gate.report.base.visible`` and ``gate.report.github.escape_data``
+are these functions.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Characters that change what a reader (or a terminal, or the Actions runner)
+#: sees without being visible themselves: C0/C1 controls and DEL (line breaks,
+#: ANSI and OSC-8 escapes), Unicode line/paragraph separators and the bidi
+#: overrides that reorder text ("Trojan Source").
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _spell(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible control character spelled out (``\\n``, ``\\x1b``).
+
+    Names in reports come from pull requests. Spelled out, a newline cannot
+    start a forged workflow command and an escape sequence cannot drive the
+    reader's terminal; the reviewer still sees that the name is odd.
+    """
+    return _INVISIBLE.sub(_spell, text)
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message, as the runner decodes it (``%25``, ``%0D``, ``%0A``)."""
+    return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
