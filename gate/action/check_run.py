@@ -30,14 +30,16 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate.action.bounds import CHECK_RUN_BYTES, bound
 from gate.action.comment import safe_name
 from gate.action.github_api import DEFAULT_API_URL, DEFAULT_TIMEOUT, ApiError, GitHub
 from gate.action.outcome import Outcome
-from gate.report.base import Report
-from gate.report.github import escape_data
+from gate.escapes import escape_data
+
+if TYPE_CHECKING:  # the report modules load only when a run has a report
+    from gate.report.base import Report
 
 #: "a maximum of 50 per API request" (Checks API).
 BATCH = 50
