@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from gate.action.bounded_json import describe
 from gate.git.process import SHALLOW_REMEDY, first_line, run_text
+from gate.git.refs import ref_problem
 from gate.model import GitError, UsageError
 
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
@@ -58,12 +59,13 @@ def validate_sha(value: object, what: str) -> str:
 
 
 def validate_ref(value: str, what: str) -> str:
-    """A ref from an input: no option look-alikes, no control characters."""
-    if not value.strip():
+    """A ref from an input: no option look-alikes, no control characters (``ref_problem``)."""
+    problem = ref_problem(value)
+    if problem == "empty":
         raise UsageError(f"{what} is empty")
-    if value.startswith("-"):
+    if problem == "option":
         raise UsageError(f"refusing {what} '{value}': it starts with '-'")
-    if any(ord(ch) < 32 or ch == "\x7f" for ch in value):
+    if problem == "control":
         raise UsageError(f"{what} contains control characters: {value!r}")
     return value
 

@@ -19,15 +19,30 @@ __all__ = ["HEX", "Refs", "check_ref"]
 HEX = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 
 
+def ref_problem(ref: str) -> str | None:
+    """What makes a ref unsafe to pass to git: ``"empty"``, ``"option"`` (starts
+    with ``-``), ``"control"`` (control characters), or ``None``. One test for
+    every caller; each words its refusal for what the ref is (a ``--base``, an
+    Action input)."""
+    if not isinstance(ref, str) or not ref.strip():
+        return "empty"
+    if ref.startswith("-"):
+        return "option"
+    if any(ord(ch) < 32 or ch == "\x7f" for ch in ref):
+        return "control"
+    return None
+
+
 def check_ref(ref: str) -> None:
     """Refuse a ref that is empty, looks like an option, or holds control characters."""
-    if not isinstance(ref, str) or not ref.strip():
+    problem = ref_problem(ref)
+    if problem == "empty":
         raise UsageError(f"invalid ref {ref!r}: it is empty")
-    if ref.startswith("-"):
+    if problem == "option":
         raise UsageError(
             f"refusing ref '{ref}': it starts with '-', so git would read it as an option"
         )
-    if any(ord(ch) < 32 or ch == "\x7f" for ch in ref):
+    if problem == "control":
         raise UsageError(f"invalid ref {ref!r}: it contains control characters")
 
 
