@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "gate.dbt",
             "gate.repo_dialect",
             "gate.consumers",
+            "gate.lineage",  # downstream and external consumers (issue #25)
             "gate.policy",
             "gate.config",
             "gate.approvals.policy",  # the approvals: config section
