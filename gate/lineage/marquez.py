@@ -1,0 +1,256 @@
+"""Jobs that read a dataset, asked of a Marquez-compatible lineage API.
+
+Why: teams that collect OpenLineage events usually keep them in Marquez (or a
+service speaking its API) rather than in files. The gate asks it, per dataset,
+which jobs read the dataset, and names those jobs as external consumers.
+
+The request follows Marquez's OpenAPI description (MarquezProject/marquez,
+``spec/openapi.yml``, 0.51: ``GET /lineage``, operation ``getLineage``)::
+
+    GET {url}/lineage?nodeId=dataset:<namespace>:<name>&depth=1
+
+``url`` is the API root, e.g. ``https://marquez.example/api/v1``. The answer is
+a ``LineageGraph``: ``{"graph": [GraphNode, ...]}`` where a node has ``id``
+(``dataset:<ns>:<name>`` or ``job:<ns>:<name>``), ``type`` (``DATASET`` or
+``JOB``), ``data`` (a ``Dataset`` or a ``Job``; a Job lists its ``inputs`` as
+``{namespace, name}``) and ``inEdges``/``outEdges`` (``{origin, destination}``).
+A job reads the dataset when the dataset is among its ``data.inputs`` or the
+dataset's node has an out-edge to it; a job that only writes the dataset is
+not a reader. The API gives no per-job columns, so ``columns`` is ``None``.
+
+Datasets are named as OpenLineage names them, ``<namespace>/<name>``, and
+split as :func:`split_dataset` says; a ``(namespace, name)`` pair is taken as
+it is.
+
+Safety: only ``https://`` URLs, or ``http://`` to the local machine
+(``127.0.0.1``, ``localhost``, ``::1``); no credentials in the URL; a redirect
+to another scheme, host or port is refused; each answer is bounded in bytes
+and the whole call in time. Any failure raises ``LineageSourceError`` naming
+the URL; the caller makes it a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from typing import Any
+
+from gate.lineage.external import ExternalRead
+from gate.lineage.openlineage import LineageSourceError
+
+#: Bytes of one answer. A depth-1 graph is the dataset and its adjacent jobs:
+#: a few KB each, with their schema fields and latest run.
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def split_dataset(dataset: str) -> tuple[str, str]:
+    """``(namespace, name)`` of an OpenLineage ``<namespace>/<name>``.
+
+    OpenLineage namespaces are ``scheme://authority`` (``s3://bucket``,
+    ``postgres://host:5432``) or a plain word (``bigquery``, ``file``): with
+    ``://`` the namespace runs to the first ``/`` after the authority,
+    otherwise to the first ``/``. ``file//tmp/x`` is ``("file", "/tmp/x")``.
+    Raises ``ValueError`` when there is no name.
+    """
+    start = dataset.find("://")
+    start = start + 3 if start >= 0 else 0
+    cut = dataset.find("/", start)
+    if cut <= 0 or cut == len(dataset) - 1:
+        raise ValueError(f"'{dataset}' is not <namespace>/<name>")
+    return dataset[:cut], dataset[cut + 1 :]
+
+
+def _check_url(url: str) -> str:
+    """The API root without a trailing slash, or ``LineageSourceError``."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        raise LineageSourceError(f"{url}: not a valid URL") from None
+    if parts.username is not None or parts.password is not None:
+        raise LineageSourceError(
+            f"{parts.hostname}: credentials in the lineage API URL are refused"
+        )
+    allowed = (parts.scheme == "https" and host) or (
+        parts.scheme == "http" and host in _LOCAL_HOSTS
+    )
+    if not allowed:
+        raise LineageSourceError(
+            f"{url}: the lineage API must be https://, or http:// to 127.0.0.1 or localhost"
+        )
+    if parts.query or parts.fragment:
+        raise LineageSourceError(f"{url}: the lineage API URL takes no query or fragment")
+    return url.rstrip("/")
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to the same scheme, host and port."""
+
+    def __init__(self, origin: tuple[str, str, int | None]) -> None:
+        self.origin = origin
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        if _origin(newurl) != self.origin:
+            raise LineageSourceError(
+                f"{req.full_url}: redirected to another host ({_origin(newurl)[1] or newurl}); refused"
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _get_json(url: str, deadline: float, max_bytes: int) -> Any:
+    """GET ``url`` as JSON within ``deadline`` (monotonic) and ``max_bytes``."""
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), _SameOriginRedirects(_origin(url))
+    )
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise LineageSourceError(f"{url}: timed out")
+    try:
+        with opener.open(request, timeout=left) as response:
+            length = response.headers.get("Content-Length")
+            if length and length.isdigit() and int(length) > max_bytes:
+                raise LineageSourceError(
+                    f"{url}: answer of {int(length):,} bytes, more than the {max_bytes:,} read"
+                )
+            body = bytearray()
+            while len(body) <= max_bytes:
+                if time.monotonic() > deadline:
+                    raise LineageSourceError(f"{url}: timed out")
+                chunk = response.read(min(65536, max_bytes + 1 - len(body)))
+                if not chunk:
+                    break
+                body += chunk
+            if len(body) > max_bytes:
+                raise LineageSourceError(f"{url}: answer larger than the {max_bytes:,} bytes read")
+    except LineageSourceError:
+        raise
+    except urllib.error.HTTPError as exc:
+        raise LineageSourceError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        text = "timed out" if isinstance(reason, TimeoutError) else str(reason)
+        raise LineageSourceError(f"{url}: {text}") from None
+    except TimeoutError:
+        raise LineageSourceError(f"{url}: timed out") from None
+    except (OSError, ValueError) as exc:  # reset connections, bad status lines
+        raise LineageSourceError(f"{url}: {exc.__class__.__name__}: {exc}") from None
+    try:
+        return json.loads(bytes(body))
+    except (ValueError, RecursionError):
+        raise LineageSourceError(f"{url}: the answer is not JSON") from None
+
+
+def _node_name(data: Any) -> str | None:
+    """``<namespace>/<name>`` of a Marquez Job or Dataset (``id`` or top-level keys)."""
+    if not isinstance(data, dict):
+        return None
+    for node in (data.get("id"), data):
+        if isinstance(node, dict):
+            namespace, name = node.get("namespace"), node.get("name")
+            if isinstance(namespace, str) and isinstance(name, str) and namespace and name:
+                return f"{namespace}/{name}"
+    return None
+
+
+def _readers(
+    graph: Any, node_id: str, namespace: str, name: str, url: str
+) -> list[tuple[str, str]]:
+    """``(job, location)`` of each job node that reads the dataset ``node_id``."""
+    nodes = graph.get("graph") if isinstance(graph, dict) else None
+    if not isinstance(nodes, list):
+        raise LineageSourceError(
+            f"{url}: the answer has no 'graph' list (not a Marquez lineage graph)"
+        )
+    via_edges: set[str] = set()
+    for node in nodes:
+        if isinstance(node, dict) and node.get("id") == node_id:
+            for edge in node.get("outEdges") or ():
+                if isinstance(edge, dict) and edge.get("origin") == node_id:
+                    destination = edge.get("destination")
+                    if isinstance(destination, str):
+                        via_edges.add(destination)
+    readers: list[tuple[str, str]] = []
+    for node in nodes:
+        if not isinstance(node, dict) or node.get("type") != "JOB":
+            continue
+        data = node.get("data")
+        inputs = data.get("inputs") if isinstance(data, dict) else None
+        reads = node.get("id") in via_edges or any(
+            isinstance(item, dict)
+            and item.get("namespace") == namespace
+            and item.get("name") == name
+            for item in (inputs if isinstance(inputs, list) else ())
+        )
+        if not reads:
+            continue
+        job = _node_name(data)
+        if job is None:
+            node_id_text = node.get("id")
+            if not isinstance(node_id_text, str):
+                continue
+            job = node_id_text.removeprefix("job:")
+        location = data.get("location") if isinstance(data, dict) else None
+        readers.append((job, location if isinstance(location, str) and location else url))
+    return readers
+
+
+def fetch_reads(
+    url: str,
+    datasets: Sequence[str | tuple[str, str]],
+    timeout: float,
+    *,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+) -> list[ExternalRead]:
+    """The jobs the API at ``url`` knows to read each of ``datasets``.
+
+    ``timeout`` bounds the whole call (every dataset), in seconds. Raises
+    ``LineageSourceError`` naming the URL on any failure: a refused URL, a
+    connection error, an HTTP error (404 included: Marquez answers 404 for a
+    dataset it does not know, and an API root that is wrong looks the same),
+    a timeout, an oversized answer, a redirect elsewhere, an answer that is not
+    a lineage graph.
+    """
+    root = _check_url(url)
+    deadline = time.monotonic() + timeout
+    reads: list[ExternalRead] = []
+    for dataset in datasets:
+        if isinstance(dataset, tuple):
+            namespace, name = dataset
+            label = f"{namespace}/{name}"
+        else:
+            try:
+                namespace, name = split_dataset(dataset)
+            except ValueError as exc:
+                raise LineageSourceError(f"{root}: {exc}") from None
+            label = dataset
+        node_id = f"dataset:{namespace}:{name}"
+        query = urllib.parse.urlencode({"nodeId": node_id, "depth": 1})
+        request_url = f"{root}/lineage?{query}"
+        graph = _get_json(request_url, deadline, max_bytes)
+        for job, location in _readers(graph, node_id, namespace, name, request_url):
+            reads.append(
+                ExternalRead(
+                    source=f"openlineage:{root}",
+                    consumer=job,
+                    dataset=label,
+                    columns=None,
+                    location=location,
+                )
+            )
+    return sorted(set(reads), key=lambda read: (read.dataset, read.consumer))
