@@ -1,0 +1,286 @@
+"""OpenLineage run events -> the jobs that read a dataset, and which columns (issue #25)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.lineage.external import ExternalRead
+from gate.lineage.openlineage import (
+    LineageSourceError,
+    read_events,
+    read_events_with_warnings,
+)
+
+DATA = Path(__file__).parent / "data"
+CORPUS = Path(__file__).parent.parent / "corpus" / "openlineage"
+
+ENRICH = (
+    "spark_jobs/orders_enrichment.execute_insert_into_hadoop_fs_relation_command."
+    "warehouse_analytics.db_fct_orders"
+)
+EXPORT = "spark_jobs/orders_export.execute_save_into_data_source_command.exports_orders"
+CUSTOMER_ORDERS = (
+    "spark_jobs/customer_orders.execute_create_data_source_table_as_select_command."
+    "warehouse_analytics.db_customer_orders"
+)
+STG = "file//warehouse/analytics.db/stg_orders"
+STG_HIVE = "file:/warehouse/analytics.stg_orders"
+CUSTOMERS = "file//warehouse/analytics.db/customers"
+CUSTOMERS_HIVE = "file:/warehouse/analytics.customers"
+
+
+def table(reads: list[ExternalRead]) -> set[tuple[str, str, frozenset[str] | None]]:
+    return {(r.consumer, r.dataset, r.columns) for r in reads}
+
+
+def event(job: str, inputs: list[Any], outputs: list[Any] | None = None, **extra: Any) -> str:
+    """One run event line: datasets as (namespace, name) or full dicts."""
+    body = {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-11-20T06:00:00Z",
+        "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.22.0/integration/spark",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": "0193a1b2-0000-7000-8000-00000000000a"},
+        "job": {"namespace": "jobs", "name": job},
+        "inputs": [
+            {"namespace": i[0], "name": i[1]} if isinstance(i, tuple) else i for i in inputs
+        ],
+        "outputs": outputs if outputs is not None else [],
+        **extra,
+    }
+    return json.dumps(body)
+
+
+def lineage_output(fields: dict[str, list[tuple[str, str, str]]]) -> dict[str, Any]:
+    """An output with a columnLineage facet: out column -> [(namespace, name, field)]."""
+    return {
+        "namespace": "file",
+        "name": "/out",
+        "facets": {
+            "columnLineage": {
+                "fields": {
+                    out: {
+                        "inputFields": [{"namespace": n, "name": d, "field": f} for n, d, f in ins]
+                    }
+                    for out, ins in fields.items()
+                }
+            }
+        },
+    }
+
+
+def test_spark_shaped_events_give_each_job_its_inputs_and_columns() -> None:
+    text = (DATA / "spark-orders.jsonl").read_text()
+    result = read_events_with_warnings(text, "spark-orders.jsonl")
+    assert result.warnings == ()
+    enrich_columns = frozenset({"order_id", "customer_id", "amount", "status"})
+    assert table(list(result.reads)) == {
+        # Direct and indirect (the filter on status) input columns.
+        (ENRICH, STG, enrich_columns),
+        (ENRICH, STG_HIVE, enrich_columns),
+        # No columnLineage on the output: any column may be read.
+        (EXPORT, STG, None),
+        (EXPORT, STG_HIVE, None),
+        (CUSTOMER_ORDERS, CUSTOMERS, frozenset({"customer_id", "country"})),
+        (CUSTOMER_ORDERS, CUSTOMERS_HIVE, frozenset({"customer_id", "country"})),
+        # stg_orders is only a join key: the facet's dataset-level list.
+        (CUSTOMER_ORDERS, STG, frozenset({"customer_id"})),
+        (CUSTOMER_ORDERS, STG_HIVE, frozenset({"customer_id"})),
+    }
+    first = next(r for r in result.reads if r.consumer == ENRICH and r.dataset == STG)
+    assert first.source == "openlineage:spark-orders.jsonl"
+    assert first.location == "spark-orders.jsonl:1"
+    assert not first.reads_column("discount_code")
+    assert first.reads_column("AMOUNT")
+
+
+def test_read_events_is_the_reads_without_the_warnings() -> None:
+    text = (DATA / "spark-orders.jsonl").read_text()
+    assert read_events(text, "x") == list(read_events_with_warnings(text, "x").reads)
+
+
+def test_symlinks_give_the_same_read_under_each_name_primary_first() -> None:
+    symlinked = {
+        "namespace": "file",
+        "name": "/wh/orders",
+        "facets": {
+            "symlinks": {
+                "identifiers": [
+                    {"namespace": "hive://metastore:9083", "name": "sales.orders", "type": "TABLE"},
+                    {"name": "orders_legacy", "type": "TABLE"},  # older Spark: no namespace
+                ]
+            }
+        },
+    }
+    out = lineage_output({"id": [("file", "/wh/orders", "id")]})
+    reads = read_events(event("j", [symlinked], [out]), "e.jsonl")
+    assert [r.dataset for r in reads] == [
+        "file//wh/orders",
+        "hive://metastore:9083/sales.orders",
+        "orders_legacy",
+    ]
+    assert {r.columns for r in reads} == {frozenset({"id"})}
+    assert {r.consumer for r in reads} == {"jobs/j"}
+
+
+def test_column_lineage_naming_the_symlink_counts_for_the_input() -> None:
+    symlinked = {
+        "namespace": "file",
+        "name": "/wh/orders",
+        "facets": {"symlinks": {"identifiers": [{"namespace": "hive", "name": "s.orders"}]}},
+    }
+    out = lineage_output({"id": [("hive", "s.orders", "ID")]})
+    reads = read_events(event("j", [symlinked], [out]), "e")
+    assert table(reads) == {
+        ("jobs/j", "file//wh/orders", frozenset({"id"})),
+        ("jobs/j", "hive/s.orders", frozenset({"id"})),
+    }
+
+
+def test_many_events_of_one_job_merge_their_columns() -> None:
+    lines = [
+        event("j", [("pg", "orders")], [lineage_output({"a": [("pg", "orders", "a")]})]),
+        event("j", [("pg", "orders")]),  # RUNNING without outputs: neutral
+        event("j", [("pg", "orders")], [lineage_output({"b": [("pg", "orders", "b")]})]),
+        event("k", [("pg", "orders")], [lineage_output({"c": [("pg", "orders", "c")]})]),
+    ]
+    reads = read_events("\n".join(lines), "e")
+    assert table(reads) == {
+        ("jobs/j", "pg/orders", frozenset({"a", "b"})),
+        ("jobs/k", "pg/orders", frozenset({"c"})),
+    }
+    assert next(r for r in reads if r.consumer == "jobs/j").location == "e:1"
+
+
+def test_one_event_without_column_lineage_makes_the_columns_unknown() -> None:
+    lines = [
+        event("j", [("pg", "orders")], [lineage_output({"a": [("pg", "orders", "a")]})]),
+        event("j", [("pg", "orders")], [{"namespace": "pg", "name": "out"}]),
+    ]
+    assert table(read_events("\n".join(lines), "e")) == {("jobs/j", "pg/orders", None)}
+    # One output with column lineage and one without: unknown as well.
+    both = event(
+        "j",
+        [("pg", "orders")],
+        [lineage_output({"a": [("pg", "orders", "a")]}), {"namespace": "pg", "name": "o2"}],
+    )
+    assert table(read_events(both, "e")) == {("jobs/j", "pg/orders", None)}
+
+
+def test_an_input_column_lineage_does_not_name_is_read_for_no_column() -> None:
+    out = lineage_output({"a": [("pg", "orders", "a")]})
+    reads = read_events(event("j", [("pg", "orders"), ("pg", "lookup")], [out]), "e")
+    assert table(reads) == {
+        ("jobs/j", "pg/orders", frozenset({"a"})),
+        ("jobs/j", "pg/lookup", frozenset()),
+    }
+    lookup = next(r for r in reads if r.dataset == "pg/lookup")
+    assert not lookup.reads_column("a")
+
+
+def test_a_deleted_column_lineage_facet_is_no_column_lineage() -> None:
+    out = lineage_output({"a": [("pg", "orders", "a")]})
+    out["facets"]["columnLineage"]["_deleted"] = True
+    assert table(read_events(event("j", [("pg", "orders")], [out]), "e")) == {
+        ("jobs/j", "pg/orders", None)
+    }
+
+
+def test_malformed_lines_are_skipped_and_reported_with_their_line() -> None:
+    lines = [
+        event("good", [("pg", "orders")]),
+        '{"eventType": "START", "job": ',  # cut short
+        "[1, 2]",
+        json.dumps({"eventType": "START", "job": {"namespace": "jobs"}, "inputs": []}),
+        "",
+        event("bad_input", [{"namespace": "pg"}, ("pg", "customers")]),
+        "[" * 100_000 + "]" * 100_000,
+        json.dumps({"dataset": {"namespace": "pg", "name": "orders"}}),  # a DatasetEvent
+        '{"job": {"namespace": "jobs", "name": "j"}, "inputs": [{"namespace": "pg", "name": 1'
+        + "0" * 5000
+        + "}]}",
+    ]
+    result = read_events_with_warnings("\n".join(lines), "events.jsonl")
+    assert table(list(result.reads)) == {
+        ("jobs/good", "pg/orders", None),
+        ("jobs/bad_input", "pg/customers", None),
+    }
+    assert [w.split(":")[:2] for w in result.warnings] == [
+        ["events.jsonl", "2"],
+        ["events.jsonl", "3"],
+        ["events.jsonl", "4"],
+        ["events.jsonl", "6"],
+        ["events.jsonl", "7"],
+        ["events.jsonl", "9"],
+    ]
+    assert "not a JSON object" in result.warnings[0]
+    assert "no job namespace and name" in result.warnings[2]
+    assert "input 0 has no namespace and name" in result.warnings[3]
+
+
+def test_warnings_are_bounded_and_the_rest_counted() -> None:
+    text = "\n".join(["not json"] * 30 + [event("j", [("pg", "t")])])
+    result = read_events_with_warnings(text, "e")
+    assert len(result.warnings) == 21
+    assert result.warnings[-1] == "e: 10 more lines or items skipped"
+    assert [r.dataset for r in result.reads] == ["pg/t"]
+
+
+def test_an_export_larger_than_the_bound_is_refused_as_a_whole() -> None:
+    text = event("j", [("pg", "orders")])
+    with pytest.raises(LineageSourceError, match=r"^big\.jsonl: .* more than the 100 read"):
+        read_events(text, "big.jsonl", max_chars=100)
+    assert read_events(text, "big.jsonl", max_chars=len(text)) != []
+
+
+def test_a_json_array_of_events_is_read_and_items_are_reported_by_index() -> None:
+    text = "[\n" + ",\n".join([event("j", [("pg", "orders")]), "3"]) + "\n]"
+    result = read_events_with_warnings(text, "events.json")
+    assert table(list(result.reads)) == {("jobs/j", "pg/orders", None)}
+    assert result.warnings == ("events.json:1: item 1: not a JSON object; skipped",)
+
+
+def test_a_broken_json_array_is_an_unreadable_source() -> None:
+    with pytest.raises(LineageSourceError, match=r"^events\.json:3: not a JSON array"):
+        read_events('[\n{"job": 1},\n{oops}\n]', "events.json")
+
+
+def test_the_openlineage_clients_example_event_pretty_printed() -> None:
+    text = (CORPUS / "example_full_event.json").read_text()
+    result = read_events_with_warnings(text, "example_full_event.json")
+    assert result.warnings == ()
+    assert table(list(result.reads)) == {
+        (
+            "my-scheduler-namespace/myjob.mytask",
+            "my-datasource-namespace/instance.schema.table",
+            None,
+        )
+    }
+
+
+def test_many_events_are_read_in_linear_time() -> None:
+    def lines(count: int) -> str:
+        return "\n".join(
+            event(
+                f"job{i % 500}",
+                [("pg", f"t{i % 997}")],
+                [lineage_output({"a": [("pg", f"t{i % 997}", f"c{i % 13}")]})],
+            )
+            for i in range(count)
+        )
+
+    small, large = lines(1_000), lines(10_000)
+    started = time.perf_counter()
+    read_events(small, "e")
+    small_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    reads = read_events(large, "e")
+    large_seconds = time.perf_counter() - started
+    assert len(reads) == len({(r.consumer, r.dataset) for r in reads})
+    assert large_seconds < 30 * max(small_seconds, 0.01)
+    assert large_seconds < 10
