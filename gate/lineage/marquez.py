@@ -132,7 +132,7 @@ def _get_json(url: str, deadline: float, max_bytes: int) -> Any:
             while len(body) <= max_bytes:
                 if time.monotonic() > deadline:
                     raise LineageSourceError(f"{url}: timed out")
-                chunk = response.read(min(65536, max_bytes + 1 - len(body)))
+                chunk = response.read1(min(65536, max_bytes + 1 - len(body)))
                 if not chunk:
                     break
                 body += chunk
