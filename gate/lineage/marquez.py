@@ -141,7 +141,10 @@ def _get_json(url: str, deadline: float, max_bytes: int) -> Any:
     except LineageSourceError:
         raise
     except urllib.error.HTTPError as exc:
-        raise LineageSourceError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+        said = _error_message(exc)
+        raise LineageSourceError(
+            f"{url}: HTTP {exc.code} {exc.reason}" + (f": {said}" if said else "")
+        ) from None
     except urllib.error.URLError as exc:
         reason = exc.reason
         text = "timed out" if isinstance(reason, TimeoutError) else str(reason)
@@ -154,6 +157,24 @@ def _get_json(url: str, deadline: float, max_bytes: int) -> Any:
         return json.loads(bytes(body))
     except (ValueError, RecursionError):
         raise LineageSourceError(f"{url}: the answer is not JSON") from None
+
+
+def _error_message(exc: urllib.error.HTTPError) -> str | None:
+    """The ``message`` of a Marquez (Dropwizard) error body, one short line.
+
+    Marquez answers an unknown dataset with 404 and
+    ``{"code": 404, "message": "Dataset '<name>' not found."}``: quoting it
+    tells a wrong name from a wrong API root.
+    """
+    try:
+        body = exc.read(4096)
+        message = json.loads(body).get("message")
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return None
+    if not isinstance(message, str):
+        return None
+    line = "".join(ch if ch.isprintable() else " " for ch in message).strip()
+    return line[:200] or None
 
 
 def _node_name(data: Any) -> str | None:

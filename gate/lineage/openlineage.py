@@ -122,7 +122,9 @@ def _events(text: str, source: str, merger: _Merger) -> Iterator[tuple[int, Any]
         else:
             yield text.count("\n", 0, len(text) - len(stripped)) + 1, event
             return
-    for number, raw in enumerate(text.splitlines(), 1):
+    # JSON Lines end lines with "\n" only: str.splitlines would also split at
+    # U+2028 and the like, which JSON strings may hold unescaped.
+    for number, raw in enumerate(text.removeprefix("\ufeff").split("\n"), 1):
         if not raw.strip():
             continue
         try:

@@ -188,6 +188,15 @@ def test_http_errors_name_the_url(api: Api, status: int, expected: str) -> None:
     assert expected in message
 
 
+def test_a_dataset_marquez_does_not_know_is_an_error_quoting_its_answer(api: Api) -> None:
+    # Marquez's answer (BaseResource.throwIfNotExists -> DatasetNotFoundException).
+    body = b'{"code":404,"message":"Dataset \'orders\\u0007\' not found."}'
+    api.routes["/api/v1/lineage"] = lambda h: send(h, 404, body)
+    with pytest.raises(LineageSourceError) as error:
+        fetch_reads(api.url, ["pg/orders"], timeout=5)
+    assert str(error.value).endswith("HTTP 404 Not Found: Dataset 'orders ' not found.")
+
+
 def test_a_wrong_api_root_is_an_error(api: Api) -> None:
     with pytest.raises(LineageSourceError, match="HTTP 404"):
         fetch_reads(f"http://127.0.0.1:{api.port}/nope", ["pg/orders"], timeout=5)

@@ -284,3 +284,13 @@ def test_many_events_are_read_in_linear_time() -> None:
     assert len(reads) == len({(r.consumer, r.dataset) for r in reads})
     assert large_seconds < 30 * max(small_seconds, 0.01)
     assert large_seconds < 10
+
+
+def test_lines_end_at_newlines_only_and_a_byte_order_mark_is_ignored() -> None:
+    # JSON strings may hold U+2028 unescaped; str.splitlines would cut the event there.
+    first = event("j\u2028k", [("pg", "orders")]).replace("\\u2028", "\u2028")
+    assert "\u2028" in first
+    text = "\ufeff" + first + "\r\n" + event("m", [("pg", "orders")]) + "\r\n"
+    result = read_events_with_warnings(text, "e")
+    assert result.warnings == ()
+    assert {r.consumer for r in result.reads} == {"jobs/j\u2028k", "jobs/m"}
