@@ -31,7 +31,8 @@ wrote outputs carried a ``columnLineage`` facet on each output; otherwise
 events of one job (START, RUNNING, COMPLETE; many runs) merge into one read
 per dataset name.
 
-Bounds: the text is refused as a whole above ``max_chars`` (``LineageSourceError``),
+Bounds: the text (or the file's bytes) is refused as a whole above
+``max_chars`` (``LineageSourceError``),
 parsing is one pass of ``json.loads`` per line, and the work after it is
 linear in the parsed size. A line that is not a JSON object, nests too deeply
 or lacks a job is skipped with a warning naming its line; never a traceback.
@@ -71,7 +72,9 @@ class EventsResult:
     warnings: tuple[str, ...] = ()
 
 
-def read_events(text: str, source: str, *, max_chars: int = MAX_CHARS) -> list[ExternalRead]:
+def read_events(
+    text: str | bytes, source: str, *, max_chars: int = MAX_CHARS
+) -> list[ExternalRead]:
     """The reads in ``text`` (see the module docstring); skipped lines are dropped.
 
     Use :func:`read_events_with_warnings` to report the skipped lines.
@@ -82,14 +85,26 @@ def read_events(text: str, source: str, *, max_chars: int = MAX_CHARS) -> list[E
 
 
 def read_events_with_warnings(
-    text: str, source: str, *, max_chars: int = MAX_CHARS
+    text: str | bytes, source: str, *, max_chars: int = MAX_CHARS
 ) -> EventsResult:
-    """The reads in ``text`` and a warning (``<source>:<line>: ...``) per skipped part."""
+    """The reads in ``text`` and a warning (``<source>:<line>: ...``) per skipped part.
+
+    ``text`` may be the file's bytes (UTF-8; the bound then counts bytes,
+    checked before decoding) or its text.
+    """
+    unit = "bytes" if isinstance(text, bytes) else "characters"
     if len(text) > max_chars:
         raise LineageSourceError(
-            f"{source}: {len(text):,} characters of OpenLineage events, more than the "
+            f"{source}: {len(text):,} {unit} of OpenLineage events, more than the "
             f"{max_chars:,} read; split the export"
         )
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise LineageSourceError(
+                f"{source}: not valid UTF-8 (byte {exc.start}); OpenLineage events are UTF-8 JSON"
+            ) from None
     merger = _Merger(source)
     for line, event in _events(text, source, merger):
         merger.add(line, event)

@@ -294,3 +294,12 @@ def test_lines_end_at_newlines_only_and_a_byte_order_mark_is_ignored() -> None:
     result = read_events_with_warnings(text, "e")
     assert result.warnings == ()
     assert {r.consumer for r in result.reads} == {"jobs/j\u2028k", "jobs/m"}
+
+
+def test_the_files_bytes_are_read_as_utf8_and_bounded_before_decoding() -> None:
+    data = (DATA / "spark-orders.jsonl").read_bytes()
+    assert read_events(data, "e") == read_events(data.decode(), "e")
+    with pytest.raises(LineageSourceError, match=r"^e: 19,880 bytes of OpenLineage events"):
+        read_events(data, "e", max_chars=1000)
+    with pytest.raises(LineageSourceError, match=r"^bad\.jsonl: not valid UTF-8 \(byte 3\)"):
+        read_events(b'{"a\xff": 1}\n', "bad.jsonl")
