@@ -6,9 +6,10 @@ request. OpenLineage run events are the open record of who read what: each
 event names the job (``job.namespace``/``job.name``) and the datasets it read
 (``inputs[]``), and Spark's integration adds the ``columnLineage`` facet on the
 outputs, which names the input columns each output column comes from. This
-module turns an export of such events (JSON Lines, or one JSON array) into
-``ExternalRead`` values; it never runs a job, never fetches anything, and
-treats the text as untrusted data.
+module turns an export of such events (JSON Lines, one JSON array, one
+pretty-printed event, or Marquez's ``GET /api/v1/events/lineage`` answer
+``{"events": [...]}``) into ``ExternalRead`` values; it never runs a job,
+never fetches anything, and treats the text as untrusted data.
 
 What is read (OpenLineage spec 2-0-2, ColumnLineageDatasetFacet 1-2-0):
 
@@ -267,6 +268,13 @@ class _Merger:
         if isinstance(event, _Indexed):
             event = event.event
         prefix = f"{where}: " if where else ""
+        if where is None and isinstance(event, dict) and "job" not in event:
+            listed = event.get("events")
+            if isinstance(listed, list):
+                # Marquez's GET /api/v1/events/lineage: {"events": [...], "totalCount": n}.
+                for index, item in enumerate(listed):
+                    self.add(line, _Indexed(index, item))
+                return
         if not isinstance(event, dict):
             self.warn(line, f"{prefix}not a JSON object; skipped")
             return

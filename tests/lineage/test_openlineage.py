@@ -303,3 +303,13 @@ def test_the_files_bytes_are_read_as_utf8_and_bounded_before_decoding() -> None:
         read_events(data, "e", max_chars=1000)
     with pytest.raises(LineageSourceError, match=r"^bad\.jsonl: not valid UTF-8 \(byte 3\)"):
         read_events(b'{"a\xff": 1}\n', "bad.jsonl")
+
+
+def test_marquez_events_export_is_read() -> None:
+    # GET /api/v1/events/lineage answers {"events": [...], "totalCount": n}
+    # (MarquezProject/marquez, OpenLineageResource.getLineageEvents).
+    events = [json.loads(event("j", [("pg", "orders")])), 7]
+    text = json.dumps({"events": events, "totalCount": 2}, indent=2)
+    result = read_events_with_warnings(text, "marquez-events.json")
+    assert table(list(result.reads)) == {("jobs/j", "pg/orders", None)}
+    assert result.warnings == ("marquez-events.json:1: item 1: not a JSON object; skipped",)
