@@ -18,6 +18,14 @@ A job reads the dataset when the dataset is among its ``data.inputs`` or the
 dataset's node has an out-edge to it; a job that only writes the dataset is
 not a reader. The API gives no per-job columns, so ``columns`` is ``None``.
 
+Why ``depth=1`` is enough: Marquez starts from one job of the dataset, its
+writer when there is one, else a reader (``LineageDao.getJobFromInputOrOutput``
+orders outputs first), and one level adds every job sharing a dataset with that
+job (``LineageDao.getLineage``): every reader of the dataset. Marquez resolves
+a symlink name in ``nodeId`` to the dataset's primary name, but the graph then
+names the primary, so readers are matched on the name asked: ask with the
+primary name, as Marquez's UI shows it.
+
 Datasets are named as OpenLineage names them, ``<namespace>/<name>``, and
 split as :func:`split_dataset` says; a ``(namespace, name)`` pair is taken as
 it is.
