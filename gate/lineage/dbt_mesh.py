@@ -62,7 +62,10 @@ def _relation(node: dict[str, Any] | None, unique_id: str) -> TableName:
         if isinstance(alias, str) and alias:
             return (alias.lower(),)
     found = dbt_unique_id(unique_id)
-    return (found[1].split(".")[0],) if found else ()
+    if found is None:
+        return ()
+    model, dot_v, version = found[1].partition(".v")
+    return (f"{model}_v{version}",) if dot_v else (model,)  # dbt's relation of a version
 
 
 def _columns(

@@ -13,7 +13,8 @@ a catalog by ``catalog.schema.table``. The rules, in order (docs/impact.md,
    only a dbt contract of that project (any project when the contract's is not
    known) whose model is that name, a version as ``<model>.v<N>``.
 3. **Any other name** (a relation, an OpenLineage ``namespace/name``) is split on
-   ``/`` and ``.`` and matched like a table in SQL (``gate.consumers.names``):
+   ``/`` and ``.``, without a ``scheme://authority`` namespace, and matched like
+   a table in SQL (``gate.consumers.names``):
    the trailing parts agree with one of the contract's names (its id, its dbt
    alias, its ODCS ``physicalName``, ``consumers.tables``), the longest
    agreement wins, a true tie names both.
@@ -39,6 +40,16 @@ def dbt_unique_id(name: str) -> tuple[str, str] | None:
     if kind not in _DBT_TYPES or not project or not model:
         return None
     return project.lower(), model.lower()
+
+
+def _without_namespace(name: str) -> str:
+    """An OpenLineage ``scheme://authority/name`` as its name (``postgres://db:5432/shop.orders``
+    -> ``shop.orders``): a host is not a catalog, and would keep the trailing parts
+    from agreeing with a contract's qualified id."""
+    scheme, found, rest = name.partition("://")
+    if not found or not scheme:
+        return name
+    return rest.partition("/")[2]
 
 
 class DatasetMatcher:
@@ -71,7 +82,7 @@ class DatasetMatcher:
         if unique is not None:
             project, model = unique
             return self._dbt.get((project, model), set()) | self._dbt.get((None, model), set())
-        return self._names.lookup(split_name(name))
+        return self._names.lookup(split_name(_without_namespace(name)))
 
     def reads_of(self, reads: Sequence[ExternalRead]) -> dict[str, list[ExternalRead]]:
         """Each contract dataset id and the external reads of it, in source order."""

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import ClassVar
 
 from tests.gitrepo import GitRepo
 
@@ -79,10 +80,10 @@ def make(path: Path, config: str | None, extra: dict[str, str | bytes] | None = 
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    routes: dict[str, bytes] = {}
-    hits: list[str] = []
+    routes: ClassVar[dict[str, bytes]] = {}
+    hits: ClassVar[list[str]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self.hits.append(self.path)
         body = self.routes.get(self.path)
         if body is None:

@@ -19,7 +19,7 @@ REVENUE = {
 }
 
 
-def run(repo, *args: str, fmt: str = "json"):  # noqa: ANN001, ANN201
+def run(repo, *args: str, fmt: str = "json"):
     proc = run_main(repo.path, "--base", "main", "--head", "feature", "--format", fmt, *args)
     assert proc.returncode in (0, 1), proc.stderr
     return proc.returncode, json.loads(proc.stdout) if fmt == "json" else proc.stdout
@@ -33,7 +33,7 @@ def removed(report: dict, column: str, dataset: str = "stg_orders") -> dict:
     )
 
 
-def pr_drops(repo, column: str, dataset_text: str = MODELS) -> None:  # noqa: ANN001
+def pr_drops(repo, column: str, dataset_text: str = MODELS) -> None:
     repo.write(PROPERTIES, drop(dataset_text, column))
     repo.commit(f"drop {column}")
 

@@ -31,8 +31,12 @@ DBT = Path(sys.executable).with_name("dbt")
 
 
 def _dbt(command: str, project: Path, work: Path) -> dict:
-    env = dict(os.environ, MESH_DUCKDB=str(work / "mesh.duckdb"), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
-    subprocess.run([str(DBT), command, "--profiles-dir", str(work)], cwd=project, env=env, check=True)
+    env = dict(
+        os.environ, MESH_DUCKDB=str(work / "mesh.duckdb"), DBT_SEND_ANONYMOUS_USAGE_STATS="false"
+    )
+    subprocess.run(
+        [str(DBT), command, "--profiles-dir", str(work)], cwd=project, env=env, check=True
+    )
     manifest = json.loads((project / "target" / "manifest.json").read_text())
     for key in ("macros", "docs"):
         manifest[key] = {}
