@@ -20,6 +20,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import sqlglot
+import sqlglot.errors
+from sqlglot import exp
+
 from gate.consumers.names import split_name
 from gate.consumers.sql import Budget, ColumnsOf, SqlError, TableName, analyse
 from gate.lineage.external import ExternalRead
@@ -78,15 +82,55 @@ def _columns(
         return None
     size = len(upstream)
     read: set[str] = set()
+    star = False
     for use in uses:
         common = min(size, len(use.table))
         if not common or use.table[-common:] != upstream[-common:]:
             continue
         if use.column == "*":
-            return None
-        if use.column is not None:
+            star = True
+        elif use.column is not None:
             read.add(use.column.lower())
+    if star and _outputs_star(sql, dialect):
+        return None
     return frozenset(read)
+
+
+def _outputs_star(sql: str, dialect: str) -> bool:
+    """Whether the model's own output is a ``*`` (so it passes every column on).
+
+    dbt style reads every upstream through ``with x as (select * from {{ ref() }})``
+    and then names the columns it uses: such a star ends inside the model, and
+    the columns named after it are what it reads. Only a star in the final
+    ``SELECT`` (of any branch of a union) hands every column on. When in doubt
+    (it does not parse), a star.
+    """
+    try:
+        statements = sqlglot.parse(sql, read=dialect)
+    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
+        return True
+    for statement in statements:
+        if statement is None:
+            continue
+        query = statement.expression if isinstance(statement, exp.Create) else statement
+        if not isinstance(query, exp.Query):
+            return True
+        branches = [query]
+        while branches:
+            branch = branches.pop()
+            if isinstance(branch, exp.SetOperation):
+                branches += [branch.left, branch.right]
+            elif isinstance(branch, exp.Subquery):
+                branches.append(branch.this)
+            elif isinstance(branch, exp.Select):
+                if any(
+                    isinstance(p, exp.Star) or (isinstance(p, exp.Column) and p.is_star)
+                    for p in branch.expressions
+                ):
+                    return True
+            else:
+                return True
+    return False
 
 
 def read_manifest(

@@ -184,3 +184,24 @@ def test_only_consumer_side_rules_are_graded() -> None:
     assert notices == []
     kept, notices = usage_aware([removed], Evidence(1, ("1 lineage source(s) could not be read",)))
     assert kept[0].severity is Severity.ERROR and notices
+
+
+@pytest.mark.parametrize(
+    ("sql", "columns"),
+    [
+        # dbt style: every upstream through a star CTE, then the columns named
+        ("with p as (select * from db.s.t) select p.a, p.b from p", {"a", "b"}),
+        ("select a from (select * from db.s.t) x", {"a"}),
+        ("select count(*) from db.s.t", set()),
+        # a star in the model's own output passes every column on
+        ("with p as (select * from db.s.t) select * from p", None),
+        ("with p as (select * from db.s.t) select p.* from p", None),
+        ("select 1 as z union all select * from db.s.t", None),
+        ("select from where", None),  # sqlglot cannot read it: every column
+    ],
+)
+def test_columns_of_compiled_sql(sql: str, columns: set[str] | None) -> None:
+    from gate.lineage.dbt_mesh import _columns
+
+    found = _columns(sql, "duckdb", ("db", "s", "t"), lambda _t: None)
+    assert found == (frozenset(columns) if columns is not None else None)
