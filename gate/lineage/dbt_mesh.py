@@ -23,14 +23,15 @@ from typing import Any
 import sqlglot
 import sqlglot.errors
 from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from gate.consumers.names import split_name
-from gate.consumers.sql import Budget, ColumnsOf, SqlError, TableName, analyse
+from gate.consumers.sql import Budget, ColumnsOf, SqlError, TableName, analyse, table_name
 from gate.lineage.external import ExternalRead
 from gate.lineage.matching import dbt_unique_id
 
 #: Node types whose ``depends_on`` makes them readers.
-_READERS = ("model", "snapshot", "analysis", "exposure", "seed")
+_READERS = ("model", "snapshot", "analysis", "exposure", "test")
 
 #: dbt adapter types whose SQL sqlglot reads under another name.
 _DIALECTS = {"databricks": "databricks", "spark": "spark", "sqlserver": "tsql", "synapse": "tsql"}
@@ -91,19 +92,25 @@ def _columns(
             star = True
         elif use.column is not None:
             read.add(use.column.lower())
-    if star and _outputs_star(sql, dialect):
+    if star and _passes_on(sql, dialect, upstream):
         return None
     return frozenset(read)
 
 
-def _outputs_star(sql: str, dialect: str) -> bool:
-    """Whether the model's own output is a ``*`` (so it passes every column on).
+def _same(table: TableName, upstream: TableName) -> bool:
+    common = min(len(table), len(upstream))
+    return bool(common) and table[-common:] == upstream[-common:]
+
+
+def _passes_on(sql: str, dialect: str, upstream: TableName) -> bool:
+    """Whether a ``*`` hands the upstream's every column on to the model's output.
 
     dbt style reads every upstream through ``with x as (select * from {{ ref() }})``
     and then names the columns it uses: such a star ends inside the model, and
-    the columns named after it are what it reads. Only a star in the final
-    ``SELECT`` (of any branch of a union) hands every column on. When in doubt
-    (it does not parse), a star.
+    the columns named after it are what it reads. A star reaches the output when
+    the final ``SELECT`` (any branch of a union) projects ``*`` or ``x.*`` over
+    the upstream, directly or through CTEs and derived tables that do the same.
+    When in doubt (it does not parse, a shape not followed), it does.
     """
     try:
         statements = sqlglot.parse(sql, read=dialect)
@@ -115,18 +122,39 @@ def _outputs_star(sql: str, dialect: str) -> bool:
         query = statement.expression if isinstance(statement, exp.Create) else statement
         if not isinstance(query, exp.Query):
             return True
-        branches = [query]
-        while branches:
-            branch = branches.pop()
-            if isinstance(branch, exp.SetOperation):
-                branches += [branch.left, branch.right]
-            elif isinstance(branch, exp.Subquery):
-                branches.append(branch.this)
-            elif isinstance(branch, exp.Select):
-                if any(
-                    isinstance(p, exp.Star) or (isinstance(p, exp.Column) and p.is_star)
-                    for p in branch.expressions
-                ):
+        try:
+            scopes = traverse_scope(query)
+        except (sqlglot.errors.SqlglotError, RecursionError):
+            return True
+        if scopes and _escapes(scopes[-1], upstream, 0):
+            return True
+    return False
+
+
+def _escapes(scope: Scope, upstream: TableName, depth: int) -> bool:
+    if depth > 32:
+        return True
+    if scope.set_operation_scopes:
+        return any(_escapes(s, upstream, depth + 1) for s in scope.set_operation_scopes)
+    select = scope.expression
+    if not isinstance(select, exp.Select):
+        return True
+    for projection in select.expressions:
+        # What FROM and JOIN select from (``scope.sources`` also holds every CTE).
+        selected = {name: source for name, (_node, source) in scope.selected_sources.items()}
+        if isinstance(projection, exp.Star):
+            names: list[str] = list(selected)
+        elif isinstance(projection, exp.Column) and projection.is_star:
+            names = [projection.table]
+        else:
+            continue
+        for name in names:
+            source = selected.get(name)
+            if isinstance(source, exp.Table):
+                if _same(table_name(source), upstream):
+                    return True
+            elif isinstance(source, Scope):
+                if _escapes(source, upstream, depth + 1):
                     return True
             else:
                 return True
