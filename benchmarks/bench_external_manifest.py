@@ -1,6 +1,6 @@
 """Cost of reading another dbt project's manifest.json for external consumers (issue #25).
 
-Builds a manifest in the shape dbt writes (tests/corpus/dbt-mesh/) with N models
+Builds a manifest in the shape dbt writes (tests/lineage/dbt_mesh/) with N models
 of a downstream project, R of which read one of K changed upstream models through
 a cross-project ref (dbt style: a ``select *`` CTE, then named columns), and
 times what the gate does with it in a run: the JSON parse, one pass over the
@@ -89,7 +89,7 @@ def main() -> None:
     for _ in range(args.repeat):
         start = time.process_time()
         matcher = DatasetMatcher(datasets)
-        reads = read_manifest(data, "m.json", "spark", lambda u: bool(matcher.match(u) & ids))
+        reads = read_manifest(data, "m.json", "spark", lambda u, m=matcher: bool(m.match(u) & ids))
         matcher.reads_of(reads)
         times.append(time.process_time() - start)
     print(

@@ -3,7 +3,7 @@
 A cross-project ``ref('jaffle_platform', 'stg_orders')`` appears in the
 downstream project's manifest as ``model.jaffle_platform.stg_orders`` in the
 reading node's ``depends_on.nodes`` (checked with dbt-core 1.10 and dbt-loom,
-tests/corpus/dbt-mesh/). Each node of the manifest's own project (models,
+tests/lineage/dbt_mesh/). Each node of the manifest's own project (models,
 snapshots, analyses, exposures) that depends on a node of *another* project is
 a reader of it, named ``<project>.<node>`` with its ``original_file_path``.
 

@@ -1,4 +1,4 @@
-"""A real git repository holding the upstream dbt project of tests/corpus/dbt-mesh/.
+"""A real git repository holding the upstream dbt project of tests/lineage/dbt_mesh/.
 
 ``jaffle_platform`` (its ``stg_orders`` contract, and ``stg_payments`` which no
 other project reads) lives in the repository; the downstream ``jaffle_finance``
@@ -17,9 +17,9 @@ from typing import ClassVar
 
 from tests.gitrepo import GitRepo
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "dbt-mesh"
-FINANCE = (CORPUS / "jaffle_finance.manifest.json").read_bytes()
-FINANCE_PARSED = (CORPUS / "jaffle_finance.parsed.manifest.json").read_bytes()
+FIXTURES = Path(__file__).resolve().parent / "dbt_mesh"
+FINANCE = (FIXTURES / "jaffle_finance.manifest.json").read_bytes()
+FINANCE_PARSED = (FIXTURES / "jaffle_finance.parsed.manifest.json").read_bytes()
 PROPERTIES = "models/_models.yml"
 
 MODELS = """models:

@@ -4,7 +4,7 @@ Usage (in a scratch virtualenv, never the project's):
 
     python -m venv /tmp/dbtvenv
     /tmp/dbtvenv/bin/pip install dbt-core==1.10.23 dbt-duckdb==1.10.1 dbt-loom==0.9.6
-    /tmp/dbtvenv/bin/python tests/corpus/dbt-mesh/regenerate.py
+    /tmp/dbtvenv/bin/python tests/lineage/dbt_mesh/regenerate.py
 
 It copies ``projects/`` to a temporary folder, runs ``dbt compile`` in
 ``jaffle_platform`` and then in ``jaffle_finance`` (whose cross-project
