@@ -247,3 +247,11 @@ def test_an_openlineage_source_without_its_reader_is_a_warning(tmp_path: Path) -
             in n
             for n in report["notices"]
         )
+
+
+def test_a_path_into_dot_git_is_a_warning(tmp_path: Path) -> None:
+    repo = make(tmp_path / "r", "lineage:\n  dbt_manifests: [.git/config]\n")
+    pr_drops(repo, "discount_code")
+    code, report = run(repo)
+    assert code == 1
+    assert any(".git/config was not read" in n for n in report["notices"])
