@@ -167,12 +167,14 @@ def read_manifest(
     dialect: str,
     wanted: Callable[[str], bool],
     columns_of: ColumnsOf = lambda _name: None,
+    tick: Callable[[], object] = lambda: None,
 ) -> list[ExternalRead]:
     """Every read of a ``wanted`` node of another project by this manifest's project.
 
     ``wanted`` is asked with the upstream's unique id (``model.<project>.<model>``):
     only the reads of the changed contracts are analysed, so a large manifest
-    costs its JSON parse and one pass over its nodes.
+    costs its JSON parse and one pass over its nodes. ``tick`` is called before
+    each reader's SQL is analysed: the run's deadline raises there.
     """
     try:
         manifest = json.loads(data)
@@ -200,6 +202,7 @@ def read_manifest(
             parsed = dbt_unique_id(upstream)
             if parsed is None or parsed[0] == (own or "").lower() or not wanted(upstream):
                 continue
+            tick()
             reads.append(
                 _read(node, upstream, project or own, location, sql_dialect, by_id, columns_of)
             )

@@ -83,7 +83,7 @@ def external_reads(
     for location in config.dbt_manifests:
         try:
             data = _bytes(where, location, deadline)
-            reads += read_manifest(data, location, dialect, wanted, columns_of)
+            reads += read_manifest(data, location, dialect, wanted, columns_of, deadline.left)
         except (SourceError, ManifestError) as exc:
             warnings.append(_warning(location, str(exc)))
     read_events = _optional("openlineage", "read_events") if config.openlineage_events else None

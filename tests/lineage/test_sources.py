@@ -205,3 +205,9 @@ def test_columns_of_compiled_sql(sql: str, columns: set[str] | None) -> None:
 
     found = _columns(sql, "duckdb", ("db", "s", "t"), lambda _t: None)
     assert found == (frozenset(columns) if columns is not None else None)
+
+
+def test_the_deadline_stops_the_analysis_of_a_manifest_between_readers() -> None:
+    spent = Deadline(0.0)
+    with pytest.raises(SourceError, match="timed out"):
+        read_manifest(FINANCE, "m.json", "spark", ANY, tick=spent.left)
