@@ -29,6 +29,7 @@ from gate.diff import SeverityFn
 from gate.formats import check_size
 from gate.formats.common import describe
 from gate.limits import DEFAULT_LIMITS, Limits
+from gate.lineage.settings import LineageConfig, parse_lineage
 from gate.model import ContractError
 from gate.rules import Severity
 from gate.yaml_load import YMap, load_yaml
@@ -60,6 +61,7 @@ _KEYS = {
     "allow_empty",
     "consumers",
     "approvals",
+    "lineage",
 }
 
 #: Where consumers live by default; build output and vendored packages are not consumers.
@@ -120,6 +122,8 @@ class Config:
     floor: Config | None = None
     #: Who must approve a break (issue #23); the run reads the base side's only.
     approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    #: Consumers outside the repository (issue #25); the run reads the base side's only.
+    lineage: LineageConfig = field(default_factory=LineageConfig)
 
     def severity_fn(self) -> SeverityFn:
         """(rule, dataset, side) -> severity: catalogue default seen from the
@@ -397,6 +401,7 @@ def parse_config(data: dict[str, Any], path: str) -> Config:
         perspective=perspective,
         consumers=consumers,
         approvals=parse_approvals(data.get("approvals"), path, line_of("approvals")),
+        lineage=parse_lineage(data.get("lineage"), path, line_of("lineage")),
     )
 
 

@@ -41,6 +41,8 @@ from gate.duplicates import declared_elsewhere, duplicates, still_declared
 from gate.formats import parse_contract
 from gate.git import Repo, open_repo
 from gate.limits import DEFAULT_LIMITS, Limits
+from gate.lineage.run import external_step
+from gate.lineage.sources import Where
 from gate.model import Contract, ContractError, ContractWarning, Dataset, UsageError
 from gate.read_sides import read_sides
 from gate.report.base import Report
@@ -208,6 +210,17 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
     changes, consumer_scan = _consumers(
         head, policy, changes, old, new, severity_of, workers, search, trace
     )
+    # Consumers outside the repository, from the base side's lineage: (gate.lineage).
+    changes, lineage_notices = external_step(
+        base.config,
+        head.config,
+        policy.config,
+        Where(base.repo, base.sha, head.commit),
+        changes,
+        [*old, *new],
+        len(consumer_scan.not_analysed),
+        dialect,
+    )
 
     pr_body = settings.pr_body
     acked = acks.apply(
@@ -232,7 +245,7 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
         else None
     )
     approved = approve(base, head, vouched.changes, old, settings.approved_by, settings.reviews)
-    notices = _notices(settings, read, policy, head) + list(approved.notices)
+    notices = _notices(settings, read, policy, head) + list(approved.notices) + lineage_notices
     return Report(
         changes=approved.changes,
         approvals=approved.approvals,

@@ -221,6 +221,9 @@ class Change:
     direction: str | None = None
     #: In-repo readers of the changed element at HEAD (filled by gate.consumers).
     consumers: tuple[Consumer, ...] = ()
+    #: Readers outside the repository (``gate.lineage.external.ExternalRead``,
+    #: not imported: a source-layer value), filled by gate.lineage.attach.
+    external: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         # Findings are made from catalogue rules; an id outside it is a programming

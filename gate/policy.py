@@ -167,6 +167,7 @@ def stricter(base: Config, head: Config) -> tuple[Config, tuple[Relaxation, ...]
         limits=base.limits,
         allow_empty=base.allow_empty and head.allow_empty,
         consumers=_consumers(base.consumers, head.consumers),
+        lineage=base.lineage,  # base side only: gate.lineage.settings
         floor=base,
     )
     file = head.source or base.source or ""

@@ -237,6 +237,16 @@ def change_dict(change: Change) -> dict[str, Any]:
             {"path": c.path, "line": c.line, "object": c.object, "usage": c.usage}
             for c in change.consumers
         ],
+        "external_consumers": [
+            {
+                "source": r.source,
+                "consumer": r.consumer,
+                "dataset": r.dataset,
+                "columns": sorted(r.columns) if r.columns is not None else None,
+                "location": r.location,
+            }
+            for r in change.external
+        ],
     }
 
 

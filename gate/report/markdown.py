@@ -127,14 +127,17 @@ _MAX_CONSUMERS = 25
 
 def _who_reads(report: Report) -> list[str]:
     """A collapsible "Who reads this" list: each explained change and its in-repo readers."""
-    explained = [c for c in report.changes if c.consumers]
+    explained = [c for c in report.changes if c.consumers or c.external]
     lines: list[str] = []
     if explained:
         total = sum(len(c.consumers) for c in explained)
+        outside = sum(len(c.external) for c in explained)
+        counted = f"{total} consumer line(s)" + (
+            f", {outside} consumer(s) outside the repository" if outside else ""
+        )
         lines += [
             "",
-            f"<details><summary>Who reads this ({total} consumer line(s) of "
-            f"{len(explained)} change(s))</summary>",
+            f"<details><summary>Who reads this ({counted} of {len(explained)} change(s))</summary>",
             "",
         ]
         for change in explained:
@@ -145,6 +148,14 @@ def _who_reads(report: Report) -> list[str]:
             extra = len(change.consumers) - _MAX_CONSUMERS
             if extra > 0:
                 lines.append(f"  - … and {extra} more (see the JSON report)")
+            for read in change.external[:_MAX_CONSUMERS]:
+                where = f", {code(read.location)}" if read.location else ""
+                lines.append(
+                    f"  - outside the repository: {code(read.consumer)} ({code(read.source)}{where})"
+                )
+            extra = len(change.external) - _MAX_CONSUMERS
+            if extra > 0:
+                lines.append(f"  - … and {extra} more outside the repository (see the JSON report)")
         lines += ["", "</details>"]
     if report.not_analysed:
         lines += [

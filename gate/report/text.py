@@ -69,6 +69,19 @@ def _consumers(change: Change) -> list[str]:
     return lines
 
 
+def _external(change: Change) -> list[str]:
+    """``read outside the repository by consumer (source, location)`` lines under a change."""
+    lines = [
+        f"      read outside the repository by {r.consumer} ({r.source}"
+        + (f", {r.location})" if r.location else ")")
+        for r in change.external[:_MAX_CONSUMERS]
+    ]
+    extra = len(change.external) - _MAX_CONSUMERS
+    if extra > 0:
+        lines.append(f"      ... and {extra} more external consumer(s) (see --format json)")
+    return lines
+
+
 def _not_analysed(report: Report) -> list[str]:
     lines = [f"CONSUMERS NOT ANALYSED ({len(report.not_analysed)})"]
     for item in report.not_analysed:
@@ -142,6 +155,7 @@ def render(report: Report) -> str:
             lines.append(f"  {change.rule} {change.target}{shown}{mark}{_regraded(change)}")
             lines.append(f"      {change.message}  ({_location(change.path, change.line)})")
             lines += _consumers(change)
+            lines += _external(change)
             lines += [f"      {line}" for line in approval_lines(report.approvals.get(change))]
     if report.unmatched_acknowledgements:
         lines += ["", f"UNMATCHED ACKNOWLEDGEMENTS ({len(report.unmatched_acknowledgements)})"]

@@ -1,0 +1,240 @@
+"""dbt Mesh: the readers in another dbt project's ``manifest.json``.
+
+A cross-project ``ref('jaffle_platform', 'stg_orders')`` appears in the
+downstream project's manifest as ``model.jaffle_platform.stg_orders`` in the
+reading node's ``depends_on.nodes`` (checked with dbt-core 1.10 and dbt-loom,
+tests/lineage/dbt_mesh/). Each node of the manifest's own project (models,
+snapshots, analyses, exposures) that depends on a node of *another* project is
+a reader of it, named ``<project>.<node>`` with its ``original_file_path``.
+
+Which columns it reads comes from its ``compiled_code`` (a manifest written by
+``dbt compile``/``build``), analysed like an in-repo SQL file
+(``gate.consumers.sql``): a ``SELECT *`` or SQL sqlglot cannot read gives
+``columns=None`` (reads every column), and so does a manifest without compiled
+SQL (``dbt parse``). Nothing is rendered or run: the manifest is data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import sqlglot
+import sqlglot.errors
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from gate.consumers.names import split_name
+from gate.consumers.sql import Budget, ColumnsOf, SqlError, TableName, analyse, table_name
+from gate.lineage.external import ExternalRead
+from gate.lineage.matching import dbt_unique_id
+
+#: Node types whose ``depends_on`` makes them readers.
+_READERS = ("model", "snapshot", "analysis", "exposure", "test")
+
+#: dbt adapter types whose SQL sqlglot reads under another name.
+_DIALECTS = {"databricks": "databricks", "spark": "spark", "sqlserver": "tsql", "synapse": "tsql"}
+
+
+class ManifestError(Exception):
+    """Not a dbt manifest the gate can read; the message says why, in one line."""
+
+
+def _project(manifest: dict[str, Any]) -> str | None:
+    metadata = manifest.get("metadata")
+    name = metadata.get("project_name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _nodes(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for key in ("nodes", "exposures"):
+        group = manifest.get(key) or {}
+        if not isinstance(group, dict):
+            raise ManifestError(f"'{key}' is not a mapping")
+        out += [n for n in group.values() if isinstance(n, dict)]
+    return out
+
+
+def _relation(node: dict[str, Any] | None, unique_id: str) -> TableName:
+    """How the compiled SQL names the upstream table: its relation, else its alias."""
+    if node:
+        relation = node.get("relation_name")
+        if isinstance(relation, str) and relation:
+            return split_name(relation)
+        alias = node.get("alias") or node.get("name")
+        if isinstance(alias, str) and alias:
+            return (alias.lower(),)
+    found = dbt_unique_id(unique_id)
+    if found is None:
+        return ()
+    model, dot_v, version = found[1].partition(".v")
+    return (f"{model}_v{version}",) if dot_v else (model,)  # dbt's relation of a version
+
+
+def _columns(
+    sql: str, dialect: str, upstream: TableName, columns_of: ColumnsOf
+) -> frozenset[str] | None:
+    """The columns of ``upstream`` the SQL reads; ``None`` for a star or unreadable SQL."""
+    try:
+        uses = analyse(sql, dialect, columns_of, budget=Budget())
+    except SqlError:
+        return None
+    size = len(upstream)
+    read: set[str] = set()
+    star = False
+    for use in uses:
+        common = min(size, len(use.table))
+        if not common or use.table[-common:] != upstream[-common:]:
+            continue
+        if use.column == "*":
+            star = True
+        elif use.column is not None:
+            read.add(use.column.lower())
+    if star and _passes_on(sql, dialect, upstream):
+        return None
+    return frozenset(read)
+
+
+def _same(table: TableName, upstream: TableName) -> bool:
+    common = min(len(table), len(upstream))
+    return bool(common) and table[-common:] == upstream[-common:]
+
+
+def _passes_on(sql: str, dialect: str, upstream: TableName) -> bool:
+    """Whether a ``*`` hands the upstream's every column on to the model's output.
+
+    dbt style reads every upstream through ``with x as (select * from {{ ref() }})``
+    and then names the columns it uses: such a star ends inside the model, and
+    the columns named after it are what it reads. A star reaches the output when
+    the final ``SELECT`` (any branch of a union) projects ``*`` or ``x.*`` over
+    the upstream, directly or through CTEs and derived tables that do the same.
+    When in doubt (it does not parse, a shape not followed), it does.
+    """
+    try:
+        statements = sqlglot.parse(sql, read=dialect)
+    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
+        return True
+    for statement in statements:
+        if statement is None:
+            continue
+        query = statement.expression if isinstance(statement, exp.Create) else statement
+        if not isinstance(query, exp.Query):
+            return True
+        try:
+            scopes = traverse_scope(query)
+        except (sqlglot.errors.SqlglotError, RecursionError):
+            return True
+        if scopes and _escapes(scopes[-1], upstream, 0):
+            return True
+    return False
+
+
+def _escapes(scope: Scope, upstream: TableName, depth: int) -> bool:
+    if depth > 32:
+        return True
+    if scope.set_operation_scopes:
+        return any(_escapes(s, upstream, depth + 1) for s in scope.set_operation_scopes)
+    select = scope.expression
+    if not isinstance(select, exp.Select):
+        return True
+    for projection in select.expressions:
+        # What FROM and JOIN select from (``scope.sources`` also holds every CTE).
+        selected = {name: source for name, (_node, source) in scope.selected_sources.items()}
+        if isinstance(projection, exp.Star):
+            names: list[str] = list(selected)
+        elif isinstance(projection, exp.Column) and projection.is_star:
+            names = [projection.table]
+        else:
+            continue
+        for name in names:
+            source = selected.get(name)
+            if isinstance(source, exp.Table):
+                if _same(table_name(source), upstream):
+                    return True
+            elif isinstance(source, Scope):
+                if _escapes(source, upstream, depth + 1):
+                    return True
+            else:
+                return True
+    return False
+
+
+def read_manifest(
+    data: bytes,
+    location: str,
+    dialect: str,
+    wanted: Callable[[str], bool],
+    columns_of: ColumnsOf = lambda _name: None,
+    tick: Callable[[], object] = lambda: None,
+) -> list[ExternalRead]:
+    """Every read of a ``wanted`` node of another project by this manifest's project.
+
+    ``wanted`` is asked with the upstream's unique id (``model.<project>.<model>``):
+    only the reads of the changed contracts are analysed, so a large manifest
+    costs its JSON parse and one pass over its nodes. ``tick`` is called before
+    each reader's SQL is analysed: the run's deadline raises there.
+    """
+    try:
+        manifest = json.loads(data)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ManifestError(f"not JSON: {str(exc)[:120]}") from None
+    except RecursionError:
+        raise ManifestError("JSON nested too deeply") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("nodes"), dict):
+        raise ManifestError("not a dbt manifest.json (no 'nodes' mapping)")
+    project = _project(manifest)
+    adapter = (manifest.get("metadata") or {}).get("adapter_type")
+    sql_dialect = _DIALECTS.get(adapter, adapter) if isinstance(adapter, str) else dialect
+    by_id = {n.get("unique_id"): n for n in _nodes(manifest)}
+    reads: list[ExternalRead] = []
+    for node in by_id.values():
+        own = node.get("package_name")
+        if node.get("resource_type") not in _READERS or (project and own != project):
+            continue
+        depends = (node.get("depends_on") or {}).get("nodes") or []
+        if not isinstance(depends, list):
+            continue
+        for upstream in depends:
+            if not isinstance(upstream, str):
+                continue
+            parsed = dbt_unique_id(upstream)
+            if parsed is None or parsed[0] == (own or "").lower() or not wanted(upstream):
+                continue
+            tick()
+            reads.append(
+                _read(node, upstream, project or own, location, sql_dialect, by_id, columns_of)
+            )
+    return reads
+
+
+def _read(
+    node: dict[str, Any],
+    upstream: str,
+    project: str | None,
+    location: str,
+    dialect: str,
+    by_id: dict[Any, dict[str, Any]],
+    columns_of: ColumnsOf,
+) -> ExternalRead:
+    name = str(node.get("name") or node.get("unique_id"))
+    if node.get("version") is not None:
+        name = f"{name}.v{node['version']}"
+    compiled = node.get("compiled_code")
+    columns = None
+    if isinstance(compiled, str) and compiled.strip() and node.get("resource_type") != "exposure":
+        try:
+            columns = _columns(
+                compiled, dialect, _relation(by_id.get(upstream), upstream), columns_of
+            )
+        except ValueError:  # an adapter sqlglot does not know
+            columns = None
+    path = node.get("original_file_path")
+    return ExternalRead(
+        source=f"dbt-mesh:{project or location}",
+        consumer=f"{project}.{name}" if project else name,
+        dataset=upstream,
+        columns=columns,
+        location=path if isinstance(path, str) and path else location,
+    )

@@ -1,0 +1,146 @@
+"""Reading one external source's bytes: a file in the repository or an https URL.
+
+Bounded in size and time, never through a shell. The locations come from the
+base side's config (``gate.lineage.settings``), yet what they serve is still
+untrusted: a manifest is as big as another team makes it, a server can stall.
+
+- **A path** is read at the base commit, through git, like every base-side
+  file. When the base commit does not hold it (a CI artifact downloaded next to
+  the checkout, untracked), it is read from the working tree, inside the
+  repository, unless the pull request's HEAD commit holds a file there: that
+  file is the pull request's own, and a pull request does not choose the
+  evidence its severity is graded on.
+- **A URL** must be ``https://``; ``http://`` only to ``127.0.0.1``,
+  ``localhost`` or ``[::1]`` (a sidecar, and the tests). Redirects are followed
+  only to URLs that pass the same rule.
+- **Size**: at most ``MAX_SOURCE_BYTES``; a bigger answer is refused, not cut.
+- **Time**: every source of a run shares one deadline (``timeout_seconds``).
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from gate.git import Repo
+from gate.git.paths import TooLarge, relpath
+from gate.model import GateError
+
+#: Bytes of one external source (a large dbt project's manifest is ~30 MB).
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
+
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+_CHUNK = 1 << 16
+
+
+class SourceError(Exception):
+    """A source that could not be read; the message says why, in one line."""
+
+
+@dataclass
+class Deadline:
+    """The time every external source of one run shares."""
+
+    at: float
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(time.monotonic() + seconds)
+
+    def left(self) -> float:
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise SourceError("timed out (lineage.timeout_seconds)")
+        return left
+
+
+def is_url(location: str) -> bool:
+    return "://" in location
+
+
+def check_url(url: str) -> str:
+    """``url`` if the gate may fetch it, else ``SourceError`` saying why."""
+    parts = urllib.parse.urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme == "https" and host:
+        return url
+    if parts.scheme == "http" and host in _LOCAL_HOSTS:
+        return url
+    raise SourceError("only https:// URLs are fetched (http:// only from 127.0.0.1 or localhost)")
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to a URL the gate may fetch itself."""
+
+    def redirect_request(
+        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> Any:
+        check_url(newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def fetch_url(url: str, deadline: Deadline, max_bytes: int = MAX_SOURCE_BYTES) -> bytes:
+    """The body of ``url``, bounded in size and time."""
+    check_url(url)
+    opener = urllib.request.build_opener(_Redirects())
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    try:
+        with opener.open(request, timeout=deadline.left()) as response:
+            declared = response.headers.get("Content-Length")
+            if declared and declared.isdigit() and int(declared) > max_bytes:
+                raise SourceError(f"{int(declared):,} bytes is over the {max_bytes:,}-byte bound")
+            chunks: list[bytes] = []
+            size = 0
+            while True:
+                deadline.left()
+                chunk = response.read(_CHUNK)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > max_bytes:
+                    raise SourceError(f"more than {max_bytes:,} bytes")
+                chunks.append(chunk)
+            return b"".join(chunks)
+    except urllib.error.HTTPError as exc:
+        raise SourceError(f"HTTP {exc.code} {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        raise SourceError(f"unreachable: {exc.reason}") from None
+    except TimeoutError:
+        raise SourceError("timed out (lineage.timeout_seconds)") from None
+    except OSError as exc:
+        raise SourceError(f"unreachable: {exc}") from None
+
+
+def read_path(
+    repo: Repo,
+    base_commit: str,
+    head_commit: str | None,
+    path: str,
+    max_bytes: int = MAX_SOURCE_BYTES,
+) -> bytes:
+    """A source file at the base commit, else an untracked one in the working tree."""
+    try:
+        rel = relpath(path)
+        found, over = repo.read_files_within(base_commit, [rel], max_bytes)
+        if rel in over:
+            raise SourceError(f"{over[rel]:,} bytes is over the {max_bytes:,}-byte bound")
+        if rel in found:
+            return found[rel]
+        if head_commit is not None and repo.existing(head_commit, [rel]):
+            raise SourceError(
+                "not on the base branch, and this pull request adds it; a pull request "
+                "does not supply the evidence it is judged on"
+            )
+        if not repo.safe_path(rel).is_file():
+            raise SourceError("no such file at the base commit or in the working tree")
+        return repo.read_worktree(rel, max_bytes)
+    except TooLarge as exc:
+        raise SourceError(f"{exc.size:,} bytes is over the {exc.limit:,}-byte bound") from None
+    except GateError as exc:  # a path that leaves the repository, a git failure
+        raise SourceError(str(exc)) from None
+    except OSError as exc:
+        raise SourceError(f"unreadable: {exc.strerror or exc}") from None

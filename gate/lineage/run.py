@@ -1,0 +1,90 @@
+"""The run's external-consumer step: base-side sources read, reads attached, severity graded.
+
+Plain values in (the engine hands over its sides' repository and commits), so
+this stays below the run steps (docs/architecture.md). Nothing is read unless
+the base side's ``lineage:`` names a source or switches usage-aware severity
+on, and the run has a breaking change that wants consumers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gate.config import Config
+from gate.consumers.impact import wants_consumers
+from gate.consumers.names import NameIndex
+from gate.consumers.sql import ColumnsOf, TableName
+from gate.lineage.attach import Evidence, attach, usage_aware
+from gate.lineage.matching import DatasetMatcher
+from gate.lineage.sources import Where, changed_notice, external_reads
+from gate.model import Change, Dataset
+
+
+def _columns_of(datasets: Sequence[Dataset]) -> ColumnsOf:
+    """A contracted table's columns (both sides'), to attribute unqualified columns."""
+    index = NameIndex(datasets)
+    columns: dict[str, set[str]] = {}
+    for d in datasets:
+        columns.setdefault(d.id, set()).update(c.name.lower() for c in d.columns)
+
+    def of(table: TableName) -> frozenset[str] | None:
+        ids = index.lookup(table)
+        if not ids:
+            return None
+        return frozenset(name for i in ids for name in columns.get(i, ()))
+
+    return of
+
+
+def external_step(
+    base: Config,
+    head: Config,
+    run: Config,
+    where: Where,
+    changes: list[Change],
+    datasets: Sequence[Dataset],
+    not_analysed: int,
+    dialect: str,
+) -> tuple[list[Change], list[str]]:
+    """(changes, notices): external readers attached, usage-aware grades applied.
+
+    ``base``/``head``: each side's config (only the base's ``lineage:`` is used;
+    a HEAD edit is a notice); ``run``: the run's effective config (consumer
+    search on or off, ``consumers.tables``); ``not_analysed``: consumer files
+    the in-repo search could not read.
+    """
+    notices = changed_notice(base.lineage, head.lineage, head.source or base.source)
+    lineage = base.lineage
+    if not lineage.active:
+        return changes, notices
+    wanting = [c for c in changes if wants_consumers(c)]
+    if not wanting:
+        return changes, notices
+    ids = {d for c in wanting for d in (c.dataset, c.old_dataset) if d}
+    matcher = DatasetMatcher(datasets, lineage.datasets, run.consumers.tables)
+    memo: dict[str, bool] = {}
+
+    def wanted(name: str) -> bool:
+        if name not in memo:
+            memo[name] = bool(matcher.match(name) & ids)
+        return memo[name]
+
+    names = [n for i in sorted(ids) for n in lineage.datasets.get(i, ())]
+    reads, warnings = (
+        external_reads(lineage, where, wanted, names, dialect, _columns_of(datasets))
+        if lineage.sources
+        else ([], [])
+    )
+    changes = attach(changes, matcher.reads_of(reads))
+    notices += warnings
+    if lineage.usage_aware_severity:
+        gaps: list[str] = []
+        if warnings:
+            gaps.append(f"{len(warnings)} lineage source(s) could not be read")
+        if not run.consumers.enabled:
+            gaps.append("the in-repository consumer search is off (consumers: false)")
+        if not_analysed:
+            gaps.append(f"{not_analysed} consumer file(s) could not be analysed")
+        changes, more = usage_aware(changes, Evidence(len(lineage.sources), tuple(gaps)))
+        notices += more
+    return changes, notices

@@ -1,0 +1,1 @@
+select * from {{ ref('jaffle_platform', 'stg_orders') }}

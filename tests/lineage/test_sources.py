@@ -1,0 +1,213 @@
+"""The pieces under the step: fetching, the dbt manifest reader, matching, the grade."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gate import rules
+from gate.lineage.attach import Evidence, attach, usage_aware
+from gate.lineage.dbt_mesh import ManifestError, read_manifest
+from gate.lineage.external import ExternalRead
+from gate.lineage.fetch import Deadline, SourceError, check_url, fetch_url
+from gate.lineage.matching import DatasetMatcher
+from gate.model import Change, Consumer, Dataset
+from gate.rules import Severity
+from tests.lineage.mesh_repo import FINANCE, serve
+
+ANY = lambda _name: True  # noqa: E731
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com/m.json",
+        "ftp://example.com/m.json",
+        "file:///etc/passwd",
+        "http://10.0.0.1/m.json",
+        "https:///nohost",
+    ],
+)
+def test_only_https_and_local_http_are_fetched(url: str) -> None:
+    with pytest.raises(SourceError, match="only https:// URLs"):
+        check_url(url)
+    assert check_url("https://ci.example/m.json")
+    assert check_url("http://localhost:8080/m.json")
+
+
+def test_a_redirect_to_plain_http_elsewhere_is_refused() -> None:
+    import http.server
+    import threading
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", "http://example.com/m.json")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(SourceError, match="only https://"):
+            fetch_url(f"http://127.0.0.1:{server.server_address[1]}/", Deadline.after(5))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_answer_over_the_bound_is_refused_not_cut() -> None:
+    with serve({"/big": b"x" * 5000}) as (url, _hits):
+        with pytest.raises(SourceError, match="over the 1,000-byte bound"):
+            fetch_url(f"{url}/big", Deadline.after(5), max_bytes=1000)
+        assert fetch_url(f"{url}/big", Deadline.after(5), max_bytes=5000) == b"x" * 5000
+
+
+def test_a_spent_deadline_fetches_nothing() -> None:
+    with serve({"/m": b"{}"}) as (url, hits), pytest.raises(SourceError, match="timed out"):
+        fetch_url(f"{url}/m", Deadline(0.0))
+    assert hits == []
+
+
+def test_the_reader_asks_only_about_wanted_upstreams() -> None:
+    asked: list[str] = []
+    reads = read_manifest(FINANCE, "m.json", "spark", lambda u: asked.append(u) or False)
+    assert reads == [] and set(asked) == {"model.jaffle_platform.stg_orders"}
+
+
+def test_versions_and_nodes_of_other_packages() -> None:
+    manifest = {
+        "metadata": {"project_name": "finance", "adapter_type": "snowflake"},
+        "nodes": {
+            "model.finance.rev.v2": {
+                "unique_id": "model.finance.rev.v2",
+                "name": "rev",
+                "version": 2,
+                "resource_type": "model",
+                "package_name": "finance",
+                "original_file_path": "models/rev_v2.sql",
+                "depends_on": {"nodes": ["model.platform.orders.v3", "model.finance.x"]},
+                "compiled_code": 'select "AMOUNT" from analytics.platform.orders_v3',
+            },
+            "model.dbt_utils.helper": {  # a package's own node: not the project's code
+                "unique_id": "model.dbt_utils.helper",
+                "name": "helper",
+                "resource_type": "model",
+                "package_name": "dbt_utils",
+                "depends_on": {"nodes": ["model.platform.orders.v3"]},
+            },
+        },
+    }
+    (read,) = read_manifest(json.dumps(manifest).encode(), "m.json", "spark", ANY)
+    assert read == ExternalRead(
+        "dbt-mesh:finance",
+        "finance.rev.v2",
+        "model.platform.orders.v3",
+        frozenset({"amount"}),
+        "models/rev_v2.sql",
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [(b"\xff", "not JSON"), (b"[1]", "no 'nodes' mapping"), (b'{"nodes": []}', "no 'nodes'")],
+)
+def test_not_a_manifest(data: bytes, why: str) -> None:
+    with pytest.raises(ManifestError, match=why):
+        read_manifest(data, "m.json", "spark", ANY)
+
+
+def _dbt(name: str, project: str | None) -> Dataset:
+    return Dataset(id=name, path="models/_models.yml", format="dbt", project=project)
+
+
+def test_matching_rules() -> None:
+    datasets = [
+        _dbt("stg_orders", "platform"),
+        _dbt("orders.v2", "platform"),
+        Dataset(id="lake/shop/customers", path="c.yaml", format="soda"),
+        Dataset(id="payments", path="p.yaml", format="soda"),
+    ]
+    matcher = DatasetMatcher(
+        datasets, {"payments": ["kafka://broker/payments-topic"]}, {"payments": ["pay_v"]}
+    )
+    assert matcher.match("model.platform.stg_orders") == {"stg_orders"}
+    assert matcher.match("model.other.stg_orders") == set()  # another project's model
+    assert matcher.match("model.platform.orders.v2") == {"orders.v2"}
+    assert matcher.match("postgres://db:5432/shop.customers") == {"lake/shop/customers"}
+    assert matcher.match('"analytics"."other"."customers"') == set()
+    assert matcher.match("KAFKA://broker/payments-topic") == {"payments"}
+    assert matcher.match("warehouse.pay_v") == {"payments"}  # consumers.tables names too
+    assert matcher.match("snowflake://acct/db.sch.unknown") == set()
+
+
+def _removed(dataset: str, column: str | None, **kw: object) -> Change:
+    rule = rules.COLUMN_REMOVED if column else rules.MODEL_REMOVED
+    change = Change.of(rule, Severity.ERROR, dataset, "m.yml", 3, "gone", column=column)
+    return change if not kw else Change(**{**change.__dict__, **kw})
+
+
+def test_attach_keeps_reads_of_the_column_and_whole_table_reads() -> None:
+    reads = [
+        ExternalRead("s", "a", "x", frozenset({"amount"})),
+        ExternalRead("s", "b", "x", frozenset({"other"})),
+        ExternalRead("s", "c", "x", None),
+    ]
+    (column,) = attach([_removed("orders", "amount")], {"orders": reads})
+    assert [r.consumer for r in column.external] == ["a", "c"]
+    (model,) = attach([_removed("orders", None)], {"orders": reads})
+    assert [r.consumer for r in model.external] == ["a", "b", "c"]
+
+
+def test_only_consumer_side_rules_are_graded() -> None:
+    narrowed = Change.of(
+        rules.TYPE_NARROWED, Severity.ERROR, "o", "m.yml", 3, "n", column="a", before="BIGINT"
+    )
+    renamed = Change.of(rules.COLUMN_RENAMED, Severity.ERROR, "o", "m.yml", 3, "r", column="b")
+    removed = _removed("o", "c")
+    read = _removed("o", "d", consumers=(Consumer("x.sql", 1, "x", "selected"),))
+    out, notices = usage_aware([narrowed, renamed, removed, read], Evidence(2))
+    assert [c.severity for c in out] == [
+        Severity.ERROR,
+        Severity.ERROR,
+        Severity.WARNING,
+        Severity.ERROR,
+    ]
+    assert out[2].message == (
+        "gone; graded warning (lineage.usage_aware_severity): no reader found in the "
+        "repository or in 2 external sources"
+    )
+    assert notices == []
+    kept, notices = usage_aware([removed], Evidence(1, ("1 lineage source(s) could not be read",)))
+    assert kept[0].severity is Severity.ERROR and notices
+
+
+@pytest.mark.parametrize(
+    ("sql", "columns"),
+    [
+        # dbt style: every upstream through a star CTE, then the columns named
+        ("with p as (select * from db.s.t) select p.a, p.b from p", {"a", "b"}),
+        ("select a from (select * from db.s.t) x", {"a"}),
+        ("select count(*) from db.s.t", set()),
+        # a star in the model's own output passes every column on
+        ("with p as (select * from db.s.t) select * from p", None),
+        ("with p as (select * from db.s.t) select p.* from p", None),
+        ("select 1 as z union all select * from db.s.t", None),
+        ("select from where", None),  # sqlglot cannot read it: every column
+    ],
+)
+def test_columns_of_compiled_sql(sql: str, columns: set[str] | None) -> None:
+    from gate.lineage.dbt_mesh import _columns
+
+    found = _columns(sql, "duckdb", ("db", "s", "t"), lambda _t: None)
+    assert found == (frozenset(columns) if columns is not None else None)
+
+
+def test_the_deadline_stops_the_analysis_of_a_manifest_between_readers() -> None:
+    spent = Deadline(0.0)
+    with pytest.raises(SourceError, match="timed out"):
+        read_manifest(FINANCE, "m.json", "spark", ANY, tick=spent.left)
