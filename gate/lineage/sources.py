@@ -13,7 +13,6 @@ nothing. The sources are the base side's (``gate.lineage.settings``).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -22,12 +21,8 @@ from gate.git import Repo
 from gate.lineage.dbt_mesh import ManifestError, read_manifest
 from gate.lineage.external import ExternalRead
 from gate.lineage.fetch import Deadline, SourceError, fetch_url, is_url, read_path
+from gate.lineage.openlineage import EventsResult, LineageSourceError
 from gate.lineage.settings import LineageConfig
-
-#: What a run says when an OpenLineage source is configured but its reader is not
-#: part of this build (the modules of gate/lineage/openlineage.py and marquez.py).
-OPENLINEAGE_MISSING = "OpenLineage source not available in this build"
-
 
 @dataclass(frozen=True)
 class Where:
@@ -50,16 +45,6 @@ def _bytes(where: Where, location: str, deadline: Deadline) -> bytes:
         return fetch_url(location, deadline)
     deadline.left()
     return read_path(where.repo, where.base_commit, where.head_commit, location)
-
-
-def _optional(module: str, name: str) -> Callable[..., list[ExternalRead]] | None:
-    """A function of another source module, or ``None`` when this build has none."""
-    try:
-        found = importlib.import_module(f"gate.lineage.{module}")
-    except ImportError:
-        return None
-    function = getattr(found, name, None)
-    return function if callable(function) else None
 
 
 def external_reads(
@@ -86,23 +71,41 @@ def external_reads(
             reads += read_manifest(data, location, dialect, wanted, columns_of, deadline.left)
         except (SourceError, ManifestError) as exc:
             warnings.append(_warning(location, str(exc)))
-    read_events = _optional("openlineage", "read_events") if config.openlineage_events else None
     for location in config.openlineage_events:
-        if read_events is None:
-            warnings.append(_warning(location, OPENLINEAGE_MISSING))
-            continue
         try:
-            text = _bytes(where, location, deadline).decode("utf-8")
-            reads += [r for r in read_events(text, location) if wanted(r.dataset)]
-        except SourceError as exc:
+            found = _events(_bytes(where, location, deadline), location)
+        except (SourceError, LineageSourceError) as exc:
             warnings.append(_warning(location, str(exc)))
-        except UnicodeDecodeError:
-            warnings.append(_warning(location, "not UTF-8 text"))
-        except Exception as exc:  # the reader's LineageSourceError, or a bug: never exit 2
-            warnings.append(_warning(location, str(exc) or type(exc).__name__))
+            continue
+        reads += [r for r in found.reads if wanted(r.dataset)]
+        warnings += _skipped(location, found.warnings)
     if config.openlineage_api:
         warnings += _api(config.openlineage_api, names, wanted, deadline, reads)
     return reads, warnings
+
+
+def _events(data: bytes, location: str) -> EventsResult:
+    from gate.lineage.openlineage import read_events_with_warnings
+
+    return read_events_with_warnings(data, location)
+
+
+#: Skipped lines of one export listed before the rest are counted.
+SKIPPED_LISTED = 5
+
+
+def _skipped(location: str, skipped: Sequence[str]) -> list[str]:
+    """Lines of an export that were not read: named, so a reader is never lost silently."""
+    if not skipped:
+        return []
+    listed = "; ".join(skipped[:SKIPPED_LISTED])
+    more = len(skipped) - SKIPPED_LISTED
+    tail = f" (and {more} more)" if more > 0 else ""
+    return [
+        f"lineage source {location}: {len(skipped)} part(s) not read, so the readers they "
+        f"name are not listed and usage-aware severity lowers nothing in this run: "
+        f"{listed}{tail}"
+    ]
 
 
 def _api(
@@ -113,9 +116,8 @@ def _api(
     reads: list[ExternalRead],
 ) -> list[str]:
     """Ask a Marquez-compatible lineage API about the mapped datasets; warnings back."""
-    fetch_reads = _optional("marquez", "fetch_reads")
-    if fetch_reads is None:
-        return [_warning(url, OPENLINEAGE_MISSING)]
+    from gate.lineage.marquez import fetch_reads  # only when an API is configured
+
     if not names:
         return [
             _warning(
@@ -127,10 +129,8 @@ def _api(
     try:
         timeout = deadline.left()
         reads += [r for r in fetch_reads(url, list(names), timeout) if wanted(r.dataset)]
-    except SourceError as exc:
+    except (SourceError, LineageSourceError) as exc:
         return [_warning(url, str(exc))]
-    except Exception as exc:  # the reader's LineageSourceError, or a bug: never exit 2
-        return [_warning(url, str(exc) or type(exc).__name__)]
     return []
 
 

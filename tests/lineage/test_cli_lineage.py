@@ -233,20 +233,71 @@ def test_a_path_outside_the_repository_is_a_warning(tmp_path: Path) -> None:
     assert any("../outside.json was not read" in n and "leaves" in n for n in report["notices"])
 
 
-def test_an_openlineage_source_without_its_reader_is_a_warning(tmp_path: Path) -> None:
+SPARK_EVENTS = (Path(__file__).parent / "data" / "spark-orders.jsonl").read_bytes()
+ENRICHMENT = "spark_jobs/orders_enrichment.execute_insert_into_hadoop_fs_relation_command"
+EXPORT = "spark_jobs/orders_export.execute_save_into_data_source_command"
+
+
+def _jobs(change: dict) -> set[str]:
+    return {r["consumer"] for r in change["external_consumers"]}
+
+
+def test_openlineage_events_at_the_base_name_the_spark_jobs_that_read_a_column(
+    tmp_path: Path,
+) -> None:
     config = "lineage:\n  openlineage_events: [lineage/events.jsonl]\n"
-    repo = make(tmp_path / "r", config, {"lineage/events.jsonl": "{}\n"})
-    pr_drops(repo, "discount_code")
+    repo = make(tmp_path / "r", config, {"lineage/events.jsonl": SPARK_EVENTS})
+    pr_drops(repo, "amount")
     code, report = run(repo)
     assert code == 1
-    try:
-        import gate.lineage.openlineage  # noqa: F401
-    except ImportError:
-        assert any(
-            "lineage/events.jsonl was not read (OpenLineage source not available in this build)"
-            in n
-            for n in report["notices"]
+    jobs = _jobs(removed(report, "amount"))
+    # orders_enrichment's column lineage reads amount; orders_export has no column
+    # lineage (it may read any column); customer_orders reads customer_id only.
+    assert any(j.startswith(ENRICHMENT) for j in jobs), jobs
+    assert any(j.startswith(EXPORT) for j in jobs), jobs
+    assert not any("customer_orders" in j for j in jobs), jobs
+    assert not [n for n in report["notices"] if "lineage source" in n]
+    assert not [c for c in report["changes"] if c["rule"] == "consumer_broken"]
+
+
+def test_openlineage_events_with_a_broken_line_name_it_and_lower_nothing(tmp_path: Path) -> None:
+    config = (
+        "lineage:\n  openlineage_events: [lineage/events.jsonl]\n  usage_aware_severity: true\n"
+    )
+    events = b"{not json\n" + SPARK_EVENTS
+    repo = make(tmp_path / "r", config, {"lineage/events.jsonl": events})
+    pr_drops(repo, "ordered_at")
+    code, report = run(repo)
+    change = removed(report, "ordered_at")
+    assert any(j.startswith(EXPORT) for j in _jobs(change))
+    assert code == 1 and change["severity"] == "error"
+    assert any("lineage/events.jsonl: 1 part(s) not read" in n and ":1:" in n for n in report["notices"])
+
+
+def test_a_lineage_api_on_127_0_0_1_names_the_jobs_that_read_a_mapped_dataset(
+    tmp_path: Path,
+) -> None:
+    import urllib.parse
+
+    from tests.lineage.test_marquez import NAME, NAMESPACE, NODE, lineage_graph
+
+    query = urllib.parse.urlencode({"nodeId": NODE, "depth": 1})
+    body = json.dumps(lineage_graph()).encode()
+    with serve({f"/api/v1/lineage?{query}": body}) as (url, hits):
+        config = (
+            f"lineage:\n  openlineage_api: {url}/api/v1\n"
+            f"  datasets:\n    stg_orders: ['{NAMESPACE}/{NAME}']\n"
         )
+        repo = make(tmp_path / "r", config)
+        pr_drops(repo, "discount_code")
+        code, report = run(repo)
+    assert code == 1
+    assert hits == [f"/api/v1/lineage?{query}"]
+    assert not [n for n in report["notices"] if "lineage source" in n], report["notices"]
+    assert _jobs(removed(report, "discount_code")) == {
+        "spark_jobs/orders_enrichment.fct_orders",
+        "airflow/exports.orders_to_s3",
+    }
 
 
 def test_a_path_into_dot_git_is_a_warning(tmp_path: Path) -> None:
