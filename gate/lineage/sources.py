@@ -24,6 +24,7 @@ from gate.lineage.fetch import Deadline, SourceError, fetch_url, is_url, read_pa
 from gate.lineage.openlineage import EventsResult, LineageSourceError
 from gate.lineage.settings import LineageConfig
 
+
 @dataclass(frozen=True)
 class Where:
     """Where the run reads path sources: the repository, its base and HEAD commits."""

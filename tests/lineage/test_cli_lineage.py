@@ -271,7 +271,9 @@ def test_openlineage_events_with_a_broken_line_name_it_and_lower_nothing(tmp_pat
     change = removed(report, "ordered_at")
     assert any(j.startswith(EXPORT) for j in _jobs(change))
     assert code == 1 and change["severity"] == "error"
-    assert any("lineage/events.jsonl: 1 part(s) not read" in n and ":1:" in n for n in report["notices"])
+    assert any(
+        "lineage/events.jsonl: 1 part(s) not read" in n and ":1:" in n for n in report["notices"]
+    )
 
 
 def test_a_lineage_api_on_127_0_0_1_names_the_jobs_that_read_a_mapped_dataset(
