@@ -253,6 +253,31 @@ class GitHub:
             return None
         return isinstance(data, dict) and data.get("state") == "active"
 
+    def requested_reviewers(self, number: int) -> tuple[set[str], set[str]]:
+        """Who is asked for a review now: lower-cased user logins and team slugs."""
+        url = f"{self.repo_url}/pulls/{_number(number)}/requested_reviewers"
+        data = self.call("GET", url).data
+        if not isinstance(data, dict):
+            raise ApiError("the answer is not a list of requested reviewers")
+
+        def names(key: str, field_name: str) -> set[str]:
+            items = data.get(key)
+            return {
+                item[field_name].lower()
+                for item in (items if isinstance(items, list) else [])
+                if isinstance(item, dict) and isinstance(item.get(field_name), str)
+            }
+
+        return names("users", "login"), names("teams", "slug")
+
+    def request_reviewers(self, number: int, users: list[str], teams: list[str]) -> None:
+        """``POST .../requested_reviewers``: ask ``users`` (logins) and ``teams`` (slugs)."""
+        for name in (*users, *teams):
+            if not _NAME.match(name):
+                raise ApiError(f"not a user or team name: {describe(name, 40)}")
+        url = f"{self.repo_url}/pulls/{_number(number)}/requested_reviewers"
+        self.call("POST", url, {"reviewers": users, "team_reviewers": teams})
+
     def create_comment(self, number: int, body: str) -> tuple[int, str]:
         """Post a comment on the pull request; its id and web URL."""
         url = f"{self.repo_url}/issues/{_number(number)}/comments"

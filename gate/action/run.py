@@ -202,6 +202,9 @@ class Action:
         )
         with stage(self.trace, "gate run"):
             report = run(settings)
+        if inputs.request_reviews:
+            with stage(self.trace, "request reviews"):
+                report = self._request_reviews(inputs, pull, event, payload, report)
         target = pull.base_ref if pull else self.group.base_branch if self.group else ""
         if target and not inputs.base and _PLAIN_BRANCH.match(target):
             # "main" reads better than the sha; the sha stays in base.sha
@@ -297,6 +300,36 @@ class Action:
         return ReviewSource(
             api, pull.number, author_of(payload), pull.head_sha, partial(fingerprints_at, settings)
         )
+
+    def _request_reviews(
+        self,
+        inputs: Inputs,
+        pull: PullRequest | None,
+        event: str,
+        payload: dict[str, Any],
+        report: Report,
+    ) -> Report:
+        """``request-reviews: true``: ask the missing approvers (gate.action.request_reviews)."""
+        if pull is None or event not in ("pull_request", "pull_request_review"):
+            self.console.info(f"request-reviews: not on a '{event}' event")
+            return report
+        if not inputs.github_token:
+            self.console.info("request-reviews: no github-token, nobody asked")
+            return report
+        from gate.action.request_reviews import missing_approvers, request
+        from gate.action.reviews import author_of
+
+        wanted = missing_approvers(
+            report.approvals, report.blocking, author_of(payload), pull.repository.split("/")[0]
+        )
+        try:
+            log, notices = request(self._api(inputs, pull), pull.number, wanted)
+        except ApiError as exc:
+            log, notices = "request-reviews: not asked", [f"request-reviews: {exc}"]
+        self.console.info(log)
+        if not notices:
+            return report
+        return dataclasses.replace(report, notices=(*report.notices, *notices))
 
     def _api(self, inputs: Inputs, pull: PullRequest | MergeGroup) -> GitHub:
         """The REST API for the pull request's repository (``ApiError`` if it cannot be)."""
