@@ -53,6 +53,7 @@ def base_rules(
         )
     codeowners = read_codeowners(repo, base_commit)
     if base.approvals.active:
+        notices += codeowners_notices(codeowners)
         head_owners = read_codeowners(repo, head_commit)
         if (head_owners.source, head_owners.rules, head_owners.errors) != (
             codeowners.source,
@@ -64,6 +65,26 @@ def base_rules(
                 "from the base branch, so the change gives nobody a say in this PR"
             )
     return BaseRules(base.approvals, codeowners, tuple(notices))
+
+
+#: Unreadable CODEOWNERS lines named one by one before "and N more".
+MAX_LINE_NOTICES = 5
+
+
+def codeowners_notices(codeowners: CodeOwners) -> list[str]:
+    """One top-level notice per base-side CODEOWNERS line that cannot be read (file:line: why).
+
+    The changes that need those code owners already say so and stay blocking;
+    the notice says it once, where whoever maintains CODEOWNERS looks first.
+    """
+    lines = codeowners.describe_errors()
+    out = [
+        f"CODEOWNERS line not usable, so breaks that need its code owners stay blocking: {line}"
+        for line in lines[:MAX_LINE_NOTICES]
+    ]
+    if len(lines) > MAX_LINE_NOTICES:
+        out.append(f"CODEOWNERS: {len(lines) - MAX_LINE_NOTICES} more lines not usable")
+    return out
 
 
 def owners_by_dataset(

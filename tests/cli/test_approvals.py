@@ -185,6 +185,28 @@ def test_an_unparseable_codeowners_line_keeps_the_break_blocking(owned: GitRepo)
     assert ".github/CODEOWNERS:2: negation (!) does not work in CODEOWNERS" in missing["error"]
 
 
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "github", "sarif", "junit"])
+def test_an_unparseable_codeowners_line_is_also_a_top_level_notice(
+    owned: GitRepo, fmt: str
+) -> None:
+    owned.checkout("main")
+    owned.write(".github/CODEOWNERS", "* @alice\n/reports/[a-z]* @bob\n/reports/ @bob\n")
+    owned.commit("a range")
+    owned.checkout("feature")
+    owned.git("merge", "-q", "--no-edit", "main")
+    args = ("--base", "main", "--head", "feature", "--approved-by", "bob", "--format", fmt)
+    proc = run_main(owned.path, *args)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the break stays blocking
+    where = ".github/CODEOWNERS:2: character ranges ([ ]) does not work in CODEOWNERS"
+    assert "CODEOWNERS line not usable" in proc.stdout
+    assert ".github/CODEOWNERS:2" in proc.stdout.split("CODEOWNERS line not usable", 1)[1]
+    if fmt == "json":
+        out = json.loads(proc.stdout)
+        [notice] = [n for n in out["notices"] if n.startswith("CODEOWNERS")]
+        assert notice.endswith(where)
+        assert where in out["changes"][0]["approvals"]["missing"][0]["error"]  # and per change
+
+
 def test_codeowners_lookup_order_first_found_wins(owned: GitRepo) -> None:
     owned.checkout("main")
     owned.write("CODEOWNERS", "* @zed\n")  # .github/CODEOWNERS comes first
