@@ -8,13 +8,15 @@ gets a notice instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gate.approvals.codeowners import LOCATIONS, CodeOwners, LineError, parse
-from gate.approvals.owners import contract_owners
+from gate.approvals.owners import Groups, contract_owners
 from gate.approvals.policy import ApprovalPolicy
 from gate.config import Config
+from gate.dbt.projects import ProjectIndex
 from gate.git import Repo
 from gate.model import Dataset
 
@@ -88,9 +90,28 @@ def codeowners_notices(codeowners: CodeOwners) -> list[str]:
 
 
 def owners_by_dataset(
-    repo: Repo, base_commit: str, datasets: Sequence[Dataset], wanted: set[str]
+    repo: Repo,
+    base_commit: str,
+    datasets: Sequence[Dataset],
+    wanted: set[str],
+    projects: ProjectIndex | None = None,
 ) -> dict[str, tuple[str, ...]]:
-    """Each wanted dataset's contract owners, from its base-side file."""
+    """Each wanted dataset's contract owners, from its base-side file.
+
+    ``projects`` (the base side's dbt index) resolves a dbt model's group
+    declared in another properties file of its project, read once per project.
+    """
     chosen = [d for d in datasets if d.id in wanted]
     files = repo.read_optional(base_commit, sorted({d.path for d in chosen}))
-    return {d.id: contract_owners(d, files.get(d.path)) for d in chosen}
+
+    def groups_of(path: str) -> Groups | None:
+        if projects is None:
+            return None
+
+        def read() -> Mapping[str, Any]:
+            project = projects.locate([path]).get(path)
+            return projects.groups(project) if project is not None else {}
+
+        return read
+
+    return {d.id: contract_owners(d, files.get(d.path), groups_of(d.path)) for d in chosen}
