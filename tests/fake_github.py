@@ -21,6 +21,9 @@ GitHub does (as documented at docs.github.com/rest, API version 2022-11-28):
   and ``team_reviewers`` and answers 201, or 422 "Reviews may only be requested
   from collaborators" when a login is not in ``collaborators`` (``None``:
   everyone is one) or is the author (``author``);
+- ``GET /repos/{o}/{r}/git/matching-refs/{prefix}``: the ``refs`` (full ref ->
+  commit sha) that start with ``refs/<prefix>``, as ``[{ref, object: {sha}}]``
+  (an empty list when none does, as GitHub answers);
 - ``POST /repos/{o}/{r}/check-runs`` and ``PATCH /repos/{o}/{r}/check-runs/{id}``:
   only with ``checks=True`` (the token's ``checks: write``), else 403 "Resource
   not accessible by integration" as GitHub answers; the Checks API's limits
@@ -42,7 +45,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 REASONS = {
     401: "Bad credentials",
@@ -80,6 +83,7 @@ class FakeGitHub:
     collaborators: set[str] | None = None
     requested_users: list[str] = field(default_factory=list)
     requested_teams: list[str] = field(default_factory=list)
+    refs: dict[str, str] = field(default_factory=dict)
     _next_id: int = 1000
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -192,6 +196,17 @@ class FakeGitHub:
             return 200, {"number": self.number, "body": self.pull_body, "state": "open"}, {}
         if method == "GET" and path == f"{repo}/pulls/{self.number}/reviews":
             return self._page(parsed.query, self.reviews, "pulls", "reviews")
+        if method == "GET" and path.startswith(f"{repo}/git/matching-refs/"):
+            prefix = "refs/" + unquote(path[len(f"{repo}/git/matching-refs/") :])
+            return (
+                200,
+                [
+                    {"ref": ref, "object": {"sha": sha, "type": "commit"}}
+                    for ref, sha in sorted(self.refs.items())
+                    if ref.startswith(prefix)
+                ],
+                {},
+            )
         if path == f"{repo}/pulls/{self.number}/requested_reviewers":
             return self._requested(method, body)
         member = re.fullmatch(r"/orgs/([^/]+)/teams/([^/]+)/memberships/([^/]+)", path)

@@ -72,6 +72,8 @@ class ReviewSource:
     author: str
     head_sha: str
     fingerprints_at: Fingerprints
+    #: Other logins that never approve here (the authors of a merge group's other PRs).
+    others: frozenset[str] = frozenset()
     _latest: dict[str, Review] | None = None
     _error: str | None = None
     _at: dict[str, frozenset[str] | None] = field(default_factory=dict)
@@ -118,7 +120,7 @@ class ReviewSource:
         requested: set[str] = set()
         notes: list[str] = []
         for key, review in sorted(latest.items()):
-            if key == self.author.lower():
+            if key == self.author.lower() or key in self.others:
                 continue  # the author never approves their own break
             if review.bot and not allow_bots:
                 continue
@@ -143,6 +145,33 @@ class ReviewSource:
                 elif why:
                     notes.append(why)
         return Reviewed(frozenset(approved), frozenset(requested), tuple(dict.fromkeys(notes)))
+
+
+@dataclass
+class GroupReviews:
+    """A merge group's reviews: each of its pull requests' ``ReviewSource``, together.
+
+    A break of the group counts as approved when a review on any of its pull
+    requests approves it (the queue cannot tell which PR added which break:
+    docs/github-action.md, "Batched groups"); a change request on any of them
+    blocks. No author of a pull request in the group approves anything in it.
+    """
+
+    sources: tuple[ReviewSource, ...]
+
+    def __call__(self, change: Change, candidates: frozenset[str], allow_bots: bool) -> Reviewed:
+        said = [source(change, candidates, allow_bots) for source in self.sources]
+        return Reviewed(
+            frozenset().union(*(r.approved for r in said)),
+            frozenset().union(*(r.requested_changes for r in said)),
+            tuple(
+                dict.fromkeys(
+                    f"#{source.number}: {note}"
+                    for source, r in zip(self.sources, said, strict=True)
+                    for note in r.notes
+                )
+            ),
+        )
 
 
 def author_of(payload: dict[str, Any]) -> str:
