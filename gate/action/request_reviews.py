@@ -22,12 +22,17 @@ verdict never depends on it. It needs ``pull-requests: write``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from gate.action.github_api import ApiError, GitHub
 from gate.approvals.decide import Approval
 from gate.model import Change
+
+if TYPE_CHECKING:
+    from gate.action.event import PullRequest
+    from gate.report.base import Report
 
 #: At most this many users and teams are asked in one run (GitHub's own cap is 15 users).
 MAX_REQUESTS = 15
@@ -107,3 +112,26 @@ def request(api: GitHub, number: int, wanted: Wanted) -> tuple[str, list[str]]:
         )
         return "request-reviews: the request failed", notices
     return f"request-reviews: review requested from {asked}", notices
+
+
+def ask(
+    api: Callable[[], GitHub],
+    pull: PullRequest | None,
+    event: str,
+    token: str,
+    payload: dict[str, Any],
+    report: Report,
+) -> tuple[str, list[str]]:
+    """The Action's step: whom to ask after this run, then ``request`` (a log line, notices)."""
+    if pull is None or event not in ("pull_request", "pull_request_review"):
+        return f"request-reviews: not on a '{event}' event", []
+    if not token:
+        return "request-reviews: no github-token, nobody asked", []
+    from gate.action.reviews import author_of
+
+    owner = pull.repository.split("/")[0]
+    wanted = missing_approvers(report.approvals, report.blocking, author_of(payload), owner)
+    try:
+        return request(api(), pull.number, wanted)
+    except ApiError as exc:
+        return "request-reviews: not asked", [f"request-reviews: {exc}"]

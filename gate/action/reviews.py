@@ -22,11 +22,12 @@ note saying so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gate.action.github_api import ApiError, GitHub
+from gate.action.merge_queue import QueuedPull
 from gate.approvals.decide import Reviewed
 from gate.approvals.fingerprint import fingerprint
 from gate.model import Change
@@ -180,3 +181,21 @@ def author_of(payload: dict[str, Any]) -> str:
     user = pull.get("user") if isinstance(pull, dict) else None
     login = user.get("login") if isinstance(user, dict) else None
     return login if isinstance(login, str) else ""
+
+
+def group_reviews(
+    api: GitHub, queued: Sequence[QueuedPull], fingerprints: Fingerprints
+) -> GroupReviews:
+    """Every pull request of a merge group as one review source; no author approves.
+
+    A pull request whose answer names no head commit or no author adds no
+    reviews: which commit its approvals cover, or who may not approve, is unknown.
+    """
+    authors = frozenset(p.author.lower() for p in queued if p.author)
+    return GroupReviews(
+        tuple(
+            ReviewSource(api, p.number, p.author, p.head_sha, fingerprints, authors)
+            for p in queued
+            if p.head_sha and p.author
+        )
+    )

@@ -84,7 +84,7 @@ class Skip(Exception):
 class Action:
     """One run of the Action: inputs and event -> Settings -> the gate -> outputs.
 
-    Why one class of ~240 lines: the steps share what the run has learned so
+    Why one class of ~330 lines: the steps share what the run has learned so
     far (inputs, the pull request or queue entry, notices, the judged report,
     whether the API answers) and each step may end the run with an outcome;
     the work of each step lives in its own module (event, merge_queue, fetch,
@@ -350,23 +350,14 @@ class Action:
 
     def _group_reviews(self, inputs: Inputs, settings: Any) -> Any:
         """A merge group's reviews: every pull request's, no author approving (reviews.py)."""
-        from gate.action.reviews import GroupReviews, ReviewSource
+        from gate.action.reviews import group_reviews
 
-        group = self.group
-        assert group is not None
+        assert self.group is not None
         try:
-            api = self._api(inputs, group)
+            api = self._api(inputs, self.group)
         except ApiError:
             return None
-        authors = frozenset(p.author.lower() for p in self.queued if p.author)
-        fingerprints = partial(fingerprints_at, settings)
-        return GroupReviews(
-            tuple(
-                ReviewSource(api, p.number, p.author, p.head_sha, fingerprints, authors)
-                for p in self.queued
-                if p.head_sha  # without its head, a PR's reviews cover nothing
-            )
-        )
+        return group_reviews(api, self.queued, partial(fingerprints_at, settings))
 
     def _request_reviews(
         self,
@@ -377,26 +368,17 @@ class Action:
         report: Report,
     ) -> Report:
         """``request-reviews: true``: ask the missing approvers (gate.action.request_reviews)."""
-        if pull is None or event not in ("pull_request", "pull_request_review"):
-            self.console.info(f"request-reviews: not on a '{event}' event")
-            return report
-        if not inputs.github_token:
-            self.console.info("request-reviews: no github-token, nobody asked")
-            return report
-        from gate.action.request_reviews import missing_approvers, request
-        from gate.action.reviews import author_of
+        from gate.action.request_reviews import ask
 
-        wanted = missing_approvers(
-            report.approvals, report.blocking, author_of(payload), pull.repository.split("/")[0]
-        )
-        try:
-            log, notices = request(self._api(inputs, pull), pull.number, wanted)
-        except ApiError as exc:
-            log, notices = "request-reviews: not asked", [f"request-reviews: {exc}"]
+        def api() -> GitHub:
+            assert pull is not None
+            return self._api(inputs, pull)
+
+        log, notices = ask(api, pull, event, inputs.github_token, payload, report)
         self.console.info(log)
-        if not notices:
-            return report
-        return dataclasses.replace(report, notices=(*report.notices, *notices))
+        return (
+            dataclasses.replace(report, notices=(*report.notices, *notices)) if notices else report
+        )
 
     def _api(self, inputs: Inputs, pull: PullRequest | MergeGroup) -> GitHub:
         """The REST API for the pull request's repository (``ApiError`` if it cannot be)."""
