@@ -16,6 +16,14 @@ GitHub does (as documented at docs.github.com/rest, API version 2022-11-28):
 - ``GET  /orgs/{org}/teams/{slug}/memberships/{user}``: ``{"state": "active"}``
   for a member of ``teams``, else 404; with ``teams=None`` (the workflow's
   ``GITHUB_TOKEN``, which cannot read members) 403 for every team.
+- ``GET/POST /repos/{o}/{r}/pulls/{n}/requested_reviewers``: who is asked for a
+  review (``requested_users``, ``requested_teams``); a POST adds ``reviewers``
+  and ``team_reviewers`` and answers 201, or 422 "Reviews may only be requested
+  from collaborators" when a login is not in ``collaborators`` (``None``:
+  everyone is one) or is the author (``author``);
+- ``GET /repos/{o}/{r}/git/matching-refs/{prefix}``: the ``refs`` (full ref ->
+  commit sha) that start with ``refs/<prefix>``, as ``[{ref, object: {sha}}]``
+  (an empty list when none does, as GitHub answers);
 - ``POST /repos/{o}/{r}/check-runs`` and ``PATCH /repos/{o}/{r}/check-runs/{id}``:
   only with ``checks=True`` (the token's ``checks: write``), else 403 "Resource
   not accessible by integration" as GitHub answers; the Checks API's limits
@@ -37,7 +45,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 REASONS = {
     401: "Bad credentials",
@@ -71,6 +79,11 @@ class FakeGitHub:
     reviews: list[dict[str, Any]] = field(default_factory=list)
     #: "org/slug" -> member logins; None: the token cannot read team members.
     teams: dict[str, set[str]] | None = None
+    author: str = "dev"
+    collaborators: set[str] | None = None
+    requested_users: list[str] = field(default_factory=list)
+    requested_teams: list[str] = field(default_factory=list)
+    refs: dict[str, str] = field(default_factory=dict)
     _next_id: int = 1000
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -183,6 +196,19 @@ class FakeGitHub:
             return 200, {"number": self.number, "body": self.pull_body, "state": "open"}, {}
         if method == "GET" and path == f"{repo}/pulls/{self.number}/reviews":
             return self._page(parsed.query, self.reviews, "pulls", "reviews")
+        if method == "GET" and path.startswith(f"{repo}/git/matching-refs/"):
+            prefix = "refs/" + unquote(path[len(f"{repo}/git/matching-refs/") :])
+            return (
+                200,
+                [
+                    {"ref": ref, "object": {"sha": sha, "type": "commit"}}
+                    for ref, sha in sorted(self.refs.items())
+                    if ref.startswith(prefix)
+                ],
+                {},
+            )
+        if path == f"{repo}/pulls/{self.number}/requested_reviewers":
+            return self._requested(method, body)
         member = re.fullmatch(r"/orgs/([^/]+)/teams/([^/]+)/memberships/([^/]+)", path)
         if member and method == "GET":
             if self.teams is None:
@@ -204,6 +230,32 @@ class FakeGitHub:
                     comment["body"] = body["body"]
                     return 200, comment, {}
         return 404, {"message": "Not Found"}, {}
+
+    def _requested(self, method: str, body: Any) -> tuple[int, Any, dict[str, str]]:
+        if method == "POST":
+            if not isinstance(body, dict):
+                return 422, {"message": "Validation Failed"}, {}
+            users = body.get("reviewers") or []
+            teams = body.get("team_reviewers") or []
+            for login in users:
+                if login.lower() == self.author.lower() or (
+                    self.collaborators is not None
+                    and login.lower() not in {c.lower() for c in self.collaborators}
+                ):
+                    return 422, {"message": "Reviews may only be requested from collaborators."}, {}
+            self.requested_users += [u for u in users if u not in self.requested_users]
+            self.requested_teams += [t for t in teams if t not in self.requested_teams]
+            return 201, {"number": self.number}, {}
+        if method != "GET":
+            return 404, {"message": "Not Found"}, {}
+        return (
+            200,
+            {
+                "users": [{"login": u, "type": "User"} for u in self.requested_users],
+                "teams": [{"slug": t, "name": t} for t in self.requested_teams],
+            },
+            {},
+        )
 
     def _page(
         self,

@@ -102,7 +102,12 @@ class Answer:
 
 @dataclass
 class GitHub:
-    """One repository's REST API, seen through the workflow's token."""
+    """One repository's REST API, seen through the workflow's token.
+
+    Why one class past 200 lines: one short method per REST call the Action
+    makes (PR, comments, reviews, teams, review requests, queue branches), all
+    over the one ``call`` that holds the deadline, the size cap and the token.
+    """
 
     api_url: str
     repository: str
@@ -193,17 +198,36 @@ class GitHub:
 
     # the calls
 
-    def pull_body(self, number: int) -> str:
-        """The pull request's description as it is now (``""`` when it is empty)."""
+    def pull(self, number: int) -> dict[str, Any]:
+        """The pull request object as it is now (``ApiError`` if the answer is not one)."""
         pull = self.call("GET", f"{self.repo_url}/pulls/{_number(number)}").data
         if not isinstance(pull, dict) or "body" not in pull:
             raise ApiError("the answer is not a pull request")
-        body = pull["body"]
-        if body is None:
-            return ""
-        if not isinstance(body, str):
-            raise ApiError("the pull request body is not text")
-        return body
+        return pull
+
+    def pull_body(self, number: int) -> str:
+        """The pull request's description as it is now (``""`` when it is empty)."""
+        return body_of(self.pull(number))
+
+    def queue_refs(self, base_branch: str) -> list[tuple[str, str]]:
+        """The merge queue's branches for ``base_branch``: (full ref, commit sha) each.
+
+        ``GET /repos/{o}/{r}/git/matching-refs/heads/gh-readonly-queue/<base>/``
+        (the Git database API; ``contents: read``). The answer is not paged.
+        """
+        quoted = urllib.parse.quote(base_branch, safe="/")
+        url = f"{self.repo_url}/git/matching-refs/heads/gh-readonly-queue/{quoted}/"
+        data = self.call("GET", url).data
+        if not isinstance(data, list):
+            raise ApiError("the answer is not a list of refs")
+        out = []
+        for item in data:
+            target = item.get("object") if isinstance(item, dict) else None
+            ref = item.get("ref") if isinstance(item, dict) else None
+            sha = target.get("sha") if isinstance(target, dict) else None
+            if isinstance(ref, str) and isinstance(sha, str):
+                out.append((ref, sha))
+        return out
 
     def comments(self, number: int, max_pages: int = MAX_PAGES) -> Iterator[dict[str, Any]]:
         """The pull request's conversation comments, oldest first, page by page."""
@@ -253,6 +277,31 @@ class GitHub:
             return None
         return isinstance(data, dict) and data.get("state") == "active"
 
+    def requested_reviewers(self, number: int) -> tuple[set[str], set[str]]:
+        """Who is asked for a review now: lower-cased user logins and team slugs."""
+        url = f"{self.repo_url}/pulls/{_number(number)}/requested_reviewers"
+        data = self.call("GET", url).data
+        if not isinstance(data, dict):
+            raise ApiError("the answer is not a list of requested reviewers")
+
+        def names(key: str, field_name: str) -> set[str]:
+            items = data.get(key)
+            return {
+                item[field_name].lower()
+                for item in (items if isinstance(items, list) else [])
+                if isinstance(item, dict) and isinstance(item.get(field_name), str)
+            }
+
+        return names("users", "login"), names("teams", "slug")
+
+    def request_reviewers(self, number: int, users: list[str], teams: list[str]) -> None:
+        """``POST .../requested_reviewers``: ask ``users`` (logins) and ``teams`` (slugs)."""
+        for name in (*users, *teams):
+            if not _NAME.match(name):
+                raise ApiError(f"not a user or team name: {describe(name, 40)}")
+        url = f"{self.repo_url}/pulls/{_number(number)}/requested_reviewers"
+        self.call("POST", url, {"reviewers": users, "team_reviewers": teams})
+
     def create_comment(self, number: int, body: str) -> tuple[int, str]:
         """Post a comment on the pull request; its id and web URL."""
         url = f"{self.repo_url}/issues/{_number(number)}/comments"
@@ -262,6 +311,16 @@ class GitHub:
         """Replace a comment's body; its id and web URL."""
         url = f"{self.repo_url}/issues/comments/{_number(comment)}"
         return comment_ref(self.call("PATCH", url, {"body": body}).data)
+
+
+def body_of(pull: dict[str, Any]) -> str:
+    """A pull request object's description (``""`` when it is empty)."""
+    body = pull.get("body")
+    if body is None:
+        return ""
+    if not isinstance(body, str):
+        raise ApiError("the pull request body is not text")
+    return body
 
 
 def _number(value: object) -> int:

@@ -29,6 +29,7 @@ INPUTS = (
     "pr-body",
     "comment",
     "check-name",
+    "request-reviews",
 )
 
 
@@ -71,6 +72,7 @@ class Inputs:
     pr_body: str = ""
     comment: bool = True
     check_name: str = ""
+    request_reviews: bool = False
 
     @classmethod
     def from_env(cls, env: MutableMapping[str, str]) -> Inputs:
@@ -96,4 +98,5 @@ class Inputs:
             pr_body=get_input(env, "pr-body"),
             comment=_bool(get_input(env, "comment") or "true", "comment"),
             check_name=get_input(env, "check-name"),
+            request_reviews=_bool(get_input(env, "request-reviews"), "request-reviews"),
         )

@@ -8,15 +8,18 @@ to check: what actions/checkout checks out), ``head_ref`` (that branch),
 ``base_sha`` (the group's parent commit) and ``base_ref`` (``refs/heads/main``).
 The branch is named ``gh-readonly-queue/<base branch>/pr-<number>-<sha>``
 (e.g. ``refs/heads/gh-readonly-queue/main/pr-123-<40 hex>``; GitHub's
-"Managing a merge queue" page), one branch and one event per queue entry. An
-entry's parent is the previous entry's head (or the base branch), so
-``base_sha`` to ``head_sha`` is the change of the pull request it names; when
-GitHub builds several entries into one group, that branch names the last of
-them, and breaking changes of the others need their acknowledgement in it too
-(or the queue run fails, never passes unseen).
+"Managing a merge queue" page), one branch per queue entry, at the commit that
+entry adds. When GitHub batches several entries into one group ("merge
+limits"), the event's branch names only the last of them and ``base_sha`` to
+``head_sha`` holds all of them: the others are found from the queue's own
+branches (``other_members``: the entries whose commit lies in that range),
+never from commit messages.
 
-The acknowledgements come from that pull request's description, read through
-the API: a queue run has no description of its own. Without a token or a
+The acknowledgements come from those pull requests' descriptions, read through
+the API: a queue run has no description of its own. A break of the group is
+acknowledged when any pull request of the group acknowledges its dataset, and
+approved when a review on any of them approves it (docs/github-action.md,
+"Batched groups", says why that is the choice and what it allows). Without a token or a
 readable pull request the run fails closed with exit 2 (the gate could not
 establish what was acknowledged: a configuration problem to fix, not a verdict
 on the contracts), never "skipped". The branch name is untrusted text; it is
@@ -31,8 +34,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from gate.action.fetch import validate_sha
-from gate.action.github_api import ApiError, GitHub
+from gate.action.fetch import is_sha, validate_sha
+from gate.action.github_api import ApiError, GitHub, body_of
 from gate.model import UsageError
 
 EVENT = "merge_group"
@@ -108,35 +111,102 @@ def parse_queue_ref(ref: object) -> tuple[str, int]:
     return match["base"], int(match["number"])
 
 
-def group_body(
-    group: MergeGroup, token: str, api: Callable[[], GitHub], log: Callable[[str], None]
-) -> str:
-    """The descriptions of the group's pull requests, read now through the API.
+@dataclass(frozen=True)
+class QueuedPull:
+    """One pull request of the group, as the API shows it now."""
 
-    Fails closed (``UsageError``, exit 2) when one cannot be read: a queue run
-    without them would judge every acknowledged change as unacknowledged, or
-    worse, be tempted to pass.
-    """
-    listed = ", ".join(f"#{n}" for n in group.numbers)
+    number: int
+    body: str
+    #: its author's login ("" when the answer has none)
+    author: str
+    #: its head commit ("" when the answer has none: its reviews then count for nothing)
+    head_sha: str
+
+
+def read_pull(api: GitHub, number: int) -> QueuedPull:
+    """Pull request ``number`` through the API, or ``UsageError`` (exit 2): fail closed."""
+    try:
+        pull = api.pull(number)
+        body = body_of(pull)
+    except ApiError as exc:
+        raise UsageError(
+            f"merge queue: could not read the description of pull request #{number} "
+            f"through the GitHub API ({exc}); its acknowledgements decide this queue "
+            "run, so the gate fails closed (re-run the job when the API answers; the "
+            "token needs pull-requests: read)"
+        ) from None
+    user = pull.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    head = pull.get("head")
+    sha = head.get("sha") if isinstance(head, dict) else None
+    return QueuedPull(
+        number,
+        body,
+        login if isinstance(login, str) else "",
+        sha if isinstance(sha, str) and is_sha(sha) else "",
+    )
+
+
+def _need_token(group: MergeGroup, token: str) -> None:
     if not token:
+        listed = ", ".join(f"#{n}" for n in group.numbers)
         raise UsageError(
             f"merge queue: the acknowledgements are in the description of pull request "
             f"{listed}, which needs the github-token input (the default github.token, "
             "with pull-requests: read); without it the gate cannot judge this queue run"
         )
-    bodies = []
-    for number in group.numbers:
-        try:
-            bodies.append(api().pull_body(number))
-        except ApiError as exc:
-            raise UsageError(
-                f"merge queue: could not read the description of pull request #{number} "
-                f"through the GitHub API ({exc}); its acknowledgements decide this queue "
-                "run, so the gate fails closed (re-run the job when the API answers; the "
-                "token needs pull-requests: read)"
-            ) from None
+
+
+def group_pulls(
+    group: MergeGroup,
+    token: str,
+    api: Callable[[], GitHub],
+    log: Callable[[str], None],
+    numbers: tuple[int, ...] | None = None,
+) -> list[QueuedPull]:
+    """The group's pull requests (``numbers``, default the named one), read now.
+
+    Fails closed (``UsageError``, exit 2) when one cannot be read: a queue run
+    without them would judge every acknowledged change as unacknowledged, or
+    worse, be tempted to pass.
+    """
+    _need_token(group, token)
+    out = []
+    for number in group.numbers if numbers is None else numbers:
+        out.append(read_pull(api(), number))
         log(f"PR description: pull request #{number}'s, from the GitHub API")
-    return "\n\n".join(bodies)
+    return out
+
+
+def group_body(
+    group: MergeGroup, token: str, api: Callable[[], GitHub], log: Callable[[str], None]
+) -> str:
+    """The descriptions of the named pull request(s), read now through the API."""
+    return "\n\n".join(p.body for p in group_pulls(group, token, api, log))
+
+
+def other_members(
+    group: MergeGroup, refs: list[tuple[str, str]], in_group: Callable[[str], bool]
+) -> tuple[int, ...]:
+    """The other pull requests batched into this group, from the queue's own branches.
+
+    GitHub keeps one ``gh-readonly-queue/<base>/pr-<n>-<sha>`` branch per queue
+    entry, at the commit that entry adds to the ones ahead of it. The entries
+    of this group are those whose commit lies between ``base_sha`` (excluded)
+    and ``head_sha`` (``in_group``, asked of the checkout's own history): the
+    branch names only say which pull request each entry is. Commit messages
+    and the commits' associated pull requests are not used (see
+    docs/github-action.md, "Batched groups").
+    """
+    found: set[int] = set()
+    for ref, sha in refs:
+        match = QUEUE_REF.match(ref)
+        if match is None or match["base"] != group.base_branch or not is_sha(sha):
+            continue
+        number = int(match["number"])
+        if number not in group.numbers and number not in found and in_group(sha):
+            found.add(number)
+    return tuple(sorted(found))
 
 
 def check_checkout(head: str, group: MergeGroup, is_ancestor: Callable[[str], bool]) -> None:

@@ -22,11 +22,12 @@ note saying so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gate.action.github_api import ApiError, GitHub
+from gate.action.merge_queue import QueuedPull
 from gate.approvals.decide import Reviewed
 from gate.approvals.fingerprint import fingerprint
 from gate.model import Change
@@ -72,6 +73,8 @@ class ReviewSource:
     author: str
     head_sha: str
     fingerprints_at: Fingerprints
+    #: Other logins that never approve here (the authors of a merge group's other PRs).
+    others: frozenset[str] = frozenset()
     _latest: dict[str, Review] | None = None
     _error: str | None = None
     _at: dict[str, frozenset[str] | None] = field(default_factory=dict)
@@ -118,7 +121,7 @@ class ReviewSource:
         requested: set[str] = set()
         notes: list[str] = []
         for key, review in sorted(latest.items()):
-            if key == self.author.lower():
+            if key == self.author.lower() or key in self.others:
                 continue  # the author never approves their own break
             if review.bot and not allow_bots:
                 continue
@@ -145,9 +148,54 @@ class ReviewSource:
         return Reviewed(frozenset(approved), frozenset(requested), tuple(dict.fromkeys(notes)))
 
 
+@dataclass
+class GroupReviews:
+    """A merge group's reviews: each of its pull requests' ``ReviewSource``, together.
+
+    A break of the group counts as approved when a review on any of its pull
+    requests approves it (the queue cannot tell which PR added which break:
+    docs/github-action.md, "Batched groups"); a change request on any of them
+    blocks. No author of a pull request in the group approves anything in it.
+    """
+
+    sources: tuple[ReviewSource, ...]
+
+    def __call__(self, change: Change, candidates: frozenset[str], allow_bots: bool) -> Reviewed:
+        said = [source(change, candidates, allow_bots) for source in self.sources]
+        return Reviewed(
+            frozenset().union(*(r.approved for r in said)),
+            frozenset().union(*(r.requested_changes for r in said)),
+            tuple(
+                dict.fromkeys(
+                    f"#{source.number}: {note}"
+                    for source, r in zip(self.sources, said, strict=True)
+                    for note in r.notes
+                )
+            ),
+        )
+
+
 def author_of(payload: dict[str, Any]) -> str:
     """The pull request author's login from the event payload ("" when absent)."""
     pull = payload.get("pull_request")
     user = pull.get("user") if isinstance(pull, dict) else None
     login = user.get("login") if isinstance(user, dict) else None
     return login if isinstance(login, str) else ""
+
+
+def group_reviews(
+    api: GitHub, queued: Sequence[QueuedPull], fingerprints: Fingerprints
+) -> GroupReviews:
+    """Every pull request of a merge group as one review source; no author approves.
+
+    A pull request whose answer names no head commit or no author adds no
+    reviews: which commit its approvals cover, or who may not approve, is unknown.
+    """
+    authors = frozenset(p.author.lower() for p in queued if p.author)
+    return GroupReviews(
+        tuple(
+            ReviewSource(api, p.number, p.author, p.head_sha, fingerprints, authors)
+            for p in queued
+            if p.head_sha and p.author
+        )
+    )

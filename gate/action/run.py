@@ -49,7 +49,13 @@ from gate.action.fetch import (
 )
 from gate.action.github_api import DEFAULT_API_URL, DEFAULT_TIMEOUT, ApiError, GitHub
 from gate.action.inputs import Inputs
-from gate.action.merge_queue import MergeGroup, check_checkout, group_body
+from gate.action.merge_queue import (
+    MergeGroup,
+    QueuedPull,
+    check_checkout,
+    group_pulls,
+    other_members,
+)
 from gate.action.outcome import (
     Outcome,
     error_outcome,
@@ -78,7 +84,7 @@ class Skip(Exception):
 class Action:
     """One run of the Action: inputs and event -> Settings -> the gate -> outputs.
 
-    Why one class of ~240 lines: the steps share what the run has learned so
+    Why one class of ~330 lines: the steps share what the run has learned so
     far (inputs, the pull request or queue entry, notices, the judged report,
     whether the API answers) and each step may end the run with an outcome;
     the work of each step lives in its own module (event, merge_queue, fetch,
@@ -93,6 +99,8 @@ class Action:
         self.inputs: Inputs | None = None
         self.pull: PullRequest | None = None
         self.group: MergeGroup | None = None
+        #: A merge group's pull requests as read through the API (their reviews count).
+        self.queued: list[QueuedPull] = []
         self.report: Report | None = None  # the judged report, for the check run
         self.api_down = ""  # why the API is not tried again this run (it did not answer)
         self.rebuild: Callable[[str], Outcome] | None = None  # the outcome with one more notice
@@ -159,6 +167,8 @@ class Action:
                     self._check_target_checkout(ws, pull, head)
                 if self.group is not None:
                     check_checkout(head, self.group, lambda sha: ws.is_ancestor(sha, head))
+                    if self.queued:  # not with the pr-body input
+                        body = self._batched(inputs, self.group, ws, base, head, body or "")
             finally:
                 if ws.fetched:
                     self.console.debug(f"files handed back: {restore_ownership(ws)}")
@@ -202,6 +212,9 @@ class Action:
         )
         with stage(self.trace, "gate run"):
             report = run(settings)
+        if inputs.request_reviews:
+            with stage(self.trace, "request reviews"):
+                report = self._request_reviews(inputs, pull, event, payload, report)
         target = pull.base_ref if pull else self.group.base_branch if self.group else ""
         if target and not inputs.base and _PLAIN_BRANCH.match(target):
             # "main" reads better than the sha; the sha stays in base.sha
@@ -252,9 +265,10 @@ class Action:
             return inputs.pr_body
         if self.group is not None:
             group = self.group
-            return group_body(
+            self.queued = group_pulls(
                 group, inputs.github_token, lambda: self._api(inputs, group), self.console.info
             )
+            return "\n\n".join(p.body for p in self.queued)
         if pull is None:
             return None
         if not inputs.github_token:
@@ -282,10 +296,46 @@ class Action:
             self.console.info("PR description: the current one from the GitHub API")
         return body
 
+    def _batched(
+        self, inputs: Inputs, group: MergeGroup, ws: Workspace, base: str, head: str, body: str
+    ) -> str:
+        """The descriptions of every pull request batched into this group (merge_queue.py)."""
+        try:
+            refs = self._api(inputs, group).queue_refs(group.base_branch)
+        except ApiError as exc:
+            raise UsageError(
+                f"merge queue: could not list the queue's branches through the GitHub API "
+                f"({exc}); they say which pull requests this group holds, so the gate fails "
+                "closed (the token needs contents: read)"
+            ) from None
+
+        def in_group(sha: str) -> bool:
+            return ws.is_ancestor(sha, head) and not ws.is_ancestor(sha, base)
+
+        others = other_members(group, refs, in_group)
+        if not others:
+            return body
+        self.console.info(
+            "merge queue: the group also holds pull request "
+            + ", ".join(f"#{n}" for n in others)
+            + " (from the queue's branches)"
+        )
+        more = group_pulls(
+            group,
+            inputs.github_token,
+            lambda: self._api(inputs, group),
+            self.console.info,
+            numbers=others,
+        )
+        self.queued = [*more, *self.queued]
+        return "\n\n".join(p.body for p in self.queued)
+
     def _reviews(
         self, inputs: Inputs, pull: PullRequest | None, payload: dict[str, Any], settings: Any
     ) -> Any:
         """The PR's reviews as approvals (gate.action.reviews); ``None`` without a PR or token."""
+        if self.queued and inputs.github_token:
+            return self._group_reviews(inputs, settings)
         if pull is None or not inputs.github_token:
             return None
         from gate.action.reviews import ReviewSource, author_of
@@ -296,6 +346,38 @@ class Action:
             return None
         return ReviewSource(
             api, pull.number, author_of(payload), pull.head_sha, partial(fingerprints_at, settings)
+        )
+
+    def _group_reviews(self, inputs: Inputs, settings: Any) -> Any:
+        """A merge group's reviews: every pull request's, no author approving (reviews.py)."""
+        from gate.action.reviews import group_reviews
+
+        assert self.group is not None
+        try:
+            api = self._api(inputs, self.group)
+        except ApiError:
+            return None
+        return group_reviews(api, self.queued, partial(fingerprints_at, settings))
+
+    def _request_reviews(
+        self,
+        inputs: Inputs,
+        pull: PullRequest | None,
+        event: str,
+        payload: dict[str, Any],
+        report: Report,
+    ) -> Report:
+        """``request-reviews: true``: ask the missing approvers (gate.action.request_reviews)."""
+        from gate.action.request_reviews import ask
+
+        def api() -> GitHub:
+            assert pull is not None
+            return self._api(inputs, pull)
+
+        log, notices = ask(api, pull, event, inputs.github_token, payload, report)
+        self.console.info(log)
+        return (
+            dataclasses.replace(report, notices=(*report.notices, *notices)) if notices else report
         )
 
     def _api(self, inputs: Inputs, pull: PullRequest | MergeGroup) -> GitHub:

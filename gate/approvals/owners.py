@@ -4,8 +4,9 @@
   each with ``username`` or ``name``).
 * DCS: ``info.owner``.
 * dbt: the model's ``meta.owner`` or ``config.meta.owner``; else its
-  ``group``'s owner (``groups: [{name, owner: {name, email}}]``) when the
-  group is declared in the same properties file.
+  ``group``'s owner (``groups: [{name, owner: {name, email}}]``: the name,
+  else the email), declared in the same properties file or in any other
+  properties file of the project (``groups``, from ``ProjectIndex.groups``).
 * Soda contracts name no owner.
 
 Names that are not ``@handles`` are mapped through ``approvals.owners`` in
@@ -15,6 +16,7 @@ Read from the base side's file: a pull request cannot make its author owner.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gate.model import ContractError, Dataset
@@ -45,7 +47,11 @@ def _dcs(doc: dict[str, Any]) -> list[str]:
     return _names(info.get("owner")) if isinstance(info, dict) else []
 
 
-def _dbt(doc: dict[str, Any], dataset_id: str) -> list[str]:
+#: The dbt project's groups (name -> owner), read only when a model needs them.
+Groups = Callable[[], Mapping[str, Any]]
+
+
+def _dbt(doc: dict[str, Any], dataset_id: str, project_groups: Groups | None) -> list[str]:
     name = dataset_id.rsplit(".", 1)[-1] if "." in dataset_id else dataset_id
     base = dataset_id.split(".v")[0].rsplit(".", 1)[-1]
     raw_models = doc.get("models")
@@ -67,11 +73,20 @@ def _dbt(doc: dict[str, Any], dataset_id: str) -> list[str]:
         group = model.get("group") or config.get("group")
         if isinstance(group, str) and group in groups:
             return _names(groups[group])
+        elsewhere = project_groups() if isinstance(group, str) and project_groups else {}
+        if isinstance(group, str) and group in elsewhere:
+            return _names(elsewhere[group])
     return []
 
 
-def contract_owners(dataset: Dataset, data: bytes | None) -> tuple[str, ...]:
-    """The owner names ``dataset``'s base-side file gives it (empty: none, or unreadable)."""
+def contract_owners(
+    dataset: Dataset, data: bytes | None, groups: Groups | None = None
+) -> tuple[str, ...]:
+    """The owner names ``dataset``'s base-side file gives it (empty: none, or unreadable).
+
+    ``groups``: the dbt project's groups (name -> owner) declared in other files,
+    asked only for a model whose group its own file does not declare.
+    """
     if data is None:
         return ()
     try:
@@ -85,7 +100,7 @@ def contract_owners(dataset: Dataset, data: bytes | None) -> tuple[str, ...]:
     elif dataset.format == "dcs":
         found = _dcs(doc)
     elif dataset.format == "dbt":
-        found = _dbt(doc, dataset.id)
+        found = _dbt(doc, dataset.id, groups)
     else:
         found = []
     return tuple(dict.fromkeys(found))

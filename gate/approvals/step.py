@@ -31,6 +31,8 @@ def approve(
     if not rules.policy.active:
         return Approved(tuple(changes), {}, rules.notices)
     owned = {c.dataset for c in changes if rules.policy.rule_for(c.dataset).approval != "none"}
-    owners = owners_by_dataset(base.repo, base.sha, base_datasets, owned) if owned else {}
+    owners = (
+        owners_by_dataset(base.repo, base.sha, base_datasets, owned, base.projects) if owned else {}
+    )
     outcome = decide.apply(changes, rules.policy, rules.codeowners, owners, approved_by, reviews)
     return Approved(outcome.changes, outcome.approvals, rules.notices)

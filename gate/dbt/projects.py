@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from gate.formats.dbt.project import PROJECT_FILE, Project, is_project_file, parse_project
 from gate.git import Repo
 from gate.model import ContractError
+from gate.yaml_load import load_yaml
 
 #: What dbt reads as properties files, wherever a project puts its resource paths.
 PROPERTY_GLOBS: tuple[str, ...] = ("**/*.yml", "**/*.yaml")
@@ -76,6 +78,7 @@ class ProjectIndex:
         self.fallback = fallback
         self.warnings: list[str] = []
         self._at: dict[str, Project | None] = {}
+        self._groups: dict[str, Mapping[str, Any]] = {}
 
     def project_in(self, folder: str) -> Project | None:
         """The project whose ``dbt_project.yml`` sits in ``folder``, if any."""
@@ -142,6 +145,51 @@ class ProjectIndex:
         if project is None or model_path(project, path) is None:
             return None
         return project
+
+    def groups(self, project: Project) -> Mapping[str, Any]:
+        """The project's dbt groups, name -> ``owner``, from every properties file.
+
+        dbt reads ``groups:`` from any properties file of the project (a
+        central ``models/_groups.yml``, or beside the models), and a model
+        names its group by name only. Read once per project and side: one
+        ``git grep -F groups`` over the project's resource paths, then one
+        batch read of the files it names. A group declared twice (dbt refuses
+        the project) has no owner here, so an approval that needs it fails
+        closed; an unreadable file declares nothing.
+        """
+        if project.root not in self._groups:
+            self._groups[project.root] = _read_groups(self, project)
+        return self._groups[project.root]
+
+
+def _read_groups(index: ProjectIndex, project: Project) -> Mapping[str, Any]:
+    globs = [
+        f"{literal(source)}/{glob}" if source else glob
+        for source in project.source_paths
+        for glob in PROPERTY_GLOBS
+    ]
+    found = index.repo.files_containing(index.commit, globs, ["groups"])
+    mine = [
+        p
+        for p, owner in index.locate(found).items()
+        if owner is not None and owner.root == project.root
+    ]
+    owners: dict[str, Any] = {}
+    twice: set[str] = set()
+    for path, data in sorted(index.repo.read_optional(index.commit, mine).items()):
+        try:
+            doc = load_yaml(data, path) if data is not None else None
+        except ContractError:
+            continue
+        groups = doc.get("groups") if isinstance(doc, dict) else None
+        for group in groups if isinstance(groups, list) else []:
+            name = group.get("name") if isinstance(group, dict) else None
+            if not isinstance(name, str):
+                continue
+            if name in owners and owners[name] != group.get("owner"):
+                twice.add(name)
+            owners.setdefault(name, group.get("owner"))
+    return {name: owner for name, owner in owners.items() if name not in twice}
 
 
 def model_path(project: Project, path: str) -> str | None:

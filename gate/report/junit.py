@@ -97,12 +97,16 @@ def render(report: Report) -> str:
         tests, failures, skipped = tests + len(changes), failures + failed, skipped + acked
     verdict = report.verdict()
     head = f"    <testcase{_attrs(classname=SUITE, name='verdict')}"
+    # The report's notices (e.g. an unusable CODEOWNERS line) as the verdict's output.
+    out = [f"      <system-out>{escape(chr(10).join(report.notices))}</system-out>"]
+    out = out if report.notices else []
     if report.passed:
-        case = [head + "/>"]
+        case = [head + ">", *out, "    </testcase>"] if out else [head + "/>"]
     else:
         case = [
             head + ">",
             f"      <failure{_attrs(type='verdict', message=verdict)}>{escape(verdict)}</failure>",
+            *out,
             "    </testcase>",
         ]
     suites.append(_suite(SUITE, [case], int(not report.passed), 0))

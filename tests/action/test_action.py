@@ -1243,14 +1243,60 @@ def test_example_workflow_is_what_the_docs_promise() -> None:
     assert set(on) == {"pull_request", "merge_group"}
     assert on["pull_request"]["types"] == ["opened", "synchronize", "reopened", "edited"]
     assert workflow["permissions"] == {}
-    [job] = workflow["jobs"].values()
-    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    # two jobs: the set-up guard, then the gate, which waits for it
+    assert list(workflow["jobs"]) == ["check-setup", "schema-gate"]
+    guard, job = workflow["jobs"]["check-setup"], workflow["jobs"]["schema-gate"]
+    assert job["needs"] == "check-setup"
+    assert guard["permissions"] == {"contents": "read"}
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write", "checks": "write"}
+    assert "checks: write # one check run with the verdict and every annotation" in text
     steps = job["steps"]
     checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["fetch-depth"] == 0
     assert checkout["with"]["persist-credentials"] is False
     assert any(s.get("uses", "").startswith("your-org/schema-contract-gate@") for s in steps)
     assert "pull_request_target" in text  # the comment explaining why not
+
+
+@pytest.mark.parametrize(
+    ("uses", "fails"),
+    [
+        (None, True),  # left as is
+        ("acme/schema-contract-gate@" + "1" * 40, False),
+        ("acme/schema-contract-gate@" + "0" * 40, True),  # the owner, not the sha
+        ("your-org/schema-contract-gate@" + "1" * 40, True),  # the sha, not the owner
+    ],
+    ids=["placeholder", "replaced", "owner-only", "sha-only"],
+)
+def test_the_example_workflows_guard_job_names_the_placeholder(
+    tmp_path: Path, uses: str | None, fails: bool
+) -> None:
+    """check-setup's script, run by bash on a copy of the workflow as the runner would."""
+    text = (ROOT / "examples" / "github" / "schema-gate.yml").read_text()
+    placeholder = "\n        uses: your-org/schema-contract-gate@" + "0" * 40 + " # v1.0.0"
+    assert text.count(placeholder) == 1
+    if uses is not None:
+        text = text.replace(placeholder, f"\n        uses: {uses} # v1.0.0")
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "schema-gate.yml").write_text(text)
+    [script] = [
+        s["run"] for s in yaml.safe_load(text)["jobs"]["check-setup"]["steps"] if "run" in s
+    ]
+    env = {
+        "PATH": os.environ["PATH"],
+        "GITHUB_REPOSITORY": "acme/shop",
+        "GITHUB_WORKFLOW_REF": "acme/shop/.github/workflows/schema-gate.yml@refs/pull/1/merge",
+    }
+    proc = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert (proc.returncode == 1) is fails, proc.stdout + proc.stderr
+    if fails:
+        assert "::error file=.github/workflows/schema-gate.yml," in proc.stdout
+        assert "replace <owner> in uses:" in proc.stdout
+    else:
+        assert proc.returncode == 0 and proc.stdout == ""
 
 
 def test_inputs_and_outputs_agree_across_action_code_and_docs() -> None:

@@ -33,6 +33,8 @@ from tests.fake_github import FakeGitHub
 from tests.gitrepo import GitRepo
 
 SHA = "ab" * 20
+#: The queue's branches, listed through the Git database API (merge_queue.other_members).
+QUEUE_REFS = "/repos/acme/shop/git/matching-refs/heads/gh-readonly-queue/main/"
 
 
 @pytest.fixture
@@ -63,15 +65,29 @@ def group_payload(
 class QueueAPI(FakeGitHub):
     """The fake API with several pull requests: ``bodies`` maps a number to its description."""
 
-    def __init__(self, bodies: dict[int, str | None], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        bodies: dict[int, str | None],
+        heads: dict[int, str] | None = None,
+        authors: dict[int, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.bodies = bodies
+        self.heads = heads or {}  # a PR's head sha (its reviews count only with one)
+        self.authors = authors or {}
 
     def answer(self, method: str, url: str, body: Any) -> tuple[int, Any, dict[str, str]]:
         for number, text in self.bodies.items():
             path = f"/repos/{self.repository}/pulls/{number}"
-            if method == "GET" and url == path and not self.fail:
-                return 200, {"number": number, "body": text, "state": "open"}, {}
+            failed = any(k == method or url.startswith(k) for k in self.fail)
+            if method == "GET" and url == path and not failed:
+                pull: dict[str, Any] = {"number": number, "body": text, "state": "open"}
+                if number in self.heads:
+                    pull["head"] = {"sha": self.heads[number], "ref": f"pr-{number}"}
+                if number in self.authors:
+                    pull["user"] = {"login": self.authors[number], "type": "User"}
+                return 200, pull, {}
         return super().answer(method, url, body)
 
     def reads(self) -> list[str]:
@@ -91,7 +107,7 @@ def test_acks_from_the_queued_pr_pass_the_queue_run(pr: PR) -> None:
     assert_outputs(run, breaking="2", acknowledged="2", unacknowledged="0", verdict="pass")
     assert "merge queue: pull request #1 into 'main'" in run.stdout
     assert run.report()["base"]["sha"] == pr.base_sha
-    assert api.reads() == ["/repos/acme/shop/pulls/1"]
+    assert api.reads() == ["/repos/acme/shop/pulls/1", QUEUE_REFS]  # batched PRs: none
     assert not api.writes()  # no PR comment from a queue run
     assert TOKEN not in run.everything()
 
@@ -132,7 +148,7 @@ def test_two_prs_in_the_queue_each_entry_takes_its_own_prs_acks(pr: PR) -> None:
         run = queue_run(ws.path, group_payload(pr.merge_sha, head, 2), api, github_token=TOKEN)
     assert run.code == 0, run.stdout + run.stderr
     assert_outputs(run, breaking="1", acknowledged="1", verdict="pass")
-    assert api.reads() == ["/repos/acme/shop/pulls/2"]
+    assert api.reads() == ["/repos/acme/shop/pulls/2", QUEUE_REFS]
 
 
 def test_a_group_spanning_two_prs_needs_every_ack_in_the_named_pr(pr: PR) -> None:
@@ -145,7 +161,116 @@ def test_a_group_spanning_two_prs_needs_every_ack_in_the_named_pr(pr: PR) -> Non
         run = queue_run(ws.path, payload, api, github_token=TOKEN)
     assert run.code == 1, run.stdout + run.stderr
     assert_outputs(run, breaking="3", acknowledged="1", unacknowledged="2", verdict="fail")
-    assert api.reads() == ["/repos/acme/shop/pulls/2"]  # never PR 1's description
+    # never PR 1's description: no queue branch says PR 1 is in this group
+    assert api.reads() == ["/repos/acme/shop/pulls/2", QUEUE_REFS]
+
+
+# -- batched groups: several pull requests in one merge group -------------------------
+
+
+def _batched(pr: PR, third: bool = False) -> tuple[GitRepo, dict[str, str], str]:
+    """PR 1, PR 2 (and PR 3, additive) batched into one group from main's tip.
+
+    Each entry has its queue branch on origin and in the fake API, at the
+    commit it adds, as GitHub keeps them; the group's head is the last entry's.
+    """
+    head = _queue_entry_two(pr)
+    refs = {
+        f"refs/heads/gh-readonly-queue/main/pr-1-{pr.base_sha}": pr.merge_sha,
+        f"refs/heads/gh-readonly-queue/main/pr-2-{pr.merge_sha}": head,
+        # another base branch's queue, and a branch outside the group: never read
+        f"refs/heads/gh-readonly-queue/release/pr-7-{pr.base_sha}": pr.merge_sha,
+        f"refs/heads/gh-readonly-queue/main/pr-8-{pr.fork_point}": pr.fork_point,
+    }
+    if third:
+        up = GitRepo(pr.tmp / "upstream", init=False)
+        up.git("checkout", "-q", "--detach", head)
+        up.write("notes.txt", "PR 3 only touches notes\n")
+        parent, head = head, up.commit("Merge pull request #3")
+        ref = f"refs/heads/gh-readonly-queue/main/pr-3-{parent}"
+        up.git("push", "-q", "origin", f"{head}:{ref}")
+        refs[ref] = head
+    ws = GitRepo.clone(pr.url, pr.tmp / "ws-batch")
+    ws.git("checkout", "-q", "--detach", head)
+    return ws, refs, head
+
+
+def test_a_batched_group_of_two_takes_each_prs_acks(pr: PR) -> None:
+    ws, refs, head = _batched(pr)
+    payload = group_payload(pr.merge_sha, head, 2)
+    payload["merge_group"]["base_sha"] = pr.base_sha  # the group starts at main's tip
+    with QueueAPI(BODIES, refs=refs) as api:
+        run = queue_run(ws.path, payload, api, github_token=TOKEN)
+    assert run.code == 0, run.stdout + run.stderr
+    assert_outputs(run, breaking="3", acknowledged="3", unacknowledged="0", verdict="pass")
+    assert api.reads() == ["/repos/acme/shop/pulls/2", QUEUE_REFS, "/repos/acme/shop/pulls/1"]
+    assert "the group also holds pull request #1 (from the queue's branches)" in run.stdout
+
+
+def test_a_batched_group_of_three_reads_every_description(pr: PR) -> None:
+    ws, refs, head = _batched(pr, third=True)
+    payload = group_payload(pr.base_sha, head, 3)
+    with QueueAPI({**BODIES, 3: "Notes only."}, refs=refs) as api:
+        run = queue_run(ws.path, payload, api, github_token=TOKEN)
+        assert run.code == 0, run.stdout + run.stderr
+        assert_outputs(run, breaking="3", acknowledged="3", verdict="pass")
+        assert sorted(api.reads()) == sorted(
+            [QUEUE_REFS, *(f"/repos/acme/shop/pulls/{n}" for n in (1, 2, 3))]
+        )
+        # PR 2 without its acknowledgement: PR 1's does not cover customers
+        api.bodies[2] = "Drops customers.email (no acknowledgement)."
+        run = queue_run(ws.path, payload, api, github_token=TOKEN)
+    assert run.code == 1, run.stdout + run.stderr
+    assert_outputs(run, breaking="3", acknowledged="2", unacknowledged="1", verdict="fail")
+
+
+@pytest.mark.parametrize("unreadable", [1, 2, 3], ids=["first PR", "second PR", "named PR"])
+def test_a_batched_group_with_an_unreadable_pr_fails_closed(pr: PR, unreadable: int) -> None:
+    ws, refs, head = _batched(pr, third=True)
+    payload = group_payload(pr.base_sha, head, 3)
+    failing = {f"/repos/acme/shop/pulls/{unreadable}": 404}
+    with QueueAPI({**BODIES, 3: "Notes only."}, refs=refs, fail=failing) as api:
+        run = queue_run(ws.path, payload, api, github_token=TOKEN)
+    assert run.code == 2, run.stdout + run.stderr
+    assert run.outputs["verdict"] == "error"
+    assert f"could not read the description of pull request #{unreadable}" in run.verdict_line
+
+
+def test_an_unlisted_queue_fails_closed(pr: PR) -> None:
+    ws, refs, head = _batched(pr)
+    with QueueAPI(BODIES, refs=refs, fail={QUEUE_REFS: 403}) as api:
+        run = queue_run(ws.path, group_payload(pr.base_sha, head, 2), api, github_token=TOKEN)
+    assert run.code == 2, run.stdout + run.stderr
+    assert "could not list the queue's branches" in run.verdict_line
+
+
+def test_a_batched_groups_approvals_come_from_its_prs_and_no_author_approves(
+    tmp_path: Path,
+) -> None:
+    """The owners' policy of tests/action/test_action_approvals.py, in a group of two."""
+    from tests.action.test_action import orders
+    from tests.action.test_action_approvals import POLICY
+
+    files = {ORDERS_PATH: orders(), CUSTOMERS_PATH: customers(), ".schema-gate.yml": POLICY}
+    pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS}, base_files=files)
+    ws, refs, head = _batched(pr)
+    payload = group_payload(pr.base_sha, head, 2)
+    heads = {1: pr.head_sha, 2: head}
+
+    def queue(authors: dict[int, str]) -> Any:
+        with QueueAPI(BODIES, heads=heads, authors=authors, refs=refs) as api:
+            api.add_review("carol", "APPROVED", pr.head_sha)  # on PR 1 (the fake's PR)
+            return queue_run(ws.path, payload, api, github_token=TOKEN)
+
+    run = queue({1: "dev", 2: "erin"})
+    assert run.code == 0, run.stdout + run.stderr  # the description lines alone would not do
+    assert_outputs(run, breaking="3", acknowledged="3", verdict="pass")
+    changes = [c for c in run.report()["changes"] if c["breaking"]]
+    assert all(c["approvals"]["received"] == ["@carol"] for c in changes)
+    assert "#2: reviews could not be read" in changes[0]["approvals"]["note"]
+    # carol wrote PR 2 of the group: her approval on PR 1 counts for nothing
+    run = queue({1: "dev", 2: "carol"})
+    assert run.code == 1, run.stdout + run.stderr
 
 
 def test_without_a_token_the_queue_run_fails_closed(pr: PR) -> None:

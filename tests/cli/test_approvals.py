@@ -185,6 +185,28 @@ def test_an_unparseable_codeowners_line_keeps_the_break_blocking(owned: GitRepo)
     assert ".github/CODEOWNERS:2: negation (!) does not work in CODEOWNERS" in missing["error"]
 
 
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "github", "sarif", "junit"])
+def test_an_unparseable_codeowners_line_is_also_a_top_level_notice(
+    owned: GitRepo, fmt: str
+) -> None:
+    owned.checkout("main")
+    owned.write(".github/CODEOWNERS", "* @alice\n/reports/[a-z]* @bob\n/reports/ @bob\n")
+    owned.commit("a range")
+    owned.checkout("feature")
+    owned.git("merge", "-q", "--no-edit", "main")
+    args = ("--base", "main", "--head", "feature", "--approved-by", "bob", "--format", fmt)
+    proc = run_main(owned.path, *args)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the break stays blocking
+    where = ".github/CODEOWNERS:2: character ranges ([ ]) does not work in CODEOWNERS"
+    assert "CODEOWNERS line not usable" in proc.stdout
+    assert ".github/CODEOWNERS:2" in proc.stdout.split("CODEOWNERS line not usable", 1)[1]
+    if fmt == "json":
+        out = json.loads(proc.stdout)
+        [notice] = [n for n in out["notices"] if n.startswith("CODEOWNERS")]
+        assert notice.endswith(where)
+        assert where in out["changes"][0]["approvals"]["missing"][0]["error"]  # and per change
+
+
 def test_codeowners_lookup_order_first_found_wins(owned: GitRepo) -> None:
     owned.checkout("main")
     owned.write("CODEOWNERS", "* @zed\n")  # .github/CODEOWNERS comes first
@@ -297,3 +319,80 @@ def test_consumer_broken_is_never_cleared_by_approval(tmp_path: Path) -> None:
     assert broken and code == 1
     assert "never by approval" in broken[0]["approvals"]["note"]
     assert all(c["acknowledged"] for c in out["changes"] if c["rule"] == "column_removed")
+
+
+# -- dbt group owners declared in another properties file --------------------------
+
+DBT_MODEL = """\
+version: 2
+models:
+  - name: orders
+    config:
+      contract: {enforced: true}
+      group: finance
+    columns:
+      - name: order_id
+        data_type: bigint
+"""
+DBT_GROUPS = """\
+version: 2
+groups:
+  - name: finance
+    owner:
+      name: Finance Team
+      email: finance@example.com
+"""
+DBT_POLICY = """\
+approvals:
+  owners:
+    Finance Team: ["@acme/finance"]
+  rules:
+    - datasets: ["*"]
+      approval: owners
+      acknowledge: approval
+"""
+
+
+@pytest.fixture
+def dbt_shop(tmp_path: Path) -> GitRepo:
+    """A dbt project whose ``finance`` group is declared in models/groups.yml only."""
+    repo = GitRepo(tmp_path / "dbt")
+    repo.write("dbt_project.yml", "name: shop\n")
+    repo.write("models/groups.yml", DBT_GROUPS)
+    repo.write("models/marts/orders.yml", DBT_MODEL)
+    repo.write(".schema-gate.yml", DBT_POLICY)
+    repo.commit("dbt")
+    repo.branch("feature")
+    repo.write("models/marts/orders.yml", DBT_MODEL.replace("bigint", "int"))
+    repo.commit("narrow")
+    return repo
+
+
+def test_a_dbt_group_declared_in_another_file_names_the_owners(dbt_shop: GitRepo) -> None:
+    code, out = run(dbt_shop)
+    assert code == 1
+    (required,) = out["changes"][0]["approvals"]["required"]
+    assert required == {
+        "why": "contract owners: Finance Team",
+        "owners": ["@acme/finance"],
+        "error": None,
+    }
+    assert run(dbt_shop, "--approved-by", "@acme/finance")[0] == 0
+
+
+def test_a_pr_cannot_move_the_group_to_its_author(dbt_shop: GitRepo) -> None:
+    dbt_shop.write("models/groups.yml", DBT_GROUPS.replace("Finance Team", "'@mallory'"))
+    dbt_shop.commit("make me the owner")
+    assert run(dbt_shop, "--approved-by", "mallory")[0] == 1
+    assert run(dbt_shop, "--approved-by", "@acme/finance")[0] == 0  # the base's group
+
+
+def test_a_group_declared_twice_has_no_owner_and_blocks(dbt_shop: GitRepo) -> None:
+    dbt_shop.checkout("main")
+    dbt_shop.write("models/more_groups.yml", DBT_GROUPS.replace("Finance Team", "Other"))
+    dbt_shop.commit("a second finance group")
+    dbt_shop.checkout("feature")
+    dbt_shop.git("merge", "-q", "--no-edit", "main")
+    code, out = run(dbt_shop, "--approved-by", "@acme/finance")
+    assert code == 1
+    assert out["changes"][0]["approvals"]["missing"][0]["error"] == "the contract names no owner"

@@ -79,11 +79,14 @@ def test_zizmor_catches_what_the_example_avoids(tmp_path: Path) -> None:
 def test_every_action_is_pinned_by_sha_with_its_version() -> None:
     text = WORKFLOW.read_text()
     uses = _uses_lines(text)
-    assert len(uses) == 3
+    assert len(uses) == 4  # the gate job's three, and the set-up guard's checkout
     for line in uses:
         assert _SHA_PIN.match(line), line
     workflow = yaml.safe_load(text)
-    [job] = workflow["jobs"].values()
+    assert list(workflow["jobs"]) == ["check-setup", "schema-gate"]
+    job = workflow["jobs"]["schema-gate"]
+    guard = workflow["jobs"]["check-setup"]
+    assert [s["uses"].split("@")[0] for s in guard["steps"] if "uses" in s] == ["actions/checkout"]
     versions = {s["uses"].split("@")[0] for s in job["steps"] if "uses" in s}
     assert versions == {
         "actions/checkout",
