@@ -81,6 +81,38 @@ def _known_dialect(name: str) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class SqlModel:
+    """A ``.sql`` consumer as SQL: the object it defines, the text sqlglot reads."""
+
+    kind: str
+    #: The consuming object: the SQLMesh model's ``name``, else the file stem.
+    name: str
+    sql: str
+    dialect: str
+    #: (line, table) of ``ref()``/``source()`` calls inside other Jinja expressions.
+    nested: tuple[tuple[int, str], ...] = ()
+
+
+def as_sql(path: str, text: str, kind: str, dialect: str) -> SqlModel:
+    """The pre-pass of a dbt, SQLMesh or plain SQL file (``kind_of``), lines kept.
+
+    Raises ``jinja.JinjaError`` or ``ValueError`` (an unclosed SQLMesh header).
+    Shared by the consumer scan and downstream lineage, so both read a model alike.
+    """
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    name: str | None = stem
+    if kind == "sqlmesh":
+        model_dialect = sqlmesh.dialect_of(text)
+        if model_dialect and _known_dialect(model_dialect):
+            dialect = model_dialect  # the model's own dialect wins
+        name, text = sqlmesh.split(text)
+    nested: list[tuple[int, str]] = []
+    if kind == "dbt":
+        text, nested = jinja.render_with_refs(text)
+    return SqlModel(kind, name or stem, text, dialect, tuple(nested))
+
+
 def read_consumer(
     path: str,
     data: bytes,
@@ -123,19 +155,12 @@ def read_consumer(
             uses = [(u.use, u.object) for u in py_uses]
             problems = [NotAnalysed(path, reason, line) for line, reason in py_problems]
         else:
-            name: str | None = stem
-            if kind == "sqlmesh":
-                model_dialect = sqlmesh.dialect_of(text)
-                if model_dialect and _known_dialect(model_dialect):
-                    dialect = model_dialect  # the model's own dialect wins
-                name, text = sqlmesh.split(text)
-                name = name or stem
-            nested: list[tuple[int, str]] = []
-            if kind == "dbt":
-                text, nested = jinja.render_with_refs(text)
-            found_uses = analyse(text, dialect, columns_of, budget=budget)
-            uses = [(u, name or stem) for u in found_uses]
-            uses += [(Use(split_name(t), None, line, "read"), name or stem) for line, t in nested]
+            model = as_sql(path, text, kind, dialect)
+            found_uses = analyse(model.sql, model.dialect, columns_of, budget=budget)
+            uses = [(u, model.name) for u in found_uses]
+            uses += [
+                (Use(split_name(t), None, line, "read"), model.name) for line, t in model.nested
+            ]
     except SyntaxError as exc:
         return FileResult(
             not_analysed=(NotAnalysed(path, f"Python syntax error: {exc.msg}", exc.lineno),),

@@ -154,6 +154,37 @@ def _scopes(
     return scopes
 
 
+def read_candidates(
+    repo: Repo, head: str | None, paths: Sequence[str], max_bytes: int
+) -> tuple[list[tuple[str, bytes]], list[NotAnalysed]]:
+    """The candidate files' bytes (one batched read at a commit), and those left unread.
+
+    A file over ``max_bytes`` is never loaded (its size is asked first); a
+    symlink out of the repository or a FIFO is not a regular file inside it.
+    """
+    unreadable: list[NotAnalysed] = []
+    texts: list[tuple[str, bytes]] = []
+    if head is None:
+        for path in paths:
+            try:
+                texts.append((path, repo.read_worktree(path, max_bytes)))
+            except TooLarge as exc:
+                unreadable.append(NotAnalysed(path, _too_large(exc.size, max_bytes)))
+            except UsageError as exc:  # a symlink out of the repository, a FIFO...
+                unreadable.append(NotAnalysed(path, str(exc)))
+    else:
+        blobs, over = repo.read_files_within(head, paths, max_bytes)
+        texts = [(path, blobs[path]) for path in paths if path in blobs]
+        unreadable = [
+            NotAnalysed(path, _too_large(over[path], max_bytes))
+            if path in over
+            else NotAnalysed(path, "not a regular file inside the repository")
+            for path in paths
+            if path not in blobs
+        ]
+    return texts, unreadable
+
+
 def scan(
     repo: Repo,
     head: str | None,
@@ -225,26 +256,7 @@ def _scan(
     # The bound in force (``config.with_base_limits``): checked on each file's
     # size before it is read, so a huge blob is never loaded.
     max_bytes = config.max_file_bytes or DEFAULT_LIMITS.consumer_bytes
-    unreadable: list[NotAnalysed] = []
-    texts: list[tuple[str, bytes]] = []
-    if head is None:
-        for path in paths:
-            try:
-                texts.append((path, repo.read_worktree(path, max_bytes)))
-            except TooLarge as exc:
-                unreadable.append(NotAnalysed(path, _too_large(exc.size, max_bytes)))
-            except UsageError as exc:  # a symlink out of the repository, a FIFO...
-                unreadable.append(NotAnalysed(path, str(exc)))
-    else:
-        blobs, over = repo.read_files_within(head, paths, max_bytes)
-        texts = [(path, blobs[path]) for path in paths if path in blobs]
-        unreadable = [
-            NotAnalysed(path, _too_large(over[path], max_bytes))
-            if path in over
-            else NotAnalysed(path, "not a regular file inside the repository")
-            for path in paths
-            if path not in blobs
-        ]
+    texts, unreadable = read_candidates(repo, head, paths, max_bytes)
     if search is not None and needles != search.needles:
         # The search looked for every changed dataset; only files that mention
         # a breaking one are worth analysing.

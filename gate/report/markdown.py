@@ -145,6 +145,16 @@ def _who_reads(report: Report) -> list[str]:
             extra = len(change.consumers) - _MAX_CONSUMERS
             if extra > 0:
                 lines.append(f"  - … and {extra} more (see the JSON report)")
+            for path in change.downstream[:_MAX_CONSUMERS]:
+                hops = " → ".join(
+                    code(f"{h.model}.{h.column}")
+                    + f" ({code(f'{h.path}:{h.line}' if h.line else h.path)})"
+                    for h in path.hops
+                )
+                lines.append(f"  - downstream: {code(path.source)} → {hops}: {code(path.ending())}")
+            extra = len(change.downstream) - _MAX_CONSUMERS
+            if extra > 0:
+                lines.append(f"  - … and {extra} more downstream path(s) (see the JSON report)")
         lines += ["", "</details>"]
     if report.not_analysed:
         lines += [
