@@ -188,6 +188,18 @@ class _Statement:
                     self._record({origin: was}, output, how, line)
         return out
 
+    def subquery(self, scope: Scope, parent: Scope) -> None:
+        """A subquery's output is consumed where it sits (``k IN (SELECT c ...)``)."""
+        reached = self.reached(scope, depth=1)
+        if not reached:
+            return
+        usage = self.scopes.usage(scope.expression, parent)
+        how = "derived" if usage == "selected" else usage
+        line = self.scopes.line(scope.expression)
+        for origins in reached.values():
+            for table, name in origins:
+                self.steps.append(Step(table, name, None, how, line, self.target))
+
     def _record(self, origins: dict[Origin, bool], output: str, how: str, line: int) -> None:
         for table, name in origins:
             self.steps.append(Step(table, name, output, how, line, self.target))
@@ -218,6 +230,8 @@ def flow(
             # Scopes no output depends on (a subquery in a WHERE) still consume columns.
             for scope in query:
                 walker.reached(scope, depth=1)
+                if scope.is_subquery and scope.parent is not None:
+                    walker.subquery(scope, scope.parent)
             steps += walker.steps
             outputs[target] = scopes.outputs(root)
     return ModelFlow(tuple(dict.fromkeys(steps)), tuple(outputs.items()))
