@@ -22,6 +22,7 @@ time, ``MAX_FILES`` files); a cut path says so. Nothing here raises
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -248,7 +249,15 @@ class _Walk:
         paths = self.repo.files_containing(
             self.head, self.config.globs, needles, ignore_case=True, words=True
         )
-        paths = [p for p in paths if p.endswith(".sql")]  # PySpark jobs are not followed
+        # PySpark jobs are not followed. A model named by its file's stem is not
+        # its own reader (dbt refuses the cycle; ``{{ this }}`` reads no name):
+        # that file is skipped unread.
+        stems = {name for name in wanted if "." not in name}
+        paths = [
+            p
+            for p in paths
+            if p.endswith(".sql") and posixpath.splitext(posixpath.basename(p))[0] not in stems
+        ]
         if not paths:
             return {}
         shared = _Shared(
