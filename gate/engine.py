@@ -411,6 +411,7 @@ def _consumers(
             policy.dialect,
             policy.limits.lineage_depth,
             workers,
+            consumer_scan.flows,
         ),
         lambda r: [f"downstream lineage: {r.files_read} file(s) read"],
     )

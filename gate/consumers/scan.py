@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gate.config import ConsumerConfig
-from gate.consumers.impact import wants_consumers
+from gate.consumers.impact import read_column, wants_consumers
 from gate.consumers.names import (
     DbtScope,
     NameIndex,
@@ -31,6 +31,7 @@ from gate.workers import Workers
 
 if TYPE_CHECKING:  # the readers import sqlglot's optimizer: only when there is work
     from gate.consumers.reader import FileResult, Found
+    from gate.lineage.flow import FileFlow
 
 #: Below this many files, worker processes cost more than they save: a dbt model
 #: takes ~2 ms of CPU to analyse (1 ms with sqlglotc); a forked worker starts in
@@ -44,17 +45,35 @@ class Scan:
     found: tuple[Found, ...] = ()
     not_analysed: tuple[NotAnalysed, ...] = ()
     files_read: int = 0
+    #: Where the models that select a breaking change's column pass it on:
+    #: downstream lineage's first level, from the scan's own parse.
+    flows: tuple[FileFlow, ...] = ()
 
 
-#: What every file's analysis shares: dialect, name index, columns by dataset, size cap.
-_Shared = tuple[str, NameIndex, dict[str, frozenset[str]], int]
+#: What every file's analysis shares: dialect, name index, columns by dataset,
+#: size cap, and the breaking changes' columns by dataset (to follow downstream).
+_Shared = tuple[str, NameIndex, dict[str, frozenset[str]], int, dict[str, frozenset[str]]]
 
 
 def _read_one(shared: _Shared, item: tuple[str, bytes, DbtScope | None]) -> FileResult:
     from gate.consumers.reader import read_consumer
 
     path, data, scope = item
-    return read_consumer(path, data, *shared, scope=scope)
+    dialect, index, columns, max_bytes, follow = shared
+    return read_consumer(path, data, dialect, index, columns, max_bytes, scope=scope, follow=follow)
+
+
+def _follow(changes: Sequence[Change]) -> dict[str, frozenset[str]]:
+    """The columns of breaking changes, by dataset id (and old id): what lineage follows."""
+    follow: dict[str, set[str]] = {}
+    for change in changes:
+        column = read_column(change) if change.column else None
+        if column is None:
+            continue
+        for dataset in (change.dataset, change.old_dataset):
+            if dataset:
+                follow.setdefault(dataset, set()).add(column)
+    return {k: frozenset(v) for k, v in follow.items()}
 
 
 def warm(dialect: str) -> None:
@@ -261,7 +280,7 @@ def _scan(
         # The search looked for every changed dataset; only files that mention
         # a breaking one are worth analysing.
         texts = [(path, data) for path, data in texts if _mentions_any(data, needles)]
-    shared: _Shared = (dialect, index, frozen, max_bytes)
+    shared: _Shared = (dialect, index, frozen, max_bytes, _follow(wanted))
     scopes = _scopes(repo, head, [p for p, _d in texts], datasets, projects)
     items = [(path, data, scopes.get(path)) for path, data in texts]
     if workers is None:
@@ -275,4 +294,5 @@ def _scan(
     )
     found = tuple(f for r in results for f in r.found)
     not_analysed = (*unreadable, *(n for r in results for n in r.not_analysed))
-    return Scan(found=found, not_analysed=not_analysed, files_read=len(texts))
+    flows = tuple(r.flow for r in results if r.flow is not None)
+    return Scan(found=found, not_analysed=not_analysed, files_read=len(texts), flows=flows)

@@ -554,8 +554,12 @@ def analyse(
     columns_of: ColumnsOf,
     max_tokens: int = MAX_TOKENS,
     budget: Budget | None = None,
+    statements: list[exp.Expr | None] | None = None,
 ) -> list[Use]:
     """Every table and column read in ``text`` (one or more statements).
+
+    ``statements``: ``text`` already parsed (``parse``), to be analysed
+    without parsing it again (downstream lineage walks the same trees).
 
     Raises ``SqlError`` with a one-line reason when sqlglot cannot parse it, and
     ``TooComplex`` when the text is over the token budget or its analysis over
@@ -563,7 +567,8 @@ def analyse(
     file; without one, the text gets a budget of its own.
     """
     budget = budget if budget is not None else Budget(tokens=max_tokens)
-    statements = parse(text, dialect, budget)
+    if statements is None:
+        statements = parse(text, dialect, budget)
     uses: list[Use] = []
     try:
         for statement in statements:

@@ -37,7 +37,7 @@ from gate.consumers.sql import Budget, SqlError, TableName
 from gate.diff import Change
 from gate.git import Repo
 from gate.limits import DEFAULT_LIMITS
-from gate.lineage.flow import Step, flow
+from gate.lineage.flow import FileFlow, file_flow
 from gate.model import Column, Dataset, LineageHop, LineagePath, NotAnalysed
 from gate.workers import Workers
 
@@ -69,57 +69,38 @@ class _Shared:
     max_bytes: int
 
 
-@dataclass(frozen=True)
-class _FileFlow:
-    path: str
-    #: (key read, step) pairs; ``model`` is the output name the step writes.
-    steps: tuple[tuple[str, str, Step], ...] = ()
-    outputs: tuple[tuple[str, frozenset[str] | None], ...] = ()
-    problem: NotAnalysed | None = None
-
-
-def _analyse_one(shared: _Shared, item: tuple[str, bytes]) -> _FileFlow:
+def _analyse_one(shared: _Shared, item: tuple[str, bytes]) -> FileFlow:
     path, data = item
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _FileFlow(path, problem=NotAnalysed(path, f"not UTF-8 (byte {exc.start})"))
+        return FileFlow(path, problem=NotAnalysed(path, f"not UTF-8 (byte {exc.start})"))
     kind = kind_of(path, text)
 
-    def keys(table: TableName) -> set[str]:
-        return shared.index.lookup(table)
-
-    def starts(table: TableName) -> frozenset[str]:
-        found = [shared.wanted.get(k, frozenset()) for k in keys(table)]
-        return frozenset().union(*found) if found else frozenset()
-
     def columns_of(table: TableName) -> frozenset[str] | None:
-        found = [shared.columns.get(k) for k in keys(table)]
+        found = [shared.columns.get(k) for k in shared.index.lookup(table)]
         if not found or any(c is None for c in found):
             return None
         return frozenset().union(*(c for c in found if c is not None))
 
     try:
         model = as_sql(path, text, kind, shared.dialect)
-        result = flow(model.sql, model.dialect, columns_of, starts, Budget())
+        return file_flow(
+            path,
+            model.name,
+            model.sql,
+            model.dialect,
+            shared.index.lookup,
+            shared.wanted,
+            columns_of,
+            Budget(),
+        )
     except (SqlError, jinja.JinjaError, ValueError) as exc:
         label = {"dbt": "dbt model", "sqlmesh": "SQLMesh model"}.get(kind, "SQL")
         line = exc.line if isinstance(exc, SqlError) else None
-        return _FileFlow(path, problem=NotAnalysed(path, f"{label}: {exc}", line))
+        return FileFlow(path, problem=NotAnalysed(path, f"{label}: {exc}", line))
     except (RecursionError, MemoryError):
-        return _FileFlow(path, problem=NotAnalysed(path, "nested too deeply"))
-
-    def output(target: TableName | None) -> str:
-        return ".".join(target) if target else model.name.lower()
-
-    steps = tuple(
-        (key, output(step.target), step)
-        for step in result.steps
-        for key in sorted(keys(step.table))
-        if step.column in shared.wanted.get(key, frozenset())
-    )
-    outputs = tuple((output(target), names) for target, names in result.outputs)
-    return _FileFlow(path, steps, outputs)
+        return FileFlow(path, problem=NotAnalysed(path, "nested too deeply"))
 
 
 @dataclass
@@ -155,7 +136,7 @@ class _Walk:
         self.deadline = time.monotonic() + SECONDS
         self.files = 0
 
-    def analyse(self, paths: Sequence[str], shared: _Shared) -> list[_FileFlow]:
+    def analyse(self, paths: Sequence[str], shared: _Shared) -> list[FileFlow]:
         texts, unreadable = read_candidates(self.repo, self.head, paths, self.max_bytes)
         for problem in unreadable:
             self.graph.not_analysed.setdefault(problem.path, problem)
@@ -168,7 +149,7 @@ class _Walk:
             spawn_threshold=_SPAWN_THRESHOLD,
         )
 
-    def record(self, level: int, results: list[_FileFlow]) -> dict[str, frozenset[str] | None]:
+    def record(self, level: int, results: list[FileFlow]) -> dict[str, frozenset[str] | None]:
         """Hops and ends of one level; returns the output columns of the models reached."""
         kind = "dataset" if level == 0 else "model"
         outputs: dict[str, frozenset[str] | None] = {}
@@ -195,15 +176,20 @@ class _Walk:
         first: Mapping[str, set[tuple[str, str]]],
         index: NameIndex,
         columns: Mapping[str, frozenset[str] | None],
+        flows: Sequence[FileFlow] = (),
     ) -> _Graph:
-        """``first``: file -> (dataset id, column) its first reads select."""
+        """``first``: file -> (dataset id, column) its first reads select; ``flows``:
+        the consumer scan's walks of first readers (``Scan.flows``), not redone."""
         wanted: dict[str, set[str]] = {}
         for reads in first.values():
             for dataset, column in reads:
                 wanted.setdefault(dataset, set()).add(column)
         frozen = {k: frozenset(v) for k, v in wanted.items()}
         shared = _Shared(self.dialect, index, frozen, columns, self.max_bytes)
-        results = self.analyse(sorted(first), shared)
+        # The consumer scan walked most first readers already, from its own parse.
+        known = [f for f in flows if f.path in first]
+        done = {f.path for f in known}
+        results = known + self.analyse(sorted(p for p in first if p not in done), shared)
         outputs = self.record(0, results)
         seen: set[Node] = set()
         frontier = self._new(seen)
@@ -328,8 +314,11 @@ def attach(
     dialect: str,
     depth: int = DEFAULT_LIMITS.lineage_depth,
     workers: Workers | None = None,
+    flows: Sequence[FileFlow] = (),
 ) -> Lineage:
     """``changes`` with ``downstream`` paths on each change whose first readers pass its column on.
+
+    ``flows``: ``Scan.flows``, the first readers the consumer scan already walked.
 
     Costs nothing unless a change has a ``.sql`` reader that selects the
     column (``consumers`` already attached by ``gate.consumers.explain``).
@@ -349,7 +338,7 @@ def attach(
     datasets = as_resolved_at_head(base, head_datasets)
     index = NameIndex(datasets, config.tables)
     walk = _Walk(repo, head, config, dialect, depth, workers or Workers(1))
-    graph = walk.run(first, index, _contract_columns(datasets))
+    graph = walk.run(first, index, _contract_columns(datasets), flows)
     out = []
     for change in changes:
         column = read_column(change) if change.column else None

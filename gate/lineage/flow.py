@@ -15,13 +15,14 @@ on unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
 from gate.consumers.sql import Budget, ColumnsOf, StatementScopes, TableName, parse, table_name
+from gate.model import NotAnalysed
 
 #: The columns of interest of a table as written (empty: none of its columns).
 Starts = Callable[[TableName], frozenset[str]]
@@ -206,17 +207,26 @@ class _Statement:
 
 
 def flow(
-    sql: str, dialect: str, columns_of: ColumnsOf, starts: Starts, budget: Budget
+    sql: str,
+    dialect: str,
+    columns_of: ColumnsOf,
+    starts: Starts,
+    budget: Budget,
+    statements: Sequence[exp.Expr | None] | None = None,
 ) -> ModelFlow:
     """The passes and ends of the columns ``starts`` names, in every statement of ``sql``.
 
+    ``statements``: ``sql`` already parsed (``gate.consumers.sql.parse``), as
+    the consumer scan has it: the text is then not parsed again.
     Raises ``gate.consumers.sql.SqlError`` (``TooComplex`` past the budget).
     Only the outermost query of a statement makes output columns; a column
     passed through a CTE and consumed in the outer query ends there.
     """
     steps: list[Step] = []
     outputs: dict[TableName | None, frozenset[str] | None] = {}
-    for statement in parse(sql, dialect, budget):
+    if statements is None:
+        statements = parse(sql, dialect, budget)
+    for statement in statements:
         if statement is None:
             continue
         target = _target(statement)
@@ -235,3 +245,53 @@ def flow(
             steps += walker.steps
             outputs[target] = scopes.outputs(root)
     return ModelFlow(tuple(dict.fromkeys(steps)), tuple(outputs.items()))
+
+
+@dataclass(frozen=True)
+class FileFlow:
+    """One file's passes and ends, by the key (dataset id, model name) of the table read.
+
+    ``steps`` are (key, output model, step): the output model is the
+    statement's target, else the file's model name (dbt stem, SQLMesh name).
+    ``problem`` says why the file could not be followed, when it could not.
+    """
+
+    path: str
+    steps: tuple[tuple[str, str, Step], ...] = ()
+    outputs: tuple[tuple[str, frozenset[str] | None], ...] = ()
+    problem: NotAnalysed | None = None
+
+
+def file_flow(
+    path: str,
+    model: str,
+    sql: str,
+    dialect: str,
+    keys: Callable[[TableName], set[str]],
+    wanted: Mapping[str, frozenset[str]],
+    columns_of: ColumnsOf,
+    budget: Budget,
+    statements: Sequence[exp.Expr | None] | None = None,
+) -> FileFlow:
+    """``flow`` over one model file, its tables named by ``keys``, its steps keyed alike.
+
+    ``wanted``: the columns followed, by key. Raises as ``flow`` does.
+    """
+
+    def starts(table: TableName) -> frozenset[str]:
+        found = [wanted.get(k, frozenset()) for k in keys(table)]
+        return frozenset().union(*found) if found else frozenset()
+
+    result = flow(sql, dialect, columns_of, starts, budget, statements)
+
+    def output(target: TableName | None) -> str:
+        return ".".join(target) if target else model.lower()
+
+    steps = tuple(
+        (key, output(step.target), step)
+        for step in result.steps
+        for key in sorted(keys(step.table))
+        if step.column in wanted.get(key, frozenset())
+    )
+    outputs = tuple((output(target), names) for target, names in result.outputs)
+    return FileFlow(path, steps, outputs)
