@@ -15,7 +15,7 @@ from gate.config import ConsumerConfig
 from gate.diff import Change
 from gate.git import open_repo
 from gate.lineage.downstream import attach
-from gate.model import Consumer
+from gate.model import Column, Consumer, Dataset
 from gate.rules import Severity
 from tests.consumer_projects import LINEAGE_PROJECT
 from tests.gitrepo import GitRepo
@@ -230,3 +230,39 @@ def test_consumers_off_means_no_lineage(cli: Cli, tmp_path: Path) -> None:
     data = report(cli, repo)
     assert removed(data)["downstream"] == []
     assert removed(data)["consumers"] == []
+
+
+def test_without_the_scans_flows_the_first_readers_are_read_again(tmp_path: Path) -> None:
+    """``attach`` on its own (a library caller without ``Scan.flows``) finds the same paths."""
+    repo = project(tmp_path)
+    change = Change.of(
+        rules.COLUMN_REMOVED,
+        Severity.ERROR,
+        "stg_orders",
+        STG,
+        15,
+        "gone",
+        column="discount_code",
+        before="STRING",
+    )
+    readers = (Consumer("models/intermediate/int_orders.sql", 7, "int_orders", "selected"),)
+    base = Dataset("stg_orders", STG, "dbt", columns=(Column("order_id"), Column("discount_code")))
+    head = replace(base, columns=(Column("order_id"),))
+    with open_repo(str(repo.path)) as git:
+        result = attach(
+            git,
+            "feature",
+            [replace(change, consumers=readers)],
+            [base],
+            [head],
+            ConsumerConfig(),
+            "spark",
+        )
+    # int_orders; fct_orders; the three readers of fct_orders; the SQLMesh model's own
+    # file, which mentions its name (a model named by its stem is skipped unread)
+    assert result.files_read == 1 + 1 + 3 + 1
+    paths = {p.arrow(): p.ending() for p in result.changes[0].downstream}
+    assert (
+        paths["stg_orders.discount_code -> int_orders.promo_code -> fct_orders.discount"]
+        == "ends in an aggregate at models/marts/rpt_discounts.sql:2 (rpt_discounts)"
+    )
