@@ -292,7 +292,7 @@ def _paths(change: Change, column: str, graph: _Graph) -> tuple[LineagePath, ...
         complete = complete and walk(start, (), frozenset({start}))
     if not complete and out:
         last = out[-1]
-        note = f"lineage cut: more than {MAX_PATHS} paths (see the JSON report for these)"
+        note = f"lineage cut: more than {MAX_PATHS} paths"
         out[-1] = replace(last, end="cut", note=note, end_path=None, end_line=None)
     return tuple(out[:MAX_PATHS])
 

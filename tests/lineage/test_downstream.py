@@ -10,11 +10,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from gate import rules
 from gate.config import ConsumerConfig
 from gate.diff import Change
 from gate.git import open_repo
-from gate.lineage.downstream import attach
+from gate.lineage import downstream
+from gate.lineage.downstream import MAX_PATHS, attach
 from gate.model import Column, Consumer, Dataset
 from gate.rules import Severity
 from tests.consumer_projects import LINEAGE_PROJECT
@@ -266,3 +269,32 @@ def test_without_the_scans_flows_the_first_readers_are_read_again(tmp_path: Path
         paths["stg_orders.discount_code -> int_orders.promo_code -> fct_orders.discount"]
         == "ends in an aggregate at models/marts/rpt_discounts.sql:2 (rpt_discounts)"
     )
+
+
+def test_paths_past_the_cap_are_cut_with_a_note(cli: Cli, tmp_path: Path) -> None:
+    views = "".join(
+        f"create view v{i} as select discount_code from stg_orders;\n" for i in range(60)
+    )
+    paths = removed(report(cli, project(tmp_path, {"sql/views.sql": views})))["downstream"]
+    assert len(paths) == MAX_PATHS
+    assert paths[-1]["end"] == "cut"
+    assert paths[-1]["note"] == f"lineage cut: more than {MAX_PATHS} paths"
+
+
+def test_the_time_budget_cuts_the_levels_not_begun(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(downstream, "SECONDS", 0.0)
+    paths = removed(report(cli, project(tmp_path)))["downstream"]
+    assert {(p["path"], p["end"], p["note"]) for p in paths} == {
+        (
+            "stg_orders.discount_code -> int_orders.promo_code",
+            "cut",
+            "lineage cut: over the 0 s budget",
+        ),
+        (
+            "stg_orders.discount_code -> orders.discount_code",
+            "cut",
+            "lineage cut: over the 0 s budget",
+        ),
+    }
