@@ -275,10 +275,20 @@ def test_paths_past_the_cap_are_cut_with_a_note(cli: Cli, tmp_path: Path) -> Non
     views = "".join(
         f"create view v{i} as select discount_code from stg_orders;\n" for i in range(60)
     )
-    paths = removed(report(cli, project(tmp_path, {"sql/views.sql": views})))["downstream"]
+    repo = project(tmp_path, {"sql/views.sql": views})
+    paths = removed(report(cli, repo))["downstream"]
     assert len(paths) == MAX_PATHS
     assert paths[-1]["end"] == "cut"
     assert paths[-1]["note"] == f"lineage cut: more than {MAX_PATHS} paths"
+    # the terminal and the PR comment list 10 per change and say how many more
+    text = cli(repo.path, "--base", "main", "--head", "feature").stdout
+    assert text.count("      downstream: ") == 10
+    assert f"      ... and {MAX_PATHS - 10} more downstream path(s) (see --format json)" in text
+    markdown = cli(repo.path, "--base", "main", "--head", "feature", "--format", "markdown")
+    assert markdown.stdout.count("  - downstream: ") == 10
+    assert f"  - … and {MAX_PATHS - 10} more downstream path(s) (see the JSON report)" in (
+        markdown.stdout
+    )
 
 
 def test_the_time_budget_cuts_the_levels_not_begun(
