@@ -265,7 +265,9 @@ def _contract_columns(datasets: Sequence[Dataset]) -> dict[str, frozenset[str] |
 
 def _paths(change: Change, column: str, graph: _Graph) -> tuple[LineagePath, ...]:
     """Every path from the change's column through the graph, at most ``MAX_PATHS``."""
-    source = change.target if change.column else change.dataset
+    # A rename is followed under the old name, the one the readers still use.
+    read = change.before if change.spec.reads_old_name and change.before else change.column
+    source = f"{change.old_dataset or change.dataset}.{read}"
     out: list[LineagePath] = []
     starts = [("dataset", d, column) for d in (change.dataset, change.old_dataset) if d]
 

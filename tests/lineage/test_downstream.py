@@ -308,3 +308,20 @@ def test_the_time_budget_cuts_the_levels_not_begun(
             "lineage cut: over the 0 s budget",
         ),
     }
+
+
+def test_a_renamed_column_is_followed_under_the_name_its_readers_use(
+    cli: Cli, tmp_path: Path
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    for path, text in LINEAGE_PROJECT.items():
+        repo.write(path, text)
+    repo.commit("project")
+    repo.branch("feature")
+    repo.write(STG, LINEAGE_PROJECT[STG].replace("name: discount_code", "name: discount_label"))
+    repo.commit("rename discount_code")
+    proc = cli(repo.path, "--base", "main", "--head", "feature", "--format", "json")
+    renamed = next(c for c in json.loads(proc.stdout)["changes"] if c["rule"] == "column_renamed")
+    assert "stg_orders.discount_code -> int_orders.promo_code -> fct_orders.discount" in {
+        p["path"] for p in renamed["downstream"]
+    }
