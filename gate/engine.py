@@ -15,7 +15,7 @@ reported. ``Settings.trace`` sees each step (``gate.tracing``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import partial
 from typing import TYPE_CHECKING
@@ -407,7 +407,32 @@ def _consumers(
         head.repo, head.commit, [d for d in base if d.id not in head_ids]
     )
     explained = explain_consumers(changes, consumer_scan.found, built, severity_of, stays)
-    return explained, consumer_scan
+    # Past the first readers: the models that pass a changed column on. Imported
+    # here: like the readers, it loads sqlglot's optimizer only when there is work.
+    from gate.lineage.downstream import attach as attach_downstream
+
+    lineage = steps.timed(
+        trace,
+        steps.LINEAGE,
+        lambda: attach_downstream(
+            head.repo,
+            head.commit,
+            explained,
+            base,
+            head_datasets,
+            policy.config.consumers,
+            policy.dialect,
+            policy.limits.lineage_depth,
+            workers,
+            consumer_scan.flows,
+        ),
+        lambda r: [f"downstream lineage: {r.files_read} file(s) read"],
+    )
+    listed = {n.path for n in consumer_scan.not_analysed}
+    extra = tuple(n for n in lineage.not_analysed if n.path not in listed)
+    if extra:
+        consumer_scan = replace(consumer_scan, not_analysed=consumer_scan.not_analysed + extra)
+    return lineage.changes, consumer_scan
 
 
 def _notices(settings: Settings, read: _Read, policy: RunConfig, head: Side) -> list[str]:

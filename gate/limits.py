@@ -51,6 +51,9 @@ class Limits:
     #: Seconds of the whole smoke test, the session's start included; then the
     #: datasets still running are stopped and those not begun are not evaluated.
     smoke_seconds: int = 900
+    #: Models a changed column is followed through past its first reader
+    #: (downstream lineage, ``gate.lineage.downstream``); then the path is cut.
+    lineage_depth: int = 5
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -196,6 +196,68 @@ class Consumer:
 
 
 @dataclass(frozen=True)
+class LineageHop:
+    """A model that passes a changed column on: its output ``model.column``, where.
+
+    ``how``: ``same`` (same name), ``renamed`` (an alias), ``cast``, ``star``
+    (``SELECT *``). ``path:line`` is where the output column is written.
+    """
+
+    model: str
+    column: str
+    path: str
+    line: int | None
+    how: str
+
+
+#: How a downstream path ends, in the words reports use (``LineagePath.end``).
+LINEAGE_ENDS = {
+    "output": "final output",
+    "aggregated": "ends in an aggregate",
+    "filtered": "ends in a filter",
+    "joined": "ends in a join",
+    "grouped": "ends in a GROUP BY",
+    "ordered": "ends in an ORDER BY",
+    "derived": "ends in an expression",
+    "cut": "lineage cut",
+}
+
+
+@dataclass(frozen=True)
+class LineagePath:
+    """Where a changed column goes past its first reader (gate.lineage.downstream).
+
+    ``source`` is the changed ``dataset.column``; ``hops`` the models that pass
+    it on, in order (at least one). ``end`` is a key of ``LINEAGE_ENDS``:
+    ``output`` when nothing in the repository reads the last hop's column, a
+    usage word when a clause consumes it (at ``end_path:end_line``, in
+    ``end_object``), ``cut`` when a bound stopped the walk (``note`` says which).
+    """
+
+    source: str
+    hops: tuple[LineageHop, ...]
+    end: str
+    end_path: str | None = None
+    end_line: int | None = None
+    end_object: str | None = None
+    note: str | None = None
+
+    def arrow(self) -> str:
+        """``stg_orders.discount_code -> fct_orders.discount -> rpt.discount``."""
+        return " -> ".join([self.source, *(f"{h.model}.{h.column}" for h in self.hops)])
+
+    def ending(self) -> str:
+        """``ends in an aggregate at models/x.sql:12 (x)``, ``final output``, the cut note."""
+        if self.end == "cut":
+            return self.note or "lineage cut"
+        words = LINEAGE_ENDS.get(self.end, f"ends ({self.end})")
+        if self.end_path is None:
+            return words
+        where = f"{self.end_path}:{self.end_line}" if self.end_line else self.end_path
+        return f"{words} at {where}" + (f" ({self.end_object})" if self.end_object else "")
+
+
+@dataclass(frozen=True)
 class Change:
     """One finding: a rule that fired on one dataset (and maybe one column).
 
@@ -224,6 +286,8 @@ class Change:
     #: Readers outside the repository (``gate.lineage.external.ExternalRead``,
     #: not imported: a source-layer value), filled by gate.lineage.attach.
     external: tuple[Any, ...] = ()
+    #: Where the changed column goes past its first readers (gate.lineage.downstream).
+    downstream: tuple[LineagePath, ...] = ()
 
     def __post_init__(self) -> None:
         # Findings are made from catalogue rules; an id outside it is a programming

@@ -28,6 +28,7 @@ CONFIG = "gate.engine.load_config"
 PARSE = "gate.engine.parse_many"
 DIFF = "gate.engine.diff_datasets"
 CONSUMERS = "gate.engine.scan_consumers"
+LINEAGE = "gate.lineage.downstream"
 SMOKE = "gate.engine._smoke"
 
 

@@ -183,3 +183,48 @@ def daily(day):
     return spark.sql(f"select * from sushi.orders where ds = '{day}'")
 ''',
 }
+
+#: Downstream lineage (docs/impact.md#downstream-lineage): ``stg_orders.discount_code``
+#: is renamed twice on its way to a mart (``int_orders.promo_code``,
+#: ``fct_orders.discount``), then aggregated, cast, and read by a SQLMesh model.
+LINEAGE_PROJECT = {
+    **DBT_PROJECT,
+    "models/intermediate/int_orders.sql": """\
+with orders as (
+    select * from {{ ref('stg_orders') }}
+)
+
+select
+    order_id,
+    discount_code as promo_code
+from orders
+""",
+    "models/marts/fct_orders.sql": """\
+select
+    i.order_id,
+    i.promo_code as discount
+from {{ ref('int_orders') }} as i
+""",
+    "models/marts/rpt_discounts.sql": """\
+select
+    count(distinct discount) as discounted_orders
+from {{ ref('fct_orders') }}
+""",
+    "models/marts/fct_orders_text.sql": """\
+select
+    order_id,
+    cast(discount as varchar(20)) as discount_text
+from {{ ref('fct_orders') }}
+""",
+    "sqlmesh/models/discount_audit.sql": """\
+MODEL (
+  name audit.discount_audit,
+  kind FULL
+);
+
+SELECT
+  f.order_id,
+  f.discount
+FROM fct_orders AS f
+""",
+}

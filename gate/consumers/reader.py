@@ -10,13 +10,16 @@ gate cannot read comes back as ``NotAnalysed`` with a one-line reason.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+
+from sqlglot import exp
 
 from gate.consumers import jinja, pyspark, sqlmesh
 from gate.consumers.names import DbtScope, NameIndex, ScopedIndex, split_name
-from gate.consumers.sql import Budget, SqlError, TableName, Use, analyse
+from gate.consumers.sql import Budget, SqlError, TableName, Use, analyse, parse
 from gate.limits import DEFAULT_LIMITS
+from gate.lineage.flow import FileFlow, file_flow
 from gate.model import NotAnalysed
 
 #: Bigger files are not parsed: sqlglot is pure Python, and a generated
@@ -42,6 +45,9 @@ class FileResult:
     found: tuple[Found, ...] = ()
     not_analysed: tuple[NotAnalysed, ...] = ()
     kind: str = ""
+    #: Where the followed columns go in this model (gate.lineage.flow), when it
+    #: selects one of them: downstream lineage's first level, from the same parse.
+    flow: FileFlow | None = None
 
 
 def kind_of(path: str, text: str) -> str:
@@ -81,6 +87,38 @@ def _known_dialect(name: str) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class SqlModel:
+    """A ``.sql`` consumer as SQL: the object it defines, the text sqlglot reads."""
+
+    kind: str
+    #: The consuming object: the SQLMesh model's ``name``, else the file stem.
+    name: str
+    sql: str
+    dialect: str
+    #: (line, table) of ``ref()``/``source()`` calls inside other Jinja expressions.
+    nested: tuple[tuple[int, str], ...] = ()
+
+
+def as_sql(path: str, text: str, kind: str, dialect: str) -> SqlModel:
+    """The pre-pass of a dbt, SQLMesh or plain SQL file (``kind_of``), lines kept.
+
+    Raises ``jinja.JinjaError`` or ``ValueError`` (an unclosed SQLMesh header).
+    Shared by the consumer scan and downstream lineage, so both read a model alike.
+    """
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    name: str | None = stem
+    if kind == "sqlmesh":
+        model_dialect = sqlmesh.dialect_of(text)
+        if model_dialect and _known_dialect(model_dialect):
+            dialect = model_dialect  # the model's own dialect wins
+        name, text = sqlmesh.split(text)
+    nested: list[tuple[int, str]] = []
+    if kind == "dbt":
+        text, nested = jinja.render_with_refs(text)
+    return SqlModel(kind, name or stem, text, dialect, tuple(nested))
+
+
 def read_consumer(
     path: str,
     data: bytes,
@@ -89,11 +127,14 @@ def read_consumer(
     columns: Mapping[str, frozenset[str]],
     max_bytes: int = DEFAULT_MAX_BYTES,
     scope: DbtScope | None = None,
+    follow: Mapping[str, frozenset[str]] | None = None,
 ) -> FileResult:
     """Analyse one file; never raises for bad content.
 
     ``scope`` places a dbt model file in its project, so its refs resolve
     as dbt resolves them (``ScopedIndex``); other kinds of file ignore it.
+    ``follow``: columns of breaking changes by dataset id; when a SQL model
+    selects one of them, the result carries its ``flow`` (downstream lineage).
     """
     if len(data) > max_bytes:
         return FileResult(
@@ -112,6 +153,7 @@ def read_consumer(
         lookup = ScopedIndex(index, replace(scope, ref_projects=scope.ref_projects | refs))
     columns_of = _Columns(lookup, columns)
     budget = Budget()  # one per file, whatever the number of SQL texts in it
+    flow: FileFlow | None = None
     stem = posixpath.splitext(posixpath.basename(path))[0]
     problems: list[NotAnalysed] = []
     uses: list[tuple[Use, str]] = []
@@ -123,19 +165,17 @@ def read_consumer(
             uses = [(u.use, u.object) for u in py_uses]
             problems = [NotAnalysed(path, reason, line) for line, reason in py_problems]
         else:
-            name: str | None = stem
-            if kind == "sqlmesh":
-                model_dialect = sqlmesh.dialect_of(text)
-                if model_dialect and _known_dialect(model_dialect):
-                    dialect = model_dialect  # the model's own dialect wins
-                name, text = sqlmesh.split(text)
-                name = name or stem
-            nested: list[tuple[int, str]] = []
-            if kind == "dbt":
-                text, nested = jinja.render_with_refs(text)
-            found_uses = analyse(text, dialect, columns_of, budget=budget)
-            uses = [(u, name or stem) for u in found_uses]
-            uses += [(Use(split_name(t), None, line, "read"), name or stem) for line, t in nested]
+            model = as_sql(path, text, kind, dialect)
+            statements = parse(model.sql, model.dialect, budget)
+            found_uses = analyse(
+                model.sql, model.dialect, columns_of, budget=budget, statements=statements
+            )
+            if follow and _passes(found_uses, lookup, follow):
+                flow = _flow(path, model, lookup, follow, columns_of, budget, statements)
+            uses = [(u, model.name) for u in found_uses]
+            uses += [
+                (Use(split_name(t), None, line, "read"), model.name) for line, t in model.nested
+            ]
     except SyntaxError as exc:
         return FileResult(
             not_analysed=(NotAnalysed(path, f"Python syntax error: {exc.msg}", exc.lineno),),
@@ -159,4 +199,47 @@ def read_consumer(
         for use, obj in uses
         for dataset_id in sorted(lookup.lookup(use.table))
     ]
-    return FileResult(found=tuple(dict.fromkeys(found)), not_analysed=tuple(problems), kind=kind)
+    return FileResult(
+        found=tuple(dict.fromkeys(found)), not_analysed=tuple(problems), kind=kind, flow=flow
+    )
+
+
+def _passes(
+    uses: Sequence[Use], lookup: NameIndex | ScopedIndex, follow: Mapping[str, frozenset[str]]
+) -> bool:
+    """Whether the model selects a followed column (by name or through ``*``)."""
+    for use in uses:
+        if use.usage not in ("selected", "star") or use.column is None:
+            continue
+        for dataset in lookup.lookup(use.table):
+            if dataset in follow and (use.column == "*" or use.column in follow[dataset]):
+                return True
+    return False
+
+
+def _flow(
+    path: str,
+    model: SqlModel,
+    lookup: NameIndex | ScopedIndex,
+    follow: Mapping[str, frozenset[str]],
+    columns_of: _Columns,
+    budget: Budget,
+    statements: list[exp.Expr | None],
+) -> FileFlow:
+    """The model's flow of the followed columns; a flow past the budget is a problem, not a raise."""
+    try:
+        return file_flow(
+            path,
+            model.name,
+            model.sql,
+            model.dialect,
+            lookup.lookup,
+            follow,
+            columns_of,
+            budget,
+            statements,
+        )
+    except SqlError as exc:
+        return FileFlow(path, problem=NotAnalysed(path, f"downstream lineage: {exc}", exc.line))
+    except RecursionError:
+        return FileFlow(path, problem=NotAnalysed(path, "downstream lineage: nested too deeply"))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gate.config import ConsumerConfig
-from gate.consumers.impact import wants_consumers
+from gate.consumers.impact import read_column, wants_consumers
 from gate.consumers.names import (
     DbtScope,
     NameIndex,
@@ -31,6 +31,7 @@ from gate.workers import Workers
 
 if TYPE_CHECKING:  # the readers import sqlglot's optimizer: only when there is work
     from gate.consumers.reader import FileResult, Found
+    from gate.lineage.flow import FileFlow
 
 #: Below this many files, worker processes cost more than they save: a dbt model
 #: takes ~2 ms of CPU to analyse (1 ms with sqlglotc); a forked worker starts in
@@ -44,17 +45,35 @@ class Scan:
     found: tuple[Found, ...] = ()
     not_analysed: tuple[NotAnalysed, ...] = ()
     files_read: int = 0
+    #: Where the models that select a breaking change's column pass it on:
+    #: downstream lineage's first level, from the scan's own parse.
+    flows: tuple[FileFlow, ...] = ()
 
 
-#: What every file's analysis shares: dialect, name index, columns by dataset, size cap.
-_Shared = tuple[str, NameIndex, dict[str, frozenset[str]], int]
+#: What every file's analysis shares: dialect, name index, columns by dataset,
+#: size cap, and the breaking changes' columns by dataset (to follow downstream).
+_Shared = tuple[str, NameIndex, dict[str, frozenset[str]], int, dict[str, frozenset[str]]]
 
 
 def _read_one(shared: _Shared, item: tuple[str, bytes, DbtScope | None]) -> FileResult:
     from gate.consumers.reader import read_consumer
 
     path, data, scope = item
-    return read_consumer(path, data, *shared, scope=scope)
+    dialect, index, columns, max_bytes, follow = shared
+    return read_consumer(path, data, dialect, index, columns, max_bytes, scope=scope, follow=follow)
+
+
+def _follow(changes: Sequence[Change]) -> dict[str, frozenset[str]]:
+    """The columns of breaking changes, by dataset id (and old id): what lineage follows."""
+    follow: dict[str, set[str]] = {}
+    for change in changes:
+        column = read_column(change) if change.column else None
+        if column is None:
+            continue
+        for dataset in (change.dataset, change.old_dataset):
+            if dataset:
+                follow.setdefault(dataset, set()).add(column)
+    return {k: frozenset(v) for k, v in follow.items()}
 
 
 def warm(dialect: str) -> None:
@@ -154,6 +173,37 @@ def _scopes(
     return scopes
 
 
+def read_candidates(
+    repo: Repo, head: str | None, paths: Sequence[str], max_bytes: int
+) -> tuple[list[tuple[str, bytes]], list[NotAnalysed]]:
+    """The candidate files' bytes (one batched read at a commit), and those left unread.
+
+    A file over ``max_bytes`` is never loaded (its size is asked first); a
+    symlink out of the repository or a FIFO is not a regular file inside it.
+    """
+    unreadable: list[NotAnalysed] = []
+    texts: list[tuple[str, bytes]] = []
+    if head is None:
+        for path in paths:
+            try:
+                texts.append((path, repo.read_worktree(path, max_bytes)))
+            except TooLarge as exc:
+                unreadable.append(NotAnalysed(path, _too_large(exc.size, max_bytes)))
+            except UsageError as exc:  # a symlink out of the repository, a FIFO...
+                unreadable.append(NotAnalysed(path, str(exc)))
+    else:
+        blobs, over = repo.read_files_within(head, paths, max_bytes)
+        texts = [(path, blobs[path]) for path in paths if path in blobs]
+        unreadable = [
+            NotAnalysed(path, _too_large(over[path], max_bytes))
+            if path in over
+            else NotAnalysed(path, "not a regular file inside the repository")
+            for path in paths
+            if path not in blobs
+        ]
+    return texts, unreadable
+
+
 def scan(
     repo: Repo,
     head: str | None,
@@ -225,31 +275,12 @@ def _scan(
     # The bound in force (``config.with_base_limits``): checked on each file's
     # size before it is read, so a huge blob is never loaded.
     max_bytes = config.max_file_bytes or DEFAULT_LIMITS.consumer_bytes
-    unreadable: list[NotAnalysed] = []
-    texts: list[tuple[str, bytes]] = []
-    if head is None:
-        for path in paths:
-            try:
-                texts.append((path, repo.read_worktree(path, max_bytes)))
-            except TooLarge as exc:
-                unreadable.append(NotAnalysed(path, _too_large(exc.size, max_bytes)))
-            except UsageError as exc:  # a symlink out of the repository, a FIFO...
-                unreadable.append(NotAnalysed(path, str(exc)))
-    else:
-        blobs, over = repo.read_files_within(head, paths, max_bytes)
-        texts = [(path, blobs[path]) for path in paths if path in blobs]
-        unreadable = [
-            NotAnalysed(path, _too_large(over[path], max_bytes))
-            if path in over
-            else NotAnalysed(path, "not a regular file inside the repository")
-            for path in paths
-            if path not in blobs
-        ]
+    texts, unreadable = read_candidates(repo, head, paths, max_bytes)
     if search is not None and needles != search.needles:
         # The search looked for every changed dataset; only files that mention
         # a breaking one are worth analysing.
         texts = [(path, data) for path, data in texts if _mentions_any(data, needles)]
-    shared: _Shared = (dialect, index, frozen, max_bytes)
+    shared: _Shared = (dialect, index, frozen, max_bytes, _follow(wanted))
     scopes = _scopes(repo, head, [p for p, _d in texts], datasets, projects)
     items = [(path, data, scopes.get(path)) for path, data in texts]
     if workers is None:
@@ -263,4 +294,5 @@ def _scan(
     )
     found = tuple(f for r in results for f in r.found)
     not_analysed = (*unreadable, *(n for r in results for n in r.not_analysed))
-    return Scan(found=found, not_analysed=not_analysed, files_read=len(texts))
+    flows = tuple(r.flow for r in results if r.flow is not None)
+    return Scan(found=found, not_analysed=not_analysed, files_read=len(texts), flows=flows)

@@ -554,8 +554,12 @@ def analyse(
     columns_of: ColumnsOf,
     max_tokens: int = MAX_TOKENS,
     budget: Budget | None = None,
+    statements: list[exp.Expr | None] | None = None,
 ) -> list[Use]:
     """Every table and column read in ``text`` (one or more statements).
+
+    ``statements``: ``text`` already parsed (``parse``), to be analysed
+    without parsing it again (downstream lineage walks the same trees).
 
     Raises ``SqlError`` with a one-line reason when sqlglot cannot parse it, and
     ``TooComplex`` when the text is over the token budget or its analysis over
@@ -563,22 +567,8 @@ def analyse(
     file; without one, the text gets a budget of its own.
     """
     budget = budget if budget is not None else Budget(tokens=max_tokens)
-    try:
-        reader = Dialect.get_or_raise(dialect)
-        tokens = reader.tokenize(text)
-        budget.take_tokens(len(tokens))
-        statements = reader.parser().parse(tokens, text)
-    except ParseError as exc:
-        error = exc.errors[0] if exc.errors else {}
-        description = str(error.get("description") or exc).splitlines()[0]
-        description = re.sub(r"<Token token_type: [^,]+, text: ([^,]*),.*?>", r"'\1'", description)
-        raise SqlError(
-            f"sqlglot could not parse it: {description[:160]}", error.get("line")
-        ) from None
-    except TokenError as exc:
-        raise SqlError(f"sqlglot could not tokenize it: {str(exc)[:160]}") from None
-    except RecursionError:
-        raise SqlError("nested too deeply for sqlglot") from None
+    if statements is None:
+        statements = parse(text, dialect, budget)
     uses: list[Use] = []
     try:
         for statement in statements:
@@ -601,6 +591,31 @@ def analyse(
     return sorted(set(uses), key=lambda u: (u.line, u.table, u.column or "", u.usage))
 
 
+def parse(text: str, dialect: str, budget: Budget) -> list[exp.Expr | None]:
+    """The statements of ``text``, its tokens counted against ``budget``.
+
+    One parser for the consumer scan and for downstream lineage
+    (``gate.lineage.flow``): the same errors, the same bounds.
+    """
+    try:
+        reader = Dialect.get_or_raise(dialect)
+        tokens = reader.tokenize(text)
+        budget.take_tokens(len(tokens))
+        statements = reader.parser().parse(tokens, text)
+    except ParseError as exc:
+        error = exc.errors[0] if exc.errors else {}
+        description = str(error.get("description") or exc).splitlines()[0]
+        description = re.sub(r"<Token token_type: [^,]+, text: ([^,]*),.*?>", r"'\1'", description)
+        raise SqlError(
+            f"sqlglot could not parse it: {description[:160]}", error.get("line")
+        ) from None
+    except TokenError as exc:
+        raise SqlError(f"sqlglot could not tokenize it: {str(exc)[:160]}") from None
+    except RecursionError:
+        raise SqlError("nested too deeply for sqlglot") from None
+    return list(statements)
+
+
 def _dml_tables(statement: exp.Expr) -> list[exp.Table]:
     """Tables an UPDATE/DELETE/MERGE reads outside any query (its target and USING)."""
     if not isinstance(statement, (exp.Update, exp.Delete, exp.Merge)):
@@ -608,3 +623,63 @@ def _dml_tables(statement: exp.Expr) -> list[exp.Table]:
     return [
         t for t in statement.find_all(exp.Table) if not isinstance(t.parent, (exp.Query, exp.From))
     ]
+
+
+class StatementScopes:
+    """One statement's scopes with the consumer scan's answers about them.
+
+    Downstream lineage (``gate.lineage.flow``) asks the same questions the
+    scan asks (which source a column reads, in which clause it sits, what a
+    ``*`` selects), so it asks this resolver rather than a second analyser:
+    the same memos keep it linear, the same ``Budget`` bounds it.
+    """
+
+    def __init__(self, statement: exp.Expr, columns_of: ColumnsOf, budget: Budget) -> None:
+        self._resolver = _Resolver(columns_of, _line(statement, 1), budget)
+        self._sources: dict[int, _Sources] = {}
+        self.budget = budget
+        #: The scopes of each outermost query, innermost first (sqlglot's order).
+        self.queries: list[list[Scope]] = []
+        try:
+            for query in _queries(statement):
+                scopes = traverse_scope(query)
+                self._resolver.alive.append(scopes)
+                self.queries.append(scopes)
+        except RecursionError:
+            raise SqlError("nested too deeply for sqlglot") from None
+        except OptimizeError as exc:
+            raise SqlError(f"sqlglot could not resolve its scopes: {str(exc)[:160]}") from None
+
+    def columns(self, scope: Scope) -> list[exp.Column]:
+        """The columns the scope itself reads (``Scope.columns`` plus HAVING/ORDER names)."""
+        return [c for c in self._resolver._scope_columns(scope) if not isinstance(c.this, exp.Star)]
+
+    def owner(self, scope: Scope, column: exp.Column) -> exp.Table | Scope | None:
+        """The source ``column`` reads in ``scope``; ``None`` when it cannot be told."""
+        sources = self._sources.get(id(scope))
+        if sources is None:
+            sources = self._sources[id(scope)] = _Sources(self._resolver, scope)
+        return self._resolver.source_of(sources, column)
+
+    def usage(self, column: exp.Expr, scope: Scope) -> str:
+        """The innermost clause ``column`` sits in, as a usage word (``USAGES``)."""
+        return self._resolver.upward.usage(column, scope.expression)
+
+    def star_sources(self, scope: Scope, projection: exp.Expr) -> list[exp.Table | Scope]:
+        """The sources a ``*`` or ``t.*`` projection of ``scope`` selects from."""
+        return self._resolver._star_sources(scope, projection)
+
+    def outputs(self, source: exp.Table | Scope) -> frozenset[str] | None:
+        """The column names a source provides, ``None`` when they cannot be known."""
+        return self._resolver.outputs(source)
+
+    def name(self, table: exp.Table) -> TableName:
+        return self._resolver.name(table)
+
+    @staticmethod
+    def line(node: exp.Expr, fallback: int = 1) -> int:
+        return _line(node, fallback)
+
+    @staticmethod
+    def is_star(projection: exp.Expr) -> bool:
+        return _is_star(projection)

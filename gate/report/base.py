@@ -247,6 +247,27 @@ def change_dict(change: Change) -> dict[str, Any]:
             }
             for r in change.external
         ],
+        "downstream": [
+            {
+                "path": path.arrow(),
+                "hops": [
+                    {
+                        "model": h.model,
+                        "column": h.column,
+                        "path": h.path,
+                        "line": h.line,
+                        "how": h.how,
+                    }
+                    for h in path.hops
+                ],
+                "end": path.end,
+                "end_path": path.end_path,
+                "end_line": path.end_line,
+                "end_object": path.end_object,
+                "note": path.note,
+            }
+            for path in change.downstream
+        ],
     }
 
 

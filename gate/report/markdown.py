@@ -123,6 +123,8 @@ def _unknown_types(changes: Sequence[Change], report: Report) -> list[str]:
 
 #: Consumers listed per change in a PR comment (GitHub caps comments at 65,536 chars).
 _MAX_CONSUMERS = 25
+#: Downstream paths listed per change (each names every model on its way).
+_MAX_DOWNSTREAM = 10
 
 
 def _who_reads(report: Report) -> list[str]:
@@ -156,6 +158,16 @@ def _who_reads(report: Report) -> list[str]:
             extra = len(change.external) - _MAX_CONSUMERS
             if extra > 0:
                 lines.append(f"  - … and {extra} more outside the repository (see the JSON report)")
+            for path in change.downstream[:_MAX_DOWNSTREAM]:
+                hops = " → ".join(
+                    code(f"{h.model}.{h.column}")
+                    + f" ({code(f'{h.path}:{h.line}' if h.line else h.path)})"
+                    for h in path.hops
+                )
+                lines.append(f"  - downstream: {code(path.source)} → {hops}: {code(path.ending())}")
+            extra = len(change.downstream) - _MAX_DOWNSTREAM
+            if extra > 0:
+                lines.append(f"  - … and {extra} more downstream path(s) (see the JSON report)")
         lines += ["", "</details>"]
     if report.not_analysed:
         lines += [

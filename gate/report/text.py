@@ -82,6 +82,22 @@ def _external(change: Change) -> list[str]:
     return lines
 
 
+#: Downstream paths listed per change in the terminal; the JSON report has them all.
+_MAX_DOWNSTREAM = 10
+
+
+def _downstream(change: Change) -> list[str]:
+    """``downstream: a.x -> b.y (path:line) -> c.y (path:line): final output`` lines."""
+    lines = []
+    for path in change.downstream[:_MAX_DOWNSTREAM]:
+        hops = " -> ".join(f"{h.model}.{h.column} ({_location(h.path, h.line)})" for h in path.hops)
+        lines.append(f"      downstream: {path.source} -> {hops}: {path.ending()}")
+    extra = len(change.downstream) - _MAX_DOWNSTREAM
+    if extra > 0:
+        lines.append(f"      ... and {extra} more downstream path(s) (see --format json)")
+    return lines
+
+
 def _not_analysed(report: Report) -> list[str]:
     lines = [f"CONSUMERS NOT ANALYSED ({len(report.not_analysed)})"]
     for item in report.not_analysed:
@@ -155,6 +171,7 @@ def render(report: Report) -> str:
             lines.append(f"  {change.rule} {change.target}{shown}{mark}{_regraded(change)}")
             lines.append(f"      {change.message}  ({_location(change.path, change.line)})")
             lines += _consumers(change)
+            lines += _downstream(change)
             lines += _external(change)
             lines += [f"      {line}" for line in approval_lines(report.approvals.get(change))]
     if report.unmatched_acknowledgements:

@@ -78,6 +78,7 @@ def test_breaking_change_in_working_tree_fails_with_exit_1(shop: GitRepo) -> Non
     assert change.pop("fingerprint").startswith("sha256:")
     assert change.pop("approvals") is None  # no approval policy: today's behaviour
     assert change.pop("external_consumers") == []  # issue #25: no lineage: sources configured
+    assert change.pop("downstream") == []  # issue #25: added later; no reader passes it on
     assert change | {"message": None} == {
         "rule": "type_narrowed",
         "severity": "error",
