@@ -43,6 +43,18 @@ def git_env() -> dict[str, str]:
     return env
 
 
+#: Appended to a new repository's .git/config: what ``git config user.name ...`` would write.
+REPO_CONFIG = """\
+[user]
+\tname = Gate Test
+\temail = gate@example.com
+[commit]
+\tgpgsign = false
+[core]
+\tautocrlf = false
+"""
+
+
 class GitRepo:
     """A git working tree at ``path``; ``init=False`` wraps one that already exists."""
 
@@ -50,11 +62,12 @@ class GitRepo:
         self.path = Path(path)
         if init:
             self.path.mkdir(parents=True, exist_ok=True)
-            self.git("init", "-q", "-b", "main")
-            self.git("config", "user.name", "Gate Test")
-            self.git("config", "user.email", "gate@example.com")
-            self.git("config", "commit.gpgsign", "false")
-            self.git("config", "core.autocrlf", "false")
+            # No template: 18 fewer files per repository (sample hooks, description,
+            # info/exclude) to write and to delete, thousands of times a run.
+            self.git("init", "-q", "-b", "main", "--template=")
+            # One write instead of four `git config` processes (thousands of repos per run).
+            with (self.path / ".git" / "config").open("a", encoding="utf-8") as config:
+                config.write(REPO_CONFIG)
 
     @classmethod
     def clone(cls, source: str, path: str | os.PathLike[str], *args: str) -> GitRepo:

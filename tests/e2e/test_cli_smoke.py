@@ -12,32 +12,13 @@ import pytest
 
 from tests.conftest import ROOT, gate_env, run_gate_process
 from tests.gitrepo import GitRepo
+from tests.smoke_repos import BAD, C, make_shop
 from tests.spark_fixtures import java_missing, pyspark_missing
-
-C = "soda/contracts"
-ORDERS = """\
-dataset: lake/shop/orders
-columns:
-  - name: order_id
-    data_type: bigint
-    checks:
-      - missing:
-  - name: qty
-    data_type: int
-"""
-GOOD = "order_id,qty\n1,2\n2,3\n"
-BAD = "order_id,qty\n1,2\n,12a\n"
 
 
 @pytest.fixture
 def shop(tmp_path: Path) -> GitRepo:
-    repo = GitRepo(tmp_path / "shop")
-    repo.write(f"{C}/orders.yaml", ORDERS)
-    repo.write(f"{C}/orders.sample.csv", GOOD)
-    repo.write(f"{C}/items.yaml", "dataset: lake/shop/items\ncolumns:\n  - name: sku\n")
-    repo.commit("base")
-    repo.branch("feature")
-    return repo
+    return make_shop(tmp_path)
 
 
 def needs_spark() -> None:
@@ -79,36 +60,6 @@ def test_failing_sample_fails_the_run_and_acks_do_not_silence_it(shop: GitRepo) 
     )
     assert coercion["samples"] == ["12a"] and coercion["failed_rows"] == 1
     assert "the smoke test failed" in report["message"]
-
-
-@pytest.mark.spark
-def test_changed_only_text_and_markdown(shop: GitRepo, tmp_path: Path) -> None:
-    needs_spark()
-    shop.write(
-        f"{C}/items.yaml", "dataset: lake/shop/items\ncolumns:\n  - name: sku\n  - name: n\n"
-    )
-    proc = run_gate_process(shop.path, "--base", "main", "--smoke-test", "--smoke-changed-only")
-    assert proc.returncode == 0, proc.stderr
-    assert "SMOKE TEST (1 dataset(s)" in proc.stdout
-    assert "NO SAMPLE lake/shop/items" in proc.stdout
-    # Samples in a folder, named after the dataset ('/' becomes '.').
-    shop.write("samples/lake.shop.orders.csv", BAD)
-    out = tmp_path / "report.md"
-    proc = run_gate_process(
-        shop.path,
-        "--base",
-        "main",
-        "--smoke-test",
-        "--sample-data",
-        "samples",
-        "--format",
-        "markdown",
-        "--output",
-        str(out),
-    )
-    assert proc.returncode == 1, proc.stderr
-    md = out.read_text()
-    assert "### Smoke test" in md and "`12a`" in md
 
 
 def test_sample_data_outside_the_repo_is_refused(shop: GitRepo, tmp_path: Path) -> None:
@@ -167,23 +118,3 @@ def test_importing_the_cli_does_not_import_pyspark() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
     assert proc.stdout.strip() == "False", proc.stderr
-
-
-@pytest.mark.spark
-def test_the_full_smoke_test_covers_discovered_dbt_models(shop: GitRepo) -> None:
-    """Models of a dbt project outside the globs are smoke-tested when enforced
-    and enabled (here by dbt_project.yml), and left out otherwise."""
-    needs_spark()
-    shop.write("wh/dbt_project.yml", "name: wh\nmodels:\n  wh:\n    +contract: {enforced: true}\n")
-    columns = "    columns:\n      - name: id\n        data_type: int\n"
-    shop.write("wh/models/dim.yml", "models:\n  - name: dim\n" + columns)
-    shop.write(
-        "wh/models/off.yml", "models:\n  - name: off\n    config: {enabled: false}\n" + columns
-    )
-    shop.write("wh/models/dim.sample.csv", "id\n1\n")
-    shop.write("wh/models/off.sample.csv", "id\n1\n")
-    proc = run_gate_process(shop.path, "--base", "main", "--smoke-test", "--format", "json")
-    assert proc.returncode == 0, proc.stderr
-    by_dataset = {d["dataset"]: d["status"] for d in json.loads(proc.stdout)["smoke"]["datasets"]}
-    assert by_dataset["dim"] == "passed"
-    assert "off" not in by_dataset
