@@ -204,7 +204,8 @@ def _scan(
     if workers is not None:
         workers.prepare(warm, dialect)
     if search is not None and needles <= search.needles:
-        warm(dialect)
+        if not search.pending.done():  # nothing to overlap with a search already over
+            warm(dialect)
         paths = search.pending.result()
     else:
         search = None
