@@ -28,11 +28,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from gate.diff import Change
 from gate.model import UsageError
-from gate.rendered_lines import MAX_BODY_CHARS, PLACEHOLDER, Line, visible_lines
 from gate.rules import Severity
+
+if TYPE_CHECKING:  # the Markdown reader is imported only for a body that names a key
+    from gate.rendered_lines import Line
 
 KEY = "accept-breaking-change"
 
@@ -75,6 +78,10 @@ class Token:
 
 
 def _split(text: str) -> list[str]:
+    if not text:
+        return []  # no flag, no variable: the Markdown module is not even imported
+    from gate.rendered_lines import PLACEHOLDER
+
     parts = (part.strip(_STRIP) for part in _SPLIT.split(text))
     return [part for part in parts if part and PLACEHOLDER not in part]
 
@@ -83,6 +90,8 @@ def _lines(body: str) -> tuple[Line, ...]:
     """The visible lines of ``body`` (none when it cannot mention the key at all)."""
     if not any(loose.search(body) for loose in _LOOSE_KEYS.values()):
         return ()  # most bodies: no Markdown parse at all
+    from gate.rendered_lines import MAX_BODY_CHARS
+
     size = len(body.replace("\r\n", "\n"))
     if size > MAX_BODY_CHARS:
         raise UsageError(
@@ -95,6 +104,8 @@ def _lines(body: str) -> tuple[Line, ...]:
 @lru_cache(maxsize=4)
 def _parsed(body: str) -> tuple[Line, ...]:
     """Parsed once per body: tokens and near misses read the same lines."""
+    from gate.rendered_lines import visible_lines
+
     return tuple(visible_lines(body))
 
 

@@ -27,19 +27,20 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
 import os
 import pickle
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
-from multiprocessing.sharedctypes import Synchronized
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gate.model import GateError
+
+if TYPE_CHECKING:  # multiprocessing is imported only when a batch starts workers
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+    from multiprocessing.sharedctypes import Synchronized
 
 __all__ = ["WorkerDied", "Workers", "default_count", "fork_is_safe"]
 
@@ -74,6 +75,8 @@ def fork_is_safe() -> bool:
     Linux default to forkserver for the same thread reason; asking for fork
     explicitly, only when this is the sole thread, keeps it sound.
     """
+    import multiprocessing
+
     return (
         sys.platform.startswith("linux")
         and "fork" in multiprocessing.get_all_start_methods()
@@ -346,12 +349,16 @@ class Workers:
             return False
         if self._workers:
             return count >= (fork_threshold if self._method == "fork" else spawn_threshold)
+        if count < min(fork_threshold, spawn_threshold):
+            return False  # too few either way: no need to ask (nor import multiprocessing)
         forked = fork_is_safe()
         if count < (fork_threshold if forked else spawn_threshold):
             return False
         # Not the platform's default when a fork is unsafe: before Python 3.14 that is
         # fork on Linux too, threads or not.
         method = "fork" if forked else "spawn"
+        import multiprocessing
+
         context = multiprocessing.get_context(method)
         self._counter = context.Value("q", 0)
         self._method = method

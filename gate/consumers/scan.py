@@ -250,13 +250,21 @@ def _scan(
     datasets = [*base, *head_datasets]
     index = NameIndex(as_resolved_at_head(base, head_datasets), config.tables)
     needles = _needles(datasets, ids, config)
-    # While git searches, every process loads the analyser it is about to need.
-    if workers is not None:
-        workers.prepare(warm, dialect)
-    if search is not None and needles <= search.needles:
+    if search is not None and needles <= search.needles and search.pending.done():
+        # The search is already over: nothing to overlap, and no analyser to load
+        # (here or in the workers) when it found no file.
+        paths = search.pending.result()
+        if paths and workers is not None:
+            workers.prepare(warm, dialect)
+    elif search is not None and needles <= search.needles:
+        # While git searches, every process loads the analyser it is about to need.
+        if workers is not None:
+            workers.prepare(warm, dialect)
         warm(dialect)
         paths = search.pending.result()
     else:
+        if workers is not None:
+            workers.prepare(warm, dialect)
         search = None
         paths = repo.files_containing(
             head,

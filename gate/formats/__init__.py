@@ -3,6 +3,11 @@
 Every format module exposes ``FORMAT`` (its name), ``detect(doc) -> bool`` and
 ``parse(doc, path) -> Contract``. Detection looks at the document, never at the
 file name, so a team can keep any format anywhere their globs point.
+
+The detection tests live in ``gate.formats.detect``; a format's parser (and
+the schema validation of the formats that have one) is imported when a file of
+that format is first parsed, so a run pays only for the formats it meets.
+``FORMATS`` (the modules, in detection order) imports them all.
 """
 
 from __future__ import annotations
@@ -12,20 +17,50 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate import lattice as types
-from gate.formats import dbt, dcs, odcs, soda
 from gate.formats.common import describe
-from gate.formats.dbt.project import Project
-from gate.formats.validate import require_columns, validate
+from gate.formats.detect import DETECTORS
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import Column, Contract, ContractError, ContractWarning, Dataset
 from gate.yaml_load import MAX_DEPTH, load_yaml
 
-#: Checked in order; the first whose ``detect`` accepts the document wins.
-#: Soda comes last because its marker (``dataset``) is the most generic.
-FORMATS: tuple[ModuleType, ...] = (dcs, odcs, dbt, soda)
+if TYPE_CHECKING:
+    from gate.formats.dbt.project import Project
+
+#: ``FORMATS``: the format modules, checked in this order; the first whose
+#: ``detect`` accepts the document wins. Soda comes last because its marker
+#: (``dataset``) is the most generic. Built on first use (``__getattr__``).
+_ORDER = tuple(name for name, _detect in DETECTORS)
+
+
+def format_module(name: str) -> ModuleType:
+    """The parser module of format ``name`` (``dcs``, ``odcs``, ``dbt``, ``soda``), imported now."""
+    if name == "dcs":
+        from gate.formats import dcs
+
+        return dcs
+    if name == "odcs":
+        from gate.formats import odcs
+
+        return odcs
+    if name == "dbt":
+        from gate.formats import dbt
+
+        return dbt
+    if name == "soda":
+        from gate.formats import soda
+
+        return soda
+    raise LookupError(name)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":
+        return tuple(format_module(fmt) for fmt in _ORDER)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Where contracts usually live, per format (git glob syntax; ``**/`` matches any depth).
 #: A matched file whose content is no known format is an error, not skipped: the
@@ -71,33 +106,24 @@ def parse_document(
     read: a schema violation that would refuse it at HEAD becomes its only
     warning (the engine says it is the base version), other warnings are dropped.
     """
-    if project is not None and (doc is None or not any(m.detect(doc) for m in FORMATS)):
-        return dbt.parse(doc, path, project)
+    if project is not None and (doc is None or not any(test(doc) for _n, test in DETECTORS)):
+        return format_module("dbt").parse(doc, path, project)
     if doc is None:
         raise ContractError(path, "empty file; expected a data contract")
     if not isinstance(doc, dict):
         raise ContractError(path, f"the top level must be a mapping, found {describe(doc)}", 1)
-    for module in FORMATS:
-        if module.detect(doc):
+    for name, detect in DETECTORS:
+        if detect(doc):
+            module = format_module(name)
             try:
-                if module is dbt:
-                    contract = dbt.parse(doc, path, project)
+                if name == "dbt":
+                    contract = module.parse(doc, path, project)
                 else:
                     contract = module.parse(doc, path)
                 # The parser's own checks first (their messages are tailored), then
                 # the published schema, which catches every key the parser skips.
-                if check_schema and not lenient:
-                    warnings = validate(module.FORMAT, doc, path, contract)
-                    require_columns(contract)
-                    if warnings:
-                        contract = replace(contract, warnings=warnings)
-                elif check_schema:
-                    try:
-                        validate(module.FORMAT, doc, path)
-                        require_columns(contract)
-                    except ContractError as broken:
-                        warning = ContractWarning(broken.path, broken.detail, broken.line)
-                        contract = replace(contract, warnings=(warning,))
+                if check_schema:
+                    contract = _validated(module.FORMAT, doc, path, contract, lenient)
             except RecursionError:  # deeply nested check options, walked by json/recursion
                 raise ContractError(
                     path, f"YAML nests too deeply (more than {MAX_DEPTH} levels)"
@@ -117,6 +143,27 @@ def parse_document(
     raise ContractError(
         path, f"not a recognised contract: expected {_EXPECTED}; {exclude_hint(path)}", 1
     )
+
+
+def _validated(fmt: str, doc: Any, path: str, contract: Contract, lenient: bool) -> Contract:
+    """``contract`` checked against its format's published schema (imported now).
+
+    At HEAD a violation refuses the file and the schema's warnings join the
+    contract; read leniently, a violation becomes the contract's only warning.
+    """
+    from gate.formats.validate import require_columns, validate
+
+    if not lenient:
+        warnings = validate(fmt, doc, path, contract)
+        require_columns(contract)
+        return replace(contract, warnings=warnings) if warnings else contract
+    try:
+        validate(fmt, doc, path)
+        require_columns(contract)
+    except ContractError as broken:
+        warning = ContractWarning(broken.path, broken.detail, broken.line)
+        contract = replace(contract, warnings=(warning,))
+    return contract
 
 
 def exclude_hint(path: str) -> str:

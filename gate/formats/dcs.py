@@ -41,6 +41,7 @@ from gate.formats.common import (
     require_mapping,
     scalar_tuple,
 )
+from gate.formats.detect import dcs as detect  # noqa: F401  (the format's detect, re-exported)
 from gate.model import Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
 
@@ -93,11 +94,6 @@ PHYSICAL_TYPE_KEYS = {
     "snowflakeType": "snowflake",
     "sqlserverType": "tsql",
 }
-
-
-def detect(doc: Any) -> bool:
-    """A DCS file is a mapping with a top-level ``dataContractSpecification`` key."""
-    return isinstance(doc, dict) and "dataContractSpecification" in doc
 
 
 class _Parser:

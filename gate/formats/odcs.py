@@ -45,6 +45,7 @@ from gate.formats.common import (
     require_str,
     scalar_text,
 )
+from gate.formats.detect import odcs as detect  # noqa: F401  (the format's detect, re-exported)
 from gate.model import Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
 
@@ -78,11 +79,6 @@ INTEGER_FORMATS: dict[str, str] = {
     "u32": "bigint",
     "u64": "decimal(20,0)",
 }
-
-
-def detect(doc: Any) -> bool:
-    """An ODCS contract is a mapping with ``kind: DataContract`` and an ``apiVersion``."""
-    return isinstance(doc, dict) and doc.get("kind") == "DataContract" and "apiVersion" in doc
 
 
 def _enum(prop: YMap, path: str, what: str) -> tuple[str, ...] | None:

@@ -24,6 +24,7 @@ from gate.formats.common import (
     require_str,
     scalar_tuple,
 )
+from gate.formats.detect import soda as detect  # noqa: F401  (the format's detect, re-exported)
 from gate.model import Check, Column, Contract, ContractError, Dataset
 from gate.yaml_load import YMap
 
@@ -56,11 +57,6 @@ VALIDITY_OPTIONS = _VALIDITY_OPTIONS = (
 COLUMN_OPTIONS = ("column_expression",)
 _TEXT_TYPES = ("varchar", "char", "character varying", "string", "text", "nvarchar")
 _DECIMAL_TYPES = ("decimal", "numeric", "number")
-
-
-def detect(doc: Any) -> bool:
-    """A Soda contract is a mapping with a top-level ``dataset`` key."""
-    return isinstance(doc, dict) and "dataset" in doc
 
 
 def _check(entry: Any, path: str, line: int, owner: str, columns: tuple[str, ...]) -> Check:

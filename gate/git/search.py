@@ -41,6 +41,10 @@ class PendingSearch:
             raise GitError(f"git grep failed: {first_line(errors)}")
         return sorted(p.removeprefix(self._prefix) for p in nul_paths(out))
 
+    def done(self) -> bool:
+        """Whether git has finished (``result()`` then does not wait)."""
+        return self._proc.poll() is not None
+
     def cancel(self) -> None:
         """Stop the search if it still runs (a no-op once ``result()`` returned)."""
         if self._proc.returncode is None:

@@ -1,4 +1,6 @@
-"""Start-up stays cheap: what --help, --version, ``rules`` and a skipped Action run import.
+"""Start-up stays cheap: what --help, --version, ``rules`` and a skipped Action run import,
+and what a run imports for what it compares (issue #26: only the formats it meets,
+the renderer it prints, the consumer readers only for a break).
 
 Each case runs in a fresh process (``-c``: run the entry point, then print the
 names in ``sys.modules``), because the test session itself has imported
@@ -18,6 +20,7 @@ import pytest
 from gate import cli
 from gate.action import outcome
 from tests.conftest import gate_env
+from tests.gitrepo import GitRepo
 
 #: Imported only by a run that compares contracts.
 HEAVY = ("sqlglot", "gate.engine", "gate.report", "gate.diff", "pyspark", "yaml")
@@ -114,3 +117,67 @@ print(before, gc.get_freeze_count())
     )
     before, after = map(int, proc.stdout.split())
     assert after > before + 10_000  # the engine, sqlglot and the renderers
+
+
+def _soda(columns: dict[str, str]) -> str:
+    lines = ["dataset: lake/orders", "columns:"]
+    for name, data_type in columns.items():
+        lines += [f"  - name: {name}", f"    data_type: {data_type}"]
+    return "\n".join(lines) + "\n"
+
+
+def _soda_pr(root: Path, head: dict[str, str]) -> GitRepo:
+    """A repository with one Soda contract and a branch that changes its columns to ``head``."""
+    repo = GitRepo(root)
+    repo.write("soda/contracts/orders.yaml", _soda({"id": "bigint", "amount": "int"}))
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write("soda/contracts/orders.yaml", _soda(head))
+    repo.commit("pr")
+    return repo
+
+
+#: The parsers and checks of the other formats, the renderers not asked for,
+#: the worker pool's multiprocessing and the PR-body Markdown reader.
+_NOT_FOR_SODA_JSON = (
+    "gate.formats.dbt.properties",
+    "gate.formats.odcs",
+    "gate.formats.dcs",
+    "gate.formats.validate.scoped",
+    "gate.formats.validate.dcs_keys",
+    "fastjsonschema",
+    "jsonschema",
+    "gate.report.text",
+    "gate.report.markdown",
+    "gate.report.github",
+    "gate.report.sarif",
+    "gate.report.junit",
+    "gate.report.gitlab",
+    "multiprocessing",
+    "gate.rendered_lines",
+)
+
+
+@pytest.mark.parametrize("head", [[], ["--head", "HEAD"]], ids=["worktree", "head"])
+def test_a_soda_only_run_imports_only_the_soda_parser_and_the_json_renderer(
+    head: list[str], tmp_path: Path
+) -> None:
+    repo = _soda_pr(tmp_path / "repo", {"amount": "bigint"})  # a break: id dropped
+    modules = _modules(_CLI, ("--base", "main", "--format", "json", *head), repo.path)
+    assert {"gate.engine", "gate.formats.soda", "gate.report.json_report"} <= modules
+    assert sorted(m for m in _NOT_FOR_SODA_JSON if m in modules) == []
+
+
+def test_an_additive_change_analyses_no_consumer_sql(tmp_path: Path) -> None:
+    # Nothing breaks: no consumer file is read, so sqlglot's scopes and the
+    # readers (dbt Jinja, SQLMesh, PySpark) are never imported.
+    repo = _soda_pr(tmp_path / "repo", {"id": "bigint", "amount": "int", "note": "string"})
+    repo.write("models/report.sql", "select id, amount from lake.orders\n")
+    repo.commit("a reader")
+    modules = _modules(_CLI, ("--base", "main", "--format", "json"), repo.path)
+    assert "gate.engine" in modules
+    assert sorted(m for m in modules if m.startswith("gate.consumers.")) == [
+        "gate.consumers.impact",
+        "gate.consumers.names",
+        "gate.consumers.scan",
+    ]

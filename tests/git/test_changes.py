@@ -302,3 +302,20 @@ def test_thousands_of_changed_files_are_listed_and_read(g: GitRepo, repo: Repo) 
     assert len(worktree) == n
     assert worktree[f"{C}/d0/c0.yaml"].new_blob is None
     assert repo.read_worktree(f"{C}/d0/c0.yaml") == b"edited\n"
+
+
+def test_listing_at_a_commit_of_a_sha256_repository(tmp_path: os.PathLike[str]) -> None:
+    # The listing diffs against the empty tree, whose id depends on the hash:
+    # computed from the commit id's length, it must name the SHA-256 empty tree too.
+    path = os.path.join(tmp_path, "s256")
+    GitRepo(tmp_path).git("init", "-q", "--object-format=sha256", "-b", "main", path)
+    g = GitRepo(path, init=False)
+    g.git("config", "user.name", "Gate Test")
+    g.git("config", "user.email", "gate@example.com")
+    g.write(f"{C}/orders.yaml", contract("orders"))
+    g.write("models/schema.yml", contract("m"))
+    head = g.commit("sha256")
+    assert len(head) == 64
+    with open_repo(path) as repo:
+        assert set(repo.list_files(head, SODA_GLOBS)) == {f"{C}/orders.yaml"}
+        assert set(repo.list_files(head, "models/*.yml")) == {"models/schema.yml"}

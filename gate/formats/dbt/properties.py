@@ -50,6 +50,8 @@ from gate.formats.dbt import versions as dbt_versions
 from gate.formats.dbt.constraints import CONSTRAINT_TYPES
 from gate.formats.dbt.flags import Unevaluable
 from gate.formats.dbt.project import Project
+from gate.formats.detect import DBT_KEYS
+from gate.formats.detect import dbt as detect
 from gate.model import Column, Contract, ContractError, Dataset, Relationship
 from gate.yaml_load import YMap
 
@@ -57,37 +59,8 @@ __all__ = ["CONSTRAINT_TYPES", "DBT_KEYS", "FORMAT", "detect", "parse"]
 
 FORMAT = "dbt"
 
-#: Top-level keys of a dbt properties file; any of them marks the file as dbt.
-DBT_KEYS = frozenset(
-    {
-        "models",
-        "sources",
-        "seeds",
-        "snapshots",
-        "macros",
-        "exposures",
-        "metrics",
-        "semantic_models",
-        "saved_queries",
-        "analyses",
-        "unit_tests",
-        "groups",
-        "data_tests",
-        "functions",
-    }
-)
-
 #: Keys only ``dbt_project.yml`` has (its ``models:`` is a config tree, not a list).
 _PROJECT_KEYS = frozenset({"config-version", "profile", "model-paths", "source-paths"})
-
-
-def detect(doc: Any) -> bool:
-    """A dbt properties file: any dbt top-level key, or a bare ``version: 2``."""
-    if not isinstance(doc, dict) or "dataset" in doc:
-        return False
-    if any(key in doc for key in DBT_KEYS):
-        return True
-    return doc.get("version") == 2 and set(doc) == {"version"}
 
 
 class _Parser:

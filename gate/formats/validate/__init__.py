@@ -43,11 +43,9 @@ and the benchmark):
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from gate.formats.validate.dbt_scope import _dbt_relevant, _enforced_models
-from gate.formats.validate.dcs_keys import _DcsKeys
-from gate.formats.validate.explain import _first, _to_contract_error
 from gate.formats.validate.schemas import (
     _LABELS,
     SCHEMA_DIR,
@@ -58,10 +56,30 @@ from gate.formats.validate.schemas import (
     warm,
 )
 from gate.formats.validate.schemas import _fast as _fast  # the tests and the benchmark use it
-from gate.formats.validate.scoped import WARNINGS_PER_FILE, _scoped
-from gate.formats.validate.soda_keys import SODA_COLUMN_KEYS, SODA_TOP_KEYS, _validate_soda
 from gate.model import Contract, ContractError, ContractWarning
 from gate.yaml_load import YMap
+
+#: Names re-exported from the modules each format's check imports on first use
+#: (a Soda-only run loads neither the DCS key walk nor the scoped schema check).
+_LAZY = {
+    "WARNINGS_PER_FILE": "scoped",
+    "SODA_COLUMN_KEYS": "soda_keys",
+    "SODA_TOP_KEYS": "soda_keys",
+    "_DcsKeys": "dcs_keys",
+    "_dbt_relevant": "dbt_scope",
+    "_enforced_models": "dbt_scope",
+    "_first": "explain",
+    "_scoped": "scoped",
+    "_to_contract_error": "explain",
+    "_validate_soda": "soda_keys",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "SCHEMA_DIR",
@@ -90,6 +108,8 @@ def validate(
     entries are checked (an unenforced model is not a contract).
     """
     if fmt == "soda":
+        from gate.formats.validate.soda_keys import _validate_soda
+
         _validate_soda(doc, path)
         return ()
     name = schema_name(fmt, doc)
@@ -97,6 +117,9 @@ def validate(
         return ()
     if fmt == "dbt":
         if not _fast_valid(name, doc):  # only now is jsonschema imported
+            from gate.formats.validate.dbt_scope import _dbt_relevant, _enforced_models
+            from gate.formats.validate.explain import _first, _to_contract_error
+
             errors = _dbt_relevant(
                 _validator(name).iter_errors(doc), doc, _enforced_models(contract)
             )
@@ -104,8 +127,12 @@ def validate(
             if best is not None:
                 raise _to_contract_error(best, doc, path, name)
         return ()
+    from gate.formats.validate.scoped import WARNINGS_PER_FILE, _scoped
+
     warnings = _scoped(fmt, name, doc, path)
     if fmt == "dcs" and isinstance(doc, YMap):
+        from gate.formats.validate.dcs_keys import _DcsKeys
+
         warnings += _DcsKeys(load_schema(name), path, _LABELS[name]).check(doc)
     if len(warnings) > WARNINGS_PER_FILE:
         more = len(warnings) - WARNINGS_PER_FILE
