@@ -21,7 +21,10 @@ check that the container left no root-owned file in the workspace.
 The daemon, the base image (a stand-in for ``debian:trixie-slim`` built with
 mmdebstrap) and the package index come from tests/dockerd.py; where they cannot
 (not root, no dockerd, no mmdebstrap) the module is skipped with the reason.
-Run alone with ``pytest -m docker``; ``.ci/run`` installs what it needs.
+The images come from tests/images.py: found by their content tag where
+``.ci/run`` built them in the background (this module then waits for that
+build), else built here. Run alone with ``pytest -m docker``; ``.ci/run``
+installs what it needs.
 """
 
 from __future__ import annotations
@@ -57,9 +60,11 @@ from tests.action.test_action import (
     pr_payload,
     runner_commands,
 )
-from tests.dockerd import Daemon, PackageIndex, base_image, base_image_arg
+from tests.dockerd import Daemon, base_image_arg
 from tests.fake_github import FakeGitHub
 from tests.gitrepo import GitRepo
+from tests.images import IMAGES
+from tests.images import build as build_images
 
 # The first test also builds both images (module fixtures), which under the
 # vfs storage driver on two cores takes several minutes.
@@ -98,39 +103,17 @@ def daemon() -> Iterator[Daemon]:
 
 @pytest.fixture(scope="module")
 def images(daemon: Daemon) -> Iterator[dict[str, Image]]:
-    """Both images, built once: the base image, a local index of the locked files, two builds."""
+    """Both images: found by their content tag (built by .ci/run in the background), else built."""
     pinned = base_image_arg(ROOT / "Dockerfile")
     assert base_image_arg(ROOT / "smoke.Dockerfile") == pinned
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", pinned[1]), "the base image is pinned by digest"
-    base, reason = base_image(daemon, ROOT / "Dockerfile", daemon.folder)
-    if base is None:
+    built, reason = build_images(daemon, daemon.folder)
+    if built is None:
         pytest.skip(f"no base image {pinned[0]}: {reason}")
-    index = PackageIndex(daemon.folder / "index")
-    index.download(*(ROOT / "locks" / f"{name}.txt" for name in ("build", "slim", "smoke")))
-    url = index.serve()
-    built = {}
-    try:
-        for name, dockerfile, action in [
-            ("slim", ROOT / "Dockerfile", ROOT / "action.yml"),
-            ("smoke", ROOT / "smoke.Dockerfile", ROOT / "smoke" / "action.yml"),
-        ]:
-            tag = f"schema-contract-gate-{name}:test"
-            start = time.monotonic()
-            daemon.docker(
-                "build",
-                "--quiet",
-                "--network=host",  # RUN steps reach the index on 127.0.0.1 (and Debian's mirror)
-                f"--build-arg=BASE_IMAGE={base}",
-                f"--build-arg=PIP_INDEX_URL={url}",
-                f"--tag={tag}",
-                f"--file={dockerfile}",
-                str(ROOT),
-            )
-            built[name] = Image(tag, action, dockerfile, time.monotonic() - start)
-    finally:
-        index.close()
-        shutil.rmtree(index.folder, ignore_errors=True)
-    yield built
+    yield {
+        name: Image(b.tag, ROOT / IMAGES[name][1], ROOT / IMAGES[name][0], b.seconds)
+        for name, b in built.items()
+    }
 
 
 # running a container as the runner does
@@ -611,3 +594,58 @@ def test_merge_group_takes_the_acks_of_the_queued_pr(
     assert "needs the github-token input" in run.verdict_line
     # no request of its own: the one read (and the check run tried) came from the run above
     assert len([r for r in api.requests if not r.path.endswith("/check-runs")]) == 1
+
+
+# approval by owners: the re-run a review triggers
+
+
+def test_a_pull_request_review_event_approves_or_with_a_dismissed_review_blocks(
+    daemon: Daemon, images: dict[str, Image], tmp_path: Path
+) -> None:
+    """The example workflow also runs on ``pull_request_review`` (submitted, dismissed).
+
+    The base side's config asks for an approval by ``@carol`` (or ``@acme/data``)
+    and no longer takes the description line; the review event's run reads the
+    reviews through the API, as a runner would run the slim image on that event.
+    """
+    from tests.action.test_action_approvals import make
+
+    pr = make(tmp_path)
+
+    def run_on(action: str, state: str, name: str) -> Run:
+        payload = {
+            **pr_payload(pr, body=ACK),  # the description line does not suffice here
+            "action": action,
+            "review": {"state": state, "user": {"login": "carol"}, "commit_id": pr.head_sha},
+        }
+        return docker_run(
+            daemon,
+            images["slim"],
+            pr,
+            pr.checkout(name),
+            payload,
+            api_url=api.url,
+            extra_env={"GITHUB_EVENT_NAME": "pull_request_review"},
+            **{"github-token": TOKEN, "comment": "false"},
+        )
+
+    with FakeGitHub(pull_body=ACK) as api:
+        approval = api.add_review("carol", "APPROVED", pr.head_sha)
+        run = run_on("submitted", "approved", "approved")
+        assert run.code == 0, run.stdout + run.stderr
+        assert_outputs(run, breaking="2", unacknowledged="0", verdict="pass")
+        changes = [c for c in run.report()["changes"] if c["breaking"]]
+        assert changes and all(c["approvals"]["received"] == ["@carol"] for c in changes)
+        assert ("GET", "/repos/acme/shop/pulls/1/reviews") in [
+            (r.method, r.path.split("?")[0]) for r in api.requests
+        ]
+        assert TOKEN not in run.everything()
+        assert root_owned(run.workspace) == []
+        # GitHub marks the same review DISMISSED and sends the event again
+        approval["state"] = "DISMISSED"
+        run = run_on("dismissed", "dismissed", "dismissed")
+    assert run.code == 1, run.stdout + run.stderr
+    assert_outputs(run, breaking="2", unacknowledged="2", verdict="fail")
+    changes = [c for c in run.report()["changes"] if c["breaking"]]
+    assert all(c["approvals"]["missing"] and not c["approvals"]["received"] for c in changes)
+    assert root_owned(run.workspace) == []

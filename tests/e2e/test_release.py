@@ -150,12 +150,28 @@ def test_dockerfiles_install_only_from_the_locks() -> None:
         assert re.search(rf"--require-hashes --no-deps .*-r /src/{lock}\.txt", text), name
         # every pip call checks hashes or reaches no index at all
         calls = re.findall(r"pip (?:--python \S+ )?(?:install|wheel) [^\\]*", text)
-        assert len(calls) == 4, (name, calls)
+        # the smoke image is the slim image's four, then its own wheel and install
+        assert len(calls) == {"Dockerfile": 4, "smoke.Dockerfile": 4 + 2}[name], (name, calls)
         for call in calls:
             assert "--require-hashes" in call or "--no-index" in call, (name, call)
         assert re.search(r"^ARG BASE_IMAGE=debian:trixie-slim@sha256:[0-9a-f]{64}$", text, re.M), (
             name
         )
+
+
+def _instructions(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_the_smoke_image_is_the_slim_image_plus_spark() -> None:
+    """smoke.Dockerfile repeats the Dockerfile's instructions verbatim, so a daemon that
+    built the slim image builds the smoke image from its cached layers."""
+    slim = _instructions((ROOT / "Dockerfile").read_text())
+    smoke = _instructions((ROOT / "smoke.Dockerfile").read_text())
+    assert smoke[: len(slim)] == slim
+    extra = smoke[len(slim) :]
+    assert extra[0] == "FROM build AS smoke-build" and "FROM slim" in extra
+    assert not any(line.startswith("FROM ${BASE_IMAGE}") for line in extra)
 
 
 # the two actions
