@@ -114,10 +114,6 @@ def main() -> None:
             dockerfile, action = IMAGES[name]
             image = Image(tag, ROOT / action, ROOT / dockerfile, built[name].seconds)
             [info] = json.loads(daemon.docker("image", "inspect", tag).stdout)
-            tarball = folder / f"{name}.tar.gz"
-            size = compressed(daemon, tag, tarball)
-            load = load_seconds(tarball, folder / f"load-{name}")
-            tarball.unlink()
 
             def version(tag: str = tag) -> None:
                 proc = daemon.docker("run", "--rm", tag, "--version")
@@ -140,13 +136,20 @@ def main() -> None:
                 starts.append(run.seconds)
             results[name] = {
                 "size_mb": round(info["Size"] / 1e6),
-                "compressed_mb": round(size / 1e6),
-                "load_s": load,
                 "start_s": timed(version, args.runs),
                 "example_s": timed(on_example, args.runs),
                 "import_ms": statistics.median(float(x) for x in imports.split()),
                 "no_change_pr_s": round(statistics.median(starts), 2),
             }
+            print(name, json.dumps(results[name]), flush=True)
+        # the pull proxies last: a second daemon runs only once the runs are done
+        for name in names:
+            tarball = folder / f"{name}.tar.gz"
+            results[name]["compressed_mb"] = round(
+                compressed(daemon, built[name].tag, tarball) / 1e6
+            )
+            results[name]["load_s"] = load_seconds(tarball, folder / f"load-{name}")
+            tarball.unlink()
             print(name, json.dumps(results[name]), flush=True)
     finally:
         daemon.stop()

@@ -242,8 +242,10 @@ def base_image(daemon: Daemon, dockerfile: Path, folder: Path) -> tuple[str | No
     pinned = f"{name}@{digest}"
     if daemon.docker("pull", "--quiet", pinned, check=False, timeout=600).returncode == 0:
         return pinned, ""
-    if daemon.shared and daemon.docker("image", "inspect", name, check=False).returncode == 0:
-        return name, ""  # a kept daemon's stand-in from an earlier run: its build cache holds
+    if daemon.docker("image", "inspect", name, check=False).returncode == 0:
+        # the stand-in built earlier: in this run (a private daemon starts empty),
+        # or a kept daemon's from an earlier run, whose build cache holds
+        return name, ""
     reason = import_base_image(daemon, name, folder)
     return (None, reason) if reason else (name, "")
 

@@ -8,10 +8,10 @@ scenarios cost (a Debian base from mmdebstrap, the locked packages, PySpark), so
   ``schema-contract-gate-slim:ctx-<digest>``. A daemon that already holds that
   tag is not asked to build again (a daemon kept between local runs with
   ``SCHEMA_GATE_DOCKER_HOST``, or the one ``.ci/run`` started);
-- one build at a time per daemon: :func:`build` holds a lock beside the
-  daemon's socket, so the tests' fixture waits for a build ``.ci/run`` started
-  in the background at its very start (while pip, ruff and the rest of the
-  suite run) and then finds both tags;
+- one build of an image at a time per daemon: :func:`build` holds a lock per
+  image beside the daemon's socket, so the tests wait for a build ``.ci/run``
+  started in the background at its very start (while pip, ruff and the rest
+  of the suite run), each test only for the image it uses;
 - the smoke image is the slim image plus Spark (smoke.Dockerfile repeats the
   Dockerfile's stages verbatim, so the classic builder's cache reuses the slim
   image's layers instead of building them again).
@@ -34,12 +34,10 @@ import hashlib
 import json
 import os
 import resource
-import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -140,23 +138,26 @@ class Timer:
         return result
 
 
-def lock_path(daemon: Daemon) -> Path:
-    """One lock per daemon: beside its unix socket, else in the caller's folder."""
+def lock_path(daemon: Daemon, name: str) -> Path:
+    """One lock per image and daemon: beside its unix socket, else in the caller's folder."""
     host = daemon.host or (f"unix://{daemon.socket}" if not daemon.shared else "")
     if host.startswith("unix://"):
-        return Path(host.removeprefix("unix://")).parent / "images.lock"
-    return daemon.folder / "images.lock"
+        return Path(host.removeprefix("unix://")).parent / f"images-{name}.lock"
+    return daemon.folder / f"images-{name}.lock"
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+class _Lock:
+    """An exclusive ``flock`` on a file, released by :meth:`release` or on exit."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = path.open("a")
+        fcntl.flock(self.handle, fcntl.LOCK_EX)
+
+    def release(self) -> None:
+        if not self.handle.closed:
+            fcntl.flock(self.handle, fcntl.LOCK_UN)
+            self.handle.close()
 
 
 def _has(daemon: Daemon, tag: str) -> bool:
@@ -164,46 +165,71 @@ def _has(daemon: Daemon, tag: str) -> bool:
 
 
 def build(
-    daemon: Daemon, work: Path, *, root: Path = ROOT, timings: Path | None = None
+    daemon: Daemon,
+    work: Path,
+    *,
+    only: tuple[str, ...] = tuple(IMAGES),
+    root: Path = ROOT,
+    timings: Path | None = None,
 ) -> tuple[dict[str, Built] | None, str]:
-    """Both images on ``daemon``, built or found by their content tag; (None, why) if they cannot be."""
+    """The images ``only`` names on ``daemon``, found by their content tag or built; (None, why).
+
+    Each image has its own lock, taken in the order of :data:`IMAGES` and let go
+    as soon as that image is tagged: the tests that need only the slim image
+    start while a build started earlier (``.ci/run``'s) still builds the smoke one.
+    """
     start = time.monotonic()
     step = Timer(timings)
     digest = context_digest(root)
-    tags = {name: tag_of(name, digest) for name in IMAGES}
-    with _locked(lock_path(daemon)):
-        if all(_has(daemon, tag) for tag in tags.values()):
-            spent = time.monotonic() - start
-            return {name: Built(tag, spent, True) for name, tag in tags.items()}, ""
+    names = [name for name in IMAGES if name in only]
+    tags = {name: tag_of(name, digest) for name in names}
+    locks: dict[str, _Lock] = {}
+    built: dict[str, Built] = {}
+    index = PackageIndex(work / "index")
+    try:
+        for name in names:
+            locks[name] = _Lock(lock_path(daemon, name))
+        missing = [name for name in names if not _has(daemon, tags[name])]
+        for name in names:
+            if name not in missing:
+                built[name] = Built(tags[name], time.monotonic() - start, True)
+                locks[name].release()
+        if not missing:
+            return built, ""
         # both wait on the network (Debian's archive, PyPI): side by side
-        index = PackageIndex(work / "index")
-        locks = [root / "locks" / f"{name}.txt" for name in ("build", "slim", "smoke")]
+        lockfiles = [root / "locks" / f"{name}.txt" for name in ("build", "slim", "smoke")]
         with ThreadPoolExecutor(max_workers=1) as pool:
-            download = pool.submit(step, "package index", lambda: index.download(*locks))
+            download = (
+                None
+                if (index.folder / "simple").is_dir()  # downloaded by an earlier call
+                else pool.submit(step, "package index", lambda: index.download(*lockfiles))
+            )
             base, reason = step("base image", lambda: base_image(daemon, root / "Dockerfile", work))
-            download.result()
+            if download is not None:
+                download.result()
         if base is None:
             return None, reason
         url = index.serve()
-        built: dict[str, Built] = {}
-        try:
-            for name, (dockerfile, _action) in IMAGES.items():
-                began = time.monotonic()
-                argv = [
-                    "build",
-                    "--quiet",
-                    "--network=host",  # RUN steps reach the index on 127.0.0.1
-                    f"--build-arg=BASE_IMAGE={base}",
-                    f"--build-arg=PIP_INDEX_URL={url}",
-                    f"--tag={tags[name]}",
-                    f"--file={root / dockerfile}",
-                    str(root),
-                ]
-                step(f"build {name}", partial(daemon.docker, *argv))
-                built[name] = Built(tags[name], time.monotonic() - began, False)
-        finally:
-            index.close()
-            shutil.rmtree(index.folder, ignore_errors=True)
+        for name in missing:
+            dockerfile = IMAGES[name][0]
+            began = time.monotonic()
+            argv = [
+                "build",
+                "--quiet",
+                "--network=host",  # RUN steps reach the index on 127.0.0.1
+                f"--build-arg=BASE_IMAGE={base}",
+                f"--build-arg=PIP_INDEX_URL={url}",
+                f"--tag={tags[name]}",
+                f"--file={root / dockerfile}",
+                str(root),
+            ]
+            step(f"build {name}", partial(daemon.docker, *argv))
+            built[name] = Built(tags[name], time.monotonic() - began, False)
+            locks[name].release()
+    finally:
+        index.close()
+        for lock in locks.values():
+            lock.release()
     return built, ""
 
 

@@ -37,7 +37,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,8 +66,8 @@ from tests.gitrepo import GitRepo
 from tests.images import IMAGES
 from tests.images import build as build_images
 
-# The first test also builds both images (module fixtures), which under the
-# vfs storage driver on two cores takes several minutes.
+# The first test of each image also builds it where .ci/run has not (tests/images.py),
+# which under the vfs storage driver on two cores takes several minutes.
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(2400)]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -101,19 +101,42 @@ def daemon() -> Iterator[Daemon]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class Images(Mapping[str, Image]):
+    """The two images, each found (or built) when a test first asks for it.
+
+    Where ``.ci/run`` builds them in the background, the slim image's tests
+    start as soon as it is tagged, while the smoke image is still being built.
+    """
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.got: dict[str, Image] = {}
+
+    def __getitem__(self, name: str) -> Image:
+        if name not in self.got:
+            built, reason = build_images(self.daemon, self.daemon.folder, only=(name,))
+            if built is None:
+                pytest.skip(f"no base image {base_image_arg(ROOT / 'Dockerfile')[0]}: {reason}")
+            dockerfile, action = IMAGES[name]
+            self.got[name] = Image(
+                built[name].tag, ROOT / action, ROOT / dockerfile, built[name].seconds
+            )
+        return self.got[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(IMAGES)
+
+    def __len__(self) -> int:
+        return len(IMAGES)
+
+
 @pytest.fixture(scope="module")
-def images(daemon: Daemon) -> Iterator[dict[str, Image]]:
+def images(daemon: Daemon) -> Images:
     """Both images: found by their content tag (built by .ci/run in the background), else built."""
     pinned = base_image_arg(ROOT / "Dockerfile")
     assert base_image_arg(ROOT / "smoke.Dockerfile") == pinned
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", pinned[1]), "the base image is pinned by digest"
-    built, reason = build_images(daemon, daemon.folder)
-    if built is None:
-        pytest.skip(f"no base image {pinned[0]}: {reason}")
-    yield {
-        name: Image(b.tag, ROOT / IMAGES[name][1], ROOT / IMAGES[name][0], b.seconds)
-        for name, b in built.items()
-    }
+    return Images(daemon)
 
 
 # running a container as the runner does
@@ -271,51 +294,7 @@ def is_shallow(repo: GitRepo) -> bool:
     return repo.git("rev-parse", "--is-shallow-repository").strip() == "true"
 
 
-# the images
-
-
-def test_both_images_share_the_entrypoint_and_the_settings_github_relies_on(
-    daemon: Daemon, images: dict[str, Image]
-) -> None:
-    for name, image in images.items():
-        spec = yaml.safe_load(image.action.read_text())
-        assert spec["runs"]["using"] == "docker"
-        # the runner builds runs.image relative to action.yml, with the
-        # Dockerfile's folder as the build context
-        assert (image.action.parent / spec["runs"]["image"]).resolve() == image.dockerfile
-        [config] = json.loads(daemon.docker("image", "inspect", image.tag).stdout)
-        config = config["Config"]
-        assert config["Entrypoint"] == ENTRYPOINT, name
-        assert not config.get("User"), name  # root, to read the checkout
-        assert not config.get("WorkingDir"), name  # GitHub passes --workdir
-        assert "PYTHONSAFEPATH=1" in config["Env"], name
-
-
-def _installed(daemon: Daemon, image: Image) -> dict[str, str]:
-    script = (
-        "import importlib.metadata as m, json; "
-        "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version "
-        "for d in m.distributions()}))"
-    )
-    proc = daemon.docker("run", "--rm", "--entrypoint=python", image.tag, "-c", script)
-    return json.loads(proc.stdout)
-
-
-def _locked(lock: Path) -> dict[str, str]:
-    return {
-        name.lower().replace("_", "-"): version
-        for name, version in re.findall(r"^([A-Za-z0-9._-]+)==(\S+) \\$", lock.read_text(), re.M)
-    }
-
-
-def test_images_hold_exactly_the_locked_packages(daemon: Daemon, images: dict[str, Image]) -> None:
-    from gate import __version__
-
-    for name, image in images.items():
-        installed = _installed(daemon, image)
-        assert installed.pop("schema-contract-gate") == __version__
-        assert installed == _locked(ROOT / "locks" / f"{name}.txt"), name
-    assert images["slim"].seconds > 0 and images["smoke"].seconds > 0
+# the slim image
 
 
 def test_the_slim_image_has_no_spark_and_says_what_to_use(
@@ -476,37 +455,6 @@ def test_pr_without_contract_changes_passes_and_ignores_code_in_the_workspace(
     assert root_owned(ws.path) == []
 
 
-def test_smoke_image_runs_the_smoke_test_in_spark(
-    daemon: Daemon, images: dict[str, Image], tmp_path: Path
-) -> None:
-    sample = "order_id,customer_id,amount,status,channel\n1,99999999999,1.50,paid,web\n"
-    pr = make_pr(
-        tmp_path,
-        {
-            ORDERS_PATH: BREAKING_ORDERS,
-            CUSTOMERS_PATH: customers(),
-            "samples/lake.shop.orders.csv": sample,
-        },
-    )
-    ws = pr.checkout()
-    run = docker_run(
-        daemon,
-        images["smoke"],
-        pr,
-        ws,
-        pr_payload(pr, body=ACK),
-        **{"sample-data": "samples"},
-    )
-    # the break is acknowledged, but the narrowed id does not hold the sample's value
-    assert run.code == 1, run.stdout + run.stderr
-    assert_outputs(run, acknowledged="2", unacknowledged="0", verdict="fail")
-    assert run.report()["smoke"]["failed"] is True
-    assert "Smoke test" in run.summary
-    [smoke] = [a for a in run.annotations("error") if "title=smoke coercion" in a]
-    assert smoke.startswith(f"::error file={ORDERS_PATH},line=5,")
-    assert root_owned(ws.path) == []
-
-
 # the image outside Actions: the command line
 
 
@@ -649,3 +597,81 @@ def test_a_pull_request_review_event_approves_or_with_a_dismissed_review_blocks(
     changes = [c for c in run.report()["changes"] if c["breaking"]]
     assert all(c["approvals"]["missing"] and not c["approvals"]["received"] for c in changes)
     assert root_owned(run.workspace) == []
+
+
+# both images: last, since .ci/run may still be building the smoke one
+
+
+def test_both_images_share_the_entrypoint_and_the_settings_github_relies_on(
+    daemon: Daemon, images: dict[str, Image]
+) -> None:
+    for name, image in images.items():
+        spec = yaml.safe_load(image.action.read_text())
+        assert spec["runs"]["using"] == "docker"
+        # the runner builds runs.image relative to action.yml, with the
+        # Dockerfile's folder as the build context
+        assert (image.action.parent / spec["runs"]["image"]).resolve() == image.dockerfile
+        [config] = json.loads(daemon.docker("image", "inspect", image.tag).stdout)
+        config = config["Config"]
+        assert config["Entrypoint"] == ENTRYPOINT, name
+        assert not config.get("User"), name  # root, to read the checkout
+        assert not config.get("WorkingDir"), name  # GitHub passes --workdir
+        assert "PYTHONSAFEPATH=1" in config["Env"], name
+
+
+def _installed(daemon: Daemon, image: Image) -> dict[str, str]:
+    script = (
+        "import importlib.metadata as m, json; "
+        "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version "
+        "for d in m.distributions()}))"
+    )
+    proc = daemon.docker("run", "--rm", "--entrypoint=python", image.tag, "-c", script)
+    return json.loads(proc.stdout)
+
+
+def _locked(lock: Path) -> dict[str, str]:
+    return {
+        name.lower().replace("_", "-"): version
+        for name, version in re.findall(r"^([A-Za-z0-9._-]+)==(\S+) \\$", lock.read_text(), re.M)
+    }
+
+
+def test_images_hold_exactly_the_locked_packages(daemon: Daemon, images: dict[str, Image]) -> None:
+    from gate import __version__
+
+    for name, image in images.items():
+        installed = _installed(daemon, image)
+        assert installed.pop("schema-contract-gate") == __version__
+        assert installed == _locked(ROOT / "locks" / f"{name}.txt"), name
+    assert images["slim"].seconds > 0 and images["smoke"].seconds > 0
+
+
+def test_smoke_image_runs_the_smoke_test_in_spark(
+    daemon: Daemon, images: dict[str, Image], tmp_path: Path
+) -> None:
+    sample = "order_id,customer_id,amount,status,channel\n1,99999999999,1.50,paid,web\n"
+    pr = make_pr(
+        tmp_path,
+        {
+            ORDERS_PATH: BREAKING_ORDERS,
+            CUSTOMERS_PATH: customers(),
+            "samples/lake.shop.orders.csv": sample,
+        },
+    )
+    ws = pr.checkout()
+    run = docker_run(
+        daemon,
+        images["smoke"],
+        pr,
+        ws,
+        pr_payload(pr, body=ACK),
+        **{"sample-data": "samples"},
+    )
+    # the break is acknowledged, but the narrowed id does not hold the sample's value
+    assert run.code == 1, run.stdout + run.stderr
+    assert_outputs(run, acknowledged="2", unacknowledged="0", verdict="fail")
+    assert run.report()["smoke"]["failed"] is True
+    assert "Smoke test" in run.summary
+    [smoke] = [a for a in run.annotations("error") if "title=smoke coercion" in a]
+    assert smoke.startswith(f"::error file={ORDERS_PATH},line=5,")
+    assert root_owned(ws.path) == []
