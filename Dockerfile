@@ -9,8 +9,12 @@
 #
 # Written for the classic builder as well as BuildKit (no RUN --mount, no
 # heredocs): GitHub's runner and Debian's docker.io may use either. Few
-# instructions after the big layers: under the vfs storage driver (the test
-# suite's daemon) every instruction copies the whole file system so far.
+# instructions, and none after the big layers: under the vfs storage driver
+# (the test suite's daemon) every instruction, even ENV or LABEL, copies the
+# whole file system so far (four metadata lines on this image took 81 s on a
+# loaded 2-core machine). The OCI labels are set by the release workflow.
+# smoke.Dockerfile repeats this file's instructions verbatim and adds Spark, so
+# a daemon that built this image builds the smoke image from its cached layers.
 #
 # BASE_IMAGE: the tests build against a local stand-in of the same Debian
 # release where Docker Hub is out of reach (mmdebstrap + docker import);
@@ -21,55 +25,69 @@ ARG BASE_IMAGE=debian:trixie-slim@sha256:d7e12182ce18b85b93007c1dedf31f2d29e01cc
 # hadolint ignore=DL3006
 FROM ${BASE_IMAGE} AS build
 ARG PIP_INDEX_URL=https://pypi.org/simple
-ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+# PIP_INDEX_URL as ENV too: smoke.Dockerfile's stage FROM this one sees it
+ENV PIP_INDEX_URL=${PIP_INDEX_URL} \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends python3 python3-venv \
     && rm -rf /var/lib/apt/lists/*
-COPY locks/build.txt locks/slim.txt pyproject.toml README.md LICENSE /src/
+# (smoke.txt is for smoke.Dockerfile, which shares this stage)
+COPY locks/build.txt locks/slim.txt locks/smoke.txt pyproject.toml README.md LICENSE /src/
 COPY gate /src/gate
-# /opt/build holds pip and the build backend (from the hashed build lock);
+# /build holds pip and the build backend (from the hashed build lock);
 # /opt/venv gets only the locked wheels and the gate's own wheel, no pip.
 # Bytecode is compiled here, once: a container's file system is new on every
-# run, so without it every start compiles the gate and sqlglot again.
-RUN python3 -m venv /opt/build \
-    && /opt/build/bin/pip install --require-hashes --no-deps -r /src/build.txt \
-    && /opt/build/bin/pip wheel --require-hashes --no-deps -w /wheels -r /src/slim.txt \
-    && /opt/build/bin/pip wheel --no-deps --no-build-isolation --no-index -w /wheels /src \
+# run, so without it every start compiles the gate and sqlglot again. The
+# packages' own test suites are left out (nothing imports them at run time).
+# Everything the image needs ends up under /opt: one COPY below.
+RUN python3 -m venv /build \
+    && /build/bin/pip install --require-hashes --no-deps -r /src/build.txt \
+    && /build/bin/pip wheel --require-hashes --no-deps -w /wheels -r /src/slim.txt \
+    && /build/bin/pip wheel --no-deps --no-build-isolation --no-index -w /wheels /src \
     && python3 -m venv --without-pip /opt/venv \
-    && /opt/build/bin/pip --python /opt/venv/bin/python install --no-deps --no-index /wheels/*.whl \
+    && /build/bin/pip --python /opt/venv/bin/python install --no-deps --no-index /wheels/*.whl \
+    && rm -rf /opt/venv/lib/python3*/site-packages/*/tests \
     && /opt/venv/bin/python -m compileall -q -j 0 /opt/venv/lib \
     && /opt/venv/bin/python -c "import gate.action" \
     && SCHEMA_GATE_CACHE=/opt/schema-gate-cache /opt/venv/bin/python -P -c "from gate.formats.validate import warm; warm()"
 
 # --- the image -------------------------------------------------------------------
 # hadolint ignore=DL3006
-FROM ${BASE_IMAGE}
-LABEL org.opencontainers.image.title="schema-contract-gate" \
-      org.opencontainers.image.description="CI gate for breaking data-contract changes" \
-      org.opencontainers.image.source="https://github.com/your-org/schema-contract-gate" \
-      org.opencontainers.image.licenses="Apache-2.0"
+FROM ${BASE_IMAGE} AS slim
 # PYTHONSAFEPATH: never import from the working directory. The workspace holds
 # the pull request's files, so a `gate/` or `yaml.py` committed there must not
 # shadow installed modules. No USER (GitHub starts the container as root to
 # read the checkout) and no WORKDIR (GitHub sets it to GITHUB_WORKSPACE).
 # SCHEMA_GATE_CACHE: the contract schemas' validators, compiled at build time.
+# SPARK_LOCAL_IP: for the smoke image (Spark fails when the container's
+# hostname does not resolve); set here so that image adds no ENV layer.
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PYTHONSAFEPATH=1 \
-    SCHEMA_GATE_CACHE=/opt/schema-gate-cache
+    SCHEMA_GATE_CACHE=/opt/schema-gate-cache \
+    SPARK_LOCAL_IP=127.0.0.1
 # -P is PYTHONSAFEPATH again, in case a workflow overrides the environment.
 ENTRYPOINT ["python", "-P", "-m", "gate.action"]
 # git: the gate reads contracts through git, and fetches over https (hence
-# ca-certificates, which the GitHub API request needs too). Debian
-# byte-compiles the standard library on install; compileall makes sure.
+# ca-certificates, which the GitHub API request needs too). Debian's git
+# depends on perl, whose modules (50 MB; debconf uses perl-base's) serve only git's scripts the gate
+# never runs (send-email, svn, instaweb): the gate's git commands are all
+# built in. Like the slim base image's docs and man pages, dpkg leaves those
+# files out (path-exclude; the packages stay installed, so apt stays
+# consistent; perl-base, which dpkg itself uses, is whole), and git's
+# server and mail programs too (16 MB). Debian byte-compiles the standard
+# library on install; compileall makes sure.
 # hadolint ignore=DL3008
-RUN apt-get update \
+RUN printf 'path-exclude=%s\n' '/usr/share/perl/*' '/usr/lib/*/perl/*' \
+        '/usr/lib/*/libperl.so*' '/usr/bin/scalar' '/usr/bin/git-shell' '/usr/lib/git-core/scalar' \
+        '/usr/lib/git-core/git-shell' '/usr/lib/git-core/git-daemon' '/usr/lib/git-core/git-http-*' \
+        '/usr/lib/git-core/git-imap-send' > /etc/dpkg/dpkg.cfg.d/schema-gate-slim \
+    && apt-get update \
     && apt-get install -y --no-install-recommends python3 git ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && python3 -m compileall -q -j 0 "$(python3 -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')"
-COPY --from=build /opt/venv /opt/venv
-COPY --from=build /opt/schema-gate-cache /opt/schema-gate-cache
+COPY --from=build /opt /opt

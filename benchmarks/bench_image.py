@@ -1,23 +1,33 @@
-"""Measure the action's images: size, build time, import time, cold start of a no-change PR run.
+"""What a job pays for the action's images: size, pull (proxied), start, the gate's run.
 
-    sudo .venv/bin/python benchmarks/bench_image.py            # both images
-    sudo .venv/bin/python benchmarks/bench_image.py --runs 5
+    sudo .venv/bin/python benchmarks/bench_image.py              # both images
+    sudo .venv/bin/python benchmarks/bench_image.py --runs 5 --images slim
 
-It builds both images from scratch on a private Docker daemon (tests/dockerd.py:
-vfs storage, a stand-in base image where Docker Hub cannot be reached, the
-locked packages from a local index), then for each image:
+The images are those of tests/images.py (found by their content tag on a daemon
+kept with ``SCHEMA_GATE_DOCKER_HOST``, else built on a private vfs daemon).
+For each image it prints:
 
-- size: ``docker image inspect``'s Size (uncompressed, all layers);
-- build: wall time of ``docker build`` with an empty build cache (the base
-  image present, as on a runner that has pulled it);
-- import: ``python -c "import gate.action"`` inside the container, with the
-  image's bytecode and after deleting every ``__pycache__`` (what an image
-  without ``compileall`` pays on every start);
-- cold start: ``docker run`` of the action, exactly as in
-  tests/e2e/test_container.py, on a pull request that changes no contract
-  (verdict pass), from ``docker run`` to exit.
+- ``size_mb``: ``docker image inspect``'s Size, uncompressed, all layers;
+- ``compressed_mb``: ``docker save IMAGE | gzip -6 | wc -c``, a proxy for
+  what a pull downloads (registries store each layer gzipped; the real pull
+  is the sum of the layers' compressed sizes, within a few percent of this);
+- ``load_s``: ``docker load`` of that gzipped tarball into a second, empty
+  daemon: a proxy for a pull on a runner that has nothing cached, without the
+  download (decompress and unpack every layer). Our daemons use the vfs
+  storage driver, which copies every layer once more, so this overestimates
+  a runner's overlay2;
+- ``start_s``: ``docker run --rm IMAGE --version`` (container start, Python's
+  start, the CLI's import), median;
+- ``example_s``: ``docker run --rm -v REPO:/repo -w /repo IMAGE --base main
+  --head HEAD`` on the bundled example (examples/demo.py's repository: four
+  Soda contracts, a PR that narrows and drops columns; exit 1), median; the
+  gate's own share is ``example_s - start_s``;
+- ``import_ms``: ``import gate.action`` inside the container, median;
+- ``no_change_pr_s``: the action run as tests/e2e/test_container.py runs it
+  (``GITHUB_ACTIONS=true``, an event payload, a checkout) on a pull request
+  that changes no contract, median.
 
-Figures are medians; they go to docs/github-action.md.
+Figures go to docs/github-action.md ("What a job costs").
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import argparse
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,76 +45,112 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from examples.demo import build_repo  # noqa: E402
 from tests.action.test_action import make_pr, pr_payload  # noqa: E402
-from tests.dockerd import Daemon, PackageIndex, base_image  # noqa: E402
+from tests.dockerd import Daemon  # noqa: E402
 from tests.e2e.test_container import Image, docker_run  # noqa: E402
+from tests.images import IMAGES  # noqa: E402
+from tests.images import build as build_images  # noqa: E402
 
 IMPORT = (
     "import time; t = time.perf_counter(); import gate.action; "
     "print(round((time.perf_counter() - t) * 1000))"
 )
-WIPE = "find / -xdev -name __pycache__ -type d -prune -exec rm -rf {} +"
 
 
-def import_ms(daemon: Daemon, tag: str, runs: int, wipe: bool) -> float:
-    script = f"{WIPE} 2>/dev/null; " if wipe else ""
-    script += "; ".join([f"python -P -c '{IMPORT}'"] * runs)
-    out = daemon.docker("run", "--rm", "--entrypoint=sh", tag, "-c", script).stdout
-    return statistics.median(float(x) for x in out.split())
+def timed(fn: object, runs: int) -> float:
+    """Median wall time of ``runs`` calls of ``fn``."""
+    seconds = []
+    for _ in range(runs):
+        start = time.monotonic()
+        fn()  # type: ignore[operator]
+        seconds.append(time.monotonic() - start)
+    return round(statistics.median(seconds), 2)
+
+
+def compressed(daemon: Daemon, tag: str, out: Path) -> int:
+    """``docker save TAG | gzip -6`` into ``out``; its size in bytes."""
+    with out.open("wb") as sink:
+        save = subprocess.Popen(["docker", "save", tag], env=daemon.env, stdout=subprocess.PIPE)
+        gzip = subprocess.run(["gzip", "-6"], stdin=save.stdout, stdout=sink, check=True)
+        assert save.wait() == 0 and gzip.returncode == 0
+    return out.stat().st_size
+
+
+def load_seconds(tarball: Path, folder: Path) -> float:
+    """``docker load`` of ``tarball`` into a new, empty private daemon."""
+    fresh = Daemon(folder)
+    reason = fresh.start()
+    if reason:
+        raise SystemExit(f"no second daemon for the load: {reason}")
+    try:
+        start = time.monotonic()
+        fresh.docker("load", "--quiet", "--input", str(tarball))
+        return round(time.monotonic() - start, 1)
+    finally:
+        fresh.stop()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="repetitions per timing")
+    parser.add_argument("--images", default="slim,smoke", help="which images, comma-separated")
     args = parser.parse_args()
+    names = [n for n in args.images.split(",") if n]
     folder = Path(tempfile.mkdtemp(prefix="gate-bench-", dir="/tmp"))
-    daemon, reason = Daemon.find(folder)
+    daemon, reason = Daemon.find(folder / "d")
     if daemon is None:
         raise SystemExit(f"no Docker daemon: {reason}")
     results: dict[str, dict[str, float]] = {}
     try:
-        base, reason = base_image(daemon, ROOT / "Dockerfile", folder)
-        if base is None:
-            raise SystemExit(f"no base image: {reason}")
-        index = PackageIndex(folder / "index")
-        index.download(*(ROOT / "locks" / f"{n}.txt" for n in ("build", "slim", "smoke")))
-        url = index.serve()
-        for name, dockerfile, action in [
-            ("slim", "Dockerfile", ROOT / "action.yml"),
-            ("smoke", "smoke.Dockerfile", ROOT / "smoke" / "action.yml"),
-        ]:
-            tag = f"schema-contract-gate-{name}:bench"
-            start = time.monotonic()
-            daemon.docker(
-                "build",
-                "--quiet",
-                "--no-cache",
-                "--network=host",
-                f"--build-arg=BASE_IMAGE={base}",
-                f"--build-arg=PIP_INDEX_URL={url}",
-                f"--tag={tag}",
-                f"--file={ROOT / dockerfile}",
-                str(ROOT),
-            )
-            built = time.monotonic() - start
+        built, reason = build_images(daemon, folder / "d")
+        if built is None:
+            raise SystemExit(f"images not built: {reason}")
+        example = folder / "example"
+        example.mkdir()
+        build_repo(example)
+        for name in names:
+            tag = built[name].tag
+            dockerfile, action = IMAGES[name]
+            image = Image(tag, ROOT / action, ROOT / dockerfile, built[name].seconds)
             [info] = json.loads(daemon.docker("image", "inspect", tag).stdout)
-            image = Image(tag, action, ROOT / dockerfile, built)
+
+            def version(tag: str = tag) -> None:
+                proc = daemon.docker("run", "--rm", tag, "--version")
+                assert proc.stdout.strip(), proc.stderr
+
+            def on_example(tag: str = tag) -> None:
+                proc = daemon.docker(
+                    "run", "--rm", f"--volume={example}:/repo", "--workdir=/repo", tag,
+                    "--base", "main", "--head", "HEAD", check=False,
+                )  # fmt: skip
+                assert proc.returncode == 1 and "FAIL:" in proc.stdout, proc.stdout + proc.stderr
+
+            script = "; ".join([f"python -P -c '{IMPORT}'"] * args.runs)
+            imports = daemon.docker("run", "--rm", "--entrypoint=sh", tag, "-c", script).stdout
             starts = []
             for i in range(args.runs):
-                work = folder / f"{name}-{i}"
-                pr = make_pr(work, {"README.md": "shop, now documented\n"})
+                pr = make_pr(folder / f"{name}-{i}", {"README.md": "shop, now documented\n"})
                 run = docker_run(daemon, image, pr, pr.checkout(), pr_payload(pr))
                 assert run.code == 0 and run.outputs["verdict"] == "pass", run.stdout + run.stderr
                 starts.append(run.seconds)
             results[name] = {
                 "size_mb": round(info["Size"] / 1e6),
-                "build_s": round(built),
-                "import_ms_compiled": import_ms(daemon, tag, args.runs, wipe=False),
-                "import_ms_no_bytecode": import_ms(daemon, tag, args.runs, wipe=True),
-                "cold_start_no_change_pr_s": round(statistics.median(starts), 2),
+                "start_s": timed(version, args.runs),
+                "example_s": timed(on_example, args.runs),
+                "import_ms": statistics.median(float(x) for x in imports.split()),
+                "no_change_pr_s": round(statistics.median(starts), 2),
             }
             print(name, json.dumps(results[name]), flush=True)
-        index.close()
+        # the pull proxies last: a second daemon runs only once the runs are done
+        for name in names:
+            tarball = folder / f"{name}.tar.gz"
+            results[name]["compressed_mb"] = round(
+                compressed(daemon, built[name].tag, tarball) / 1e6
+            )
+            results[name]["load_s"] = load_seconds(tarball, folder / f"load-{name}")
+            tarball.unlink()
+            print(name, json.dumps(results[name]), flush=True)
     finally:
         daemon.stop()
         shutil.rmtree(folder, ignore_errors=True)

@@ -136,6 +136,12 @@ class Daemon:
                     f"--exec-root={self.folder / 'exec'}",
                     f"--pidfile={self.folder / 'dockerd.pid'}",
                     f"--host=unix://{self.socket}",
+                    # to measure what the builds cost: containers' CPU under a given cgroup
+                    *(
+                        [f"--cgroup-parent={os.environ['SCHEMA_GATE_DOCKER_CGROUP']}"]
+                        if os.environ.get("SCHEMA_GATE_DOCKER_CGROUP")
+                        else []
+                    ),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -186,6 +192,8 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=30)
+        elif self.proc is None:
+            self._stop_by_pidfile()  # started by another process (tests/images.py up)
         self.proc = None
         # dockerd leaves its network namespace mounted under the exec root
         prefix = str(self.folder) + "/"
@@ -195,6 +203,34 @@ class Daemon:
             subprocess.run(["umount", "--lazy", point], check=False, capture_output=True)
         shutil.rmtree(self.folder / "data", ignore_errors=True)
         shutil.rmtree(self.folder / "exec", ignore_errors=True)
+
+    def _stop_by_pidfile(self) -> None:
+        pidfile = self.folder / "dockerd.pid"
+        try:
+            pid = int(pidfile.read_text().strip())
+        except (OSError, ValueError):
+            return
+        try:  # only if that pid is still a dockerd (not a recycled pid)
+            if Path(f"/proc/{pid}/comm").read_text().strip() != "dockerd":
+                return
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            return
+        deadline = time.monotonic() + 60
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(1)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie left to a parent that does not reap is not running)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def base_image(daemon: Daemon, dockerfile: Path, folder: Path) -> tuple[str | None, str]:
@@ -206,8 +242,10 @@ def base_image(daemon: Daemon, dockerfile: Path, folder: Path) -> tuple[str | No
     pinned = f"{name}@{digest}"
     if daemon.docker("pull", "--quiet", pinned, check=False, timeout=600).returncode == 0:
         return pinned, ""
-    if daemon.shared and daemon.docker("image", "inspect", name, check=False).returncode == 0:
-        return name, ""  # a kept daemon's stand-in from an earlier run: its build cache holds
+    if daemon.docker("image", "inspect", name, check=False).returncode == 0:
+        # the stand-in built earlier: in this run (a private daemon starts empty),
+        # or a kept daemon's from an earlier run, whose build cache holds
+        return name, ""
     reason = import_base_image(daemon, name, folder)
     return (None, reason) if reason else (name, "")
 

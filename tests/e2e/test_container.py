@@ -21,7 +21,10 @@ check that the container left no root-owned file in the workspace.
 The daemon, the base image (a stand-in for ``debian:trixie-slim`` built with
 mmdebstrap) and the package index come from tests/dockerd.py; where they cannot
 (not root, no dockerd, no mmdebstrap) the module is skipped with the reason.
-Run alone with ``pytest -m docker``; ``.ci/run`` installs what it needs.
+The images come from tests/images.py: found by their content tag where
+``.ci/run`` built them in the background (this module then waits for that
+build), else built here. Run alone with ``pytest -m docker``; ``.ci/run``
+installs what it needs.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,12 +60,14 @@ from tests.action.test_action import (
     pr_payload,
     runner_commands,
 )
-from tests.dockerd import Daemon, PackageIndex, base_image, base_image_arg
+from tests.dockerd import Daemon, base_image_arg
 from tests.fake_github import FakeGitHub
 from tests.gitrepo import GitRepo
+from tests.images import IMAGES
+from tests.images import build as build_images
 
-# The first test also builds both images (module fixtures), which under the
-# vfs storage driver on two cores takes several minutes.
+# The first test of each image also builds it where .ci/run has not (tests/images.py),
+# which under the vfs storage driver on two cores takes several minutes.
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(2400)]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -96,41 +101,42 @@ def daemon() -> Iterator[Daemon]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class Images(Mapping[str, Image]):
+    """The two images, each found (or built) when a test first asks for it.
+
+    Where ``.ci/run`` builds them in the background, the slim image's tests
+    start as soon as it is tagged, while the smoke image is still being built.
+    """
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.got: dict[str, Image] = {}
+
+    def __getitem__(self, name: str) -> Image:
+        if name not in self.got:
+            built, reason = build_images(self.daemon, self.daemon.folder, only=(name,))
+            if built is None:
+                pytest.skip(f"no base image {base_image_arg(ROOT / 'Dockerfile')[0]}: {reason}")
+            dockerfile, action = IMAGES[name]
+            self.got[name] = Image(
+                built[name].tag, ROOT / action, ROOT / dockerfile, built[name].seconds
+            )
+        return self.got[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(IMAGES)
+
+    def __len__(self) -> int:
+        return len(IMAGES)
+
+
 @pytest.fixture(scope="module")
-def images(daemon: Daemon) -> Iterator[dict[str, Image]]:
-    """Both images, built once: the base image, a local index of the locked files, two builds."""
+def images(daemon: Daemon) -> Images:
+    """Both images: found by their content tag (built by .ci/run in the background), else built."""
     pinned = base_image_arg(ROOT / "Dockerfile")
     assert base_image_arg(ROOT / "smoke.Dockerfile") == pinned
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", pinned[1]), "the base image is pinned by digest"
-    base, reason = base_image(daemon, ROOT / "Dockerfile", daemon.folder)
-    if base is None:
-        pytest.skip(f"no base image {pinned[0]}: {reason}")
-    index = PackageIndex(daemon.folder / "index")
-    index.download(*(ROOT / "locks" / f"{name}.txt" for name in ("build", "slim", "smoke")))
-    url = index.serve()
-    built = {}
-    try:
-        for name, dockerfile, action in [
-            ("slim", ROOT / "Dockerfile", ROOT / "action.yml"),
-            ("smoke", ROOT / "smoke.Dockerfile", ROOT / "smoke" / "action.yml"),
-        ]:
-            tag = f"schema-contract-gate-{name}:test"
-            start = time.monotonic()
-            daemon.docker(
-                "build",
-                "--quiet",
-                "--network=host",  # RUN steps reach the index on 127.0.0.1 (and Debian's mirror)
-                f"--build-arg=BASE_IMAGE={base}",
-                f"--build-arg=PIP_INDEX_URL={url}",
-                f"--tag={tag}",
-                f"--file={dockerfile}",
-                str(ROOT),
-            )
-            built[name] = Image(tag, action, dockerfile, time.monotonic() - start)
-    finally:
-        index.close()
-        shutil.rmtree(index.folder, ignore_errors=True)
-    yield built
+    return Images(daemon)
 
 
 # running a container as the runner does
@@ -288,51 +294,7 @@ def is_shallow(repo: GitRepo) -> bool:
     return repo.git("rev-parse", "--is-shallow-repository").strip() == "true"
 
 
-# the images
-
-
-def test_both_images_share_the_entrypoint_and_the_settings_github_relies_on(
-    daemon: Daemon, images: dict[str, Image]
-) -> None:
-    for name, image in images.items():
-        spec = yaml.safe_load(image.action.read_text())
-        assert spec["runs"]["using"] == "docker"
-        # the runner builds runs.image relative to action.yml, with the
-        # Dockerfile's folder as the build context
-        assert (image.action.parent / spec["runs"]["image"]).resolve() == image.dockerfile
-        [config] = json.loads(daemon.docker("image", "inspect", image.tag).stdout)
-        config = config["Config"]
-        assert config["Entrypoint"] == ENTRYPOINT, name
-        assert not config.get("User"), name  # root, to read the checkout
-        assert not config.get("WorkingDir"), name  # GitHub passes --workdir
-        assert "PYTHONSAFEPATH=1" in config["Env"], name
-
-
-def _installed(daemon: Daemon, image: Image) -> dict[str, str]:
-    script = (
-        "import importlib.metadata as m, json; "
-        "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version "
-        "for d in m.distributions()}))"
-    )
-    proc = daemon.docker("run", "--rm", "--entrypoint=python", image.tag, "-c", script)
-    return json.loads(proc.stdout)
-
-
-def _locked(lock: Path) -> dict[str, str]:
-    return {
-        name.lower().replace("_", "-"): version
-        for name, version in re.findall(r"^([A-Za-z0-9._-]+)==(\S+) \\$", lock.read_text(), re.M)
-    }
-
-
-def test_images_hold_exactly_the_locked_packages(daemon: Daemon, images: dict[str, Image]) -> None:
-    from gate import __version__
-
-    for name, image in images.items():
-        installed = _installed(daemon, image)
-        assert installed.pop("schema-contract-gate") == __version__
-        assert installed == _locked(ROOT / "locks" / f"{name}.txt"), name
-    assert images["slim"].seconds > 0 and images["smoke"].seconds > 0
+# the slim image
 
 
 def test_the_slim_image_has_no_spark_and_says_what_to_use(
@@ -493,37 +455,6 @@ def test_pr_without_contract_changes_passes_and_ignores_code_in_the_workspace(
     assert root_owned(ws.path) == []
 
 
-def test_smoke_image_runs_the_smoke_test_in_spark(
-    daemon: Daemon, images: dict[str, Image], tmp_path: Path
-) -> None:
-    sample = "order_id,customer_id,amount,status,channel\n1,99999999999,1.50,paid,web\n"
-    pr = make_pr(
-        tmp_path,
-        {
-            ORDERS_PATH: BREAKING_ORDERS,
-            CUSTOMERS_PATH: customers(),
-            "samples/lake.shop.orders.csv": sample,
-        },
-    )
-    ws = pr.checkout()
-    run = docker_run(
-        daemon,
-        images["smoke"],
-        pr,
-        ws,
-        pr_payload(pr, body=ACK),
-        **{"sample-data": "samples"},
-    )
-    # the break is acknowledged, but the narrowed id does not hold the sample's value
-    assert run.code == 1, run.stdout + run.stderr
-    assert_outputs(run, acknowledged="2", unacknowledged="0", verdict="fail")
-    assert run.report()["smoke"]["failed"] is True
-    assert "Smoke test" in run.summary
-    [smoke] = [a for a in run.annotations("error") if "title=smoke coercion" in a]
-    assert smoke.startswith(f"::error file={ORDERS_PATH},line=5,")
-    assert root_owned(ws.path) == []
-
-
 # the image outside Actions: the command line
 
 
@@ -611,3 +542,136 @@ def test_merge_group_takes_the_acks_of_the_queued_pr(
     assert "needs the github-token input" in run.verdict_line
     # no request of its own: the one read (and the check run tried) came from the run above
     assert len([r for r in api.requests if not r.path.endswith("/check-runs")]) == 1
+
+
+# approval by owners: the re-run a review triggers
+
+
+def test_a_pull_request_review_event_approves_or_with_a_dismissed_review_blocks(
+    daemon: Daemon, images: dict[str, Image], tmp_path: Path
+) -> None:
+    """The example workflow also runs on ``pull_request_review`` (submitted, dismissed).
+
+    The base side's config asks for an approval by ``@carol`` (or ``@acme/data``)
+    and no longer takes the description line; the review event's run reads the
+    reviews through the API, as a runner would run the slim image on that event.
+    """
+    from tests.action.test_action_approvals import make
+
+    pr = make(tmp_path)
+
+    def run_on(action: str, state: str, name: str) -> Run:
+        payload = {
+            **pr_payload(pr, body=ACK),  # the description line does not suffice here
+            "action": action,
+            "review": {"state": state, "user": {"login": "carol"}, "commit_id": pr.head_sha},
+        }
+        return docker_run(
+            daemon,
+            images["slim"],
+            pr,
+            pr.checkout(name),
+            payload,
+            api_url=api.url,
+            extra_env={"GITHUB_EVENT_NAME": "pull_request_review"},
+            **{"github-token": TOKEN, "comment": "false"},
+        )
+
+    with FakeGitHub(pull_body=ACK) as api:
+        approval = api.add_review("carol", "APPROVED", pr.head_sha)
+        run = run_on("submitted", "approved", "approved")
+        assert run.code == 0, run.stdout + run.stderr
+        assert_outputs(run, breaking="2", unacknowledged="0", verdict="pass")
+        changes = [c for c in run.report()["changes"] if c["breaking"]]
+        assert changes and all(c["approvals"]["received"] == ["@carol"] for c in changes)
+        assert ("GET", "/repos/acme/shop/pulls/1/reviews") in [
+            (r.method, r.path.split("?")[0]) for r in api.requests
+        ]
+        assert TOKEN not in run.everything()
+        assert root_owned(run.workspace) == []
+        # GitHub marks the same review DISMISSED and sends the event again
+        approval["state"] = "DISMISSED"
+        run = run_on("dismissed", "dismissed", "dismissed")
+    assert run.code == 1, run.stdout + run.stderr
+    assert_outputs(run, breaking="2", unacknowledged="2", verdict="fail")
+    changes = [c for c in run.report()["changes"] if c["breaking"]]
+    assert all(c["approvals"]["missing"] and not c["approvals"]["received"] for c in changes)
+    assert root_owned(run.workspace) == []
+
+
+# both images: last, since .ci/run may still be building the smoke one
+
+
+def test_both_images_share_the_entrypoint_and_the_settings_github_relies_on(
+    daemon: Daemon, images: dict[str, Image]
+) -> None:
+    for name, image in images.items():
+        spec = yaml.safe_load(image.action.read_text())
+        assert spec["runs"]["using"] == "docker"
+        # the runner builds runs.image relative to action.yml, with the
+        # Dockerfile's folder as the build context
+        assert (image.action.parent / spec["runs"]["image"]).resolve() == image.dockerfile
+        [config] = json.loads(daemon.docker("image", "inspect", image.tag).stdout)
+        config = config["Config"]
+        assert config["Entrypoint"] == ENTRYPOINT, name
+        assert not config.get("User"), name  # root, to read the checkout
+        assert not config.get("WorkingDir"), name  # GitHub passes --workdir
+        assert "PYTHONSAFEPATH=1" in config["Env"], name
+
+
+def _installed(daemon: Daemon, image: Image) -> dict[str, str]:
+    script = (
+        "import importlib.metadata as m, json; "
+        "print(json.dumps({d.metadata['Name'].lower().replace('_', '-'): d.version "
+        "for d in m.distributions()}))"
+    )
+    proc = daemon.docker("run", "--rm", "--entrypoint=python", image.tag, "-c", script)
+    return json.loads(proc.stdout)
+
+
+def _locked(lock: Path) -> dict[str, str]:
+    return {
+        name.lower().replace("_", "-"): version
+        for name, version in re.findall(r"^([A-Za-z0-9._-]+)==(\S+) \\$", lock.read_text(), re.M)
+    }
+
+
+def test_images_hold_exactly_the_locked_packages(daemon: Daemon, images: dict[str, Image]) -> None:
+    from gate import __version__
+
+    for name, image in images.items():
+        installed = _installed(daemon, image)
+        assert installed.pop("schema-contract-gate") == __version__
+        assert installed == _locked(ROOT / "locks" / f"{name}.txt"), name
+    assert images["slim"].seconds > 0 and images["smoke"].seconds > 0
+
+
+def test_smoke_image_runs_the_smoke_test_in_spark(
+    daemon: Daemon, images: dict[str, Image], tmp_path: Path
+) -> None:
+    sample = "order_id,customer_id,amount,status,channel\n1,99999999999,1.50,paid,web\n"
+    pr = make_pr(
+        tmp_path,
+        {
+            ORDERS_PATH: BREAKING_ORDERS,
+            CUSTOMERS_PATH: customers(),
+            "samples/lake.shop.orders.csv": sample,
+        },
+    )
+    ws = pr.checkout()
+    run = docker_run(
+        daemon,
+        images["smoke"],
+        pr,
+        ws,
+        pr_payload(pr, body=ACK),
+        **{"sample-data": "samples"},
+    )
+    # the break is acknowledged, but the narrowed id does not hold the sample's value
+    assert run.code == 1, run.stdout + run.stderr
+    assert_outputs(run, acknowledged="2", unacknowledged="0", verdict="fail")
+    assert run.report()["smoke"]["failed"] is True
+    assert "Smoke test" in run.summary
+    [smoke] = [a for a in run.annotations("error") if "title=smoke coercion" in a]
+    assert smoke.startswith(f"::error file={ORDERS_PATH},line=5,")
+    assert root_owned(ws.path) == []

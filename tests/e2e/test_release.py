@@ -150,12 +150,28 @@ def test_dockerfiles_install_only_from_the_locks() -> None:
         assert re.search(rf"--require-hashes --no-deps .*-r /src/{lock}\.txt", text), name
         # every pip call checks hashes or reaches no index at all
         calls = re.findall(r"pip (?:--python \S+ )?(?:install|wheel) [^\\]*", text)
-        assert len(calls) == 4, (name, calls)
+        # the smoke image is the slim image's four, then its own wheel and install
+        assert len(calls) == {"Dockerfile": 4, "smoke.Dockerfile": 4 + 2}[name], (name, calls)
         for call in calls:
             assert "--require-hashes" in call or "--no-index" in call, (name, call)
         assert re.search(r"^ARG BASE_IMAGE=debian:trixie-slim@sha256:[0-9a-f]{64}$", text, re.M), (
             name
         )
+
+
+def _instructions(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_the_smoke_image_is_the_slim_image_plus_spark() -> None:
+    """smoke.Dockerfile repeats the Dockerfile's instructions verbatim, so a daemon that
+    built the slim image builds the smoke image from its cached layers."""
+    slim = _instructions((ROOT / "Dockerfile").read_text())
+    smoke = _instructions((ROOT / "smoke.Dockerfile").read_text())
+    assert smoke[: len(slim)] == slim
+    extra = smoke[len(slim) :]
+    assert extra[0] == "FROM build AS smoke-build" and "FROM slim" in extra
+    assert not any(line.startswith("FROM ${BASE_IMAGE}") for line in extra)
 
 
 # the two actions
@@ -296,3 +312,134 @@ def test_mypy_is_clean_on_gate() -> None:
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+
+
+# the release pins both actions to the pushed images (scripts/pin_images.py)
+
+DIGESTS = {"slim": "sha256:" + "a1" * 32, "smoke": "sha256:" + "b2" * 32}
+
+
+def _pin_images(root: Path, **refs: str) -> subprocess.CompletedProcess[str]:
+    given = {
+        "slim": f"ghcr.io/acme/schema-contract-gate@{DIGESTS['slim']}",
+        "smoke": f"ghcr.io/acme/schema-contract-gate-smoke@{DIGESTS['smoke']}",
+        "version": gate.__version__,
+        **refs,
+    }
+    argv = [f"--{key}={value}" for key, value in given.items()]
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "pin_images.py"), "--root", str(root), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def release_tree(tmp_path: Path) -> Path:
+    """The files the pin step reads, copied from this checkout."""
+    for name in ("action.yml", "smoke/action.yml", "gate/__init__.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def test_the_release_pins_both_actions_to_the_pushed_digests(release_tree: Path) -> None:
+    proc = _pin_images(release_tree)
+    assert proc.returncode == 0, proc.stderr
+    version = gate.__version__
+    for name, action, image in [
+        ("slim", "action.yml", "schema-contract-gate"),
+        ("smoke", "smoke/action.yml", "schema-contract-gate-smoke"),
+    ]:
+        before = (ROOT / action).read_bytes().splitlines(keepends=True)
+        after = (release_tree / action).read_bytes().splitlines(keepends=True)
+        # one line changed, every other byte kept (comments, order, line endings)
+        changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        assert len(changed) == 1, (action, changed)
+        ref = f"docker://ghcr.io/acme/{image}:{version}@{DIGESTS[name]}"
+        assert after[changed[0]] == f"  image: {ref}\n".encode(), action
+        # still the same action, now run from the pinned image
+        spec = yaml.safe_load(b"".join(after))
+        original = yaml.safe_load(b"".join(before))
+        assert spec["runs"] == {"using": "docker", "image": ref}
+        assert {k: v for k, v in spec.items() if k != "runs"} == {
+            k: v for k, v in original.items() if k != "runs"
+        }
+    tool = shutil.which("check-jsonschema") or shutil.which(
+        "check-jsonschema", path=str(Path(sys.executable).parent)
+    )
+    if tool:  # GitHub's action metadata schema (schemastore), as the workflows are checked
+        for action in ("action.yml", "smoke/action.yml"):
+            check = subprocess.run(
+                [tool, "--builtin-schema", "vendor.github-actions", str(release_tree / action)],
+                capture_output=True,
+                text=True,
+            )
+            assert check.returncode == 0, check.stdout + check.stderr
+    # a second run refuses: the files are pinned already
+    again = _pin_images(release_tree)
+    assert again.returncode == 2 and "already pinned" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("arg", "value", "says"),
+    [
+        ("slim", "ghcr.io/acme/schema-contract-gate@sha256:abc", "64 lowercase hex"),
+        ("slim", "ghcr.io/acme/schema-contract-gate@sha256:" + "A1" * 32, "64 lowercase hex"),
+        ("smoke", "ghcr.io/acme/schema-contract-gate-smoke@sha512:" + "b2" * 64, "64 lowercase"),
+        ("smoke", "ghcr.io/acme/schema-contract-gate-smoke:latest", "IMAGE@sha256"),
+        (
+            "slim",
+            "ghcr.io/acme/schema-contract-gate@sha256:" + "a1" * 32 + "\n  env: {}",
+            "64 lowercase hex",
+        ),
+        ("slim", "ghcr.io/acme/schema-contract-gate-smoke@" + DIGESTS["smoke"], "must be named"),
+        ("smoke", "ghcr.io/Acme/schema-contract-gate-smoke@" + DIGESTS["smoke"], "lowercase"),
+        ("version", "9.9.9", "__version__"),
+        ("version", "v" + gate.__version__, "X.Y.Z"),
+    ],
+)
+def test_the_pin_step_refuses_a_bad_digest_image_or_version(
+    release_tree: Path, arg: str, value: str, says: str
+) -> None:
+    before = {p: p.read_bytes() for p in release_tree.rglob("*.yml")}
+    proc = _pin_images(release_tree, **{arg: value})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("pin_images: ") and says in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1  # one line, no traceback
+    assert {p: p.read_bytes() for p in before} == before  # nothing written
+
+
+def test_the_pin_step_keeps_crlf_and_a_comment_and_refuses_two_image_lines(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import pin_images
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    target = pin_images.TARGETS["slim"]
+    ref = f"docker://ghcr.io/acme/schema-contract-gate:1.0.0@{DIGESTS['slim']}"
+    text = "name: x\r\nruns:\r\n  using: docker\r\n  image: Dockerfile  # built on branches\r\n"
+    assert pin_images.pin_text(text, target, ref, "a.yml") == text.replace("Dockerfile", ref)
+    # an image: line outside runs: is not touched
+    other = "inputs:\n  image:\n    default: Dockerfile\n" + text.replace("\r\n", "\n")
+    pinned = other.replace("image: Dockerfile  #", f"image: {ref}  #")
+    assert pinned != other and pin_images.pin_text(other, target, ref, "a.yml") == pinned
+    for bad, says in [
+        (text + "  image: Dockerfile\r\n", "found 2"),
+        (text.replace("runs:", "run:"), "found 0"),
+    ]:
+        with pytest.raises(pin_images.PinError, match=says):
+            pin_images.pin_text(bad, target, ref, "a.yml")
+
+
+def test_the_release_workflow_pins_the_pushed_digests_before_moving_the_tags() -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    jobs = workflow["jobs"]
+    push = [s for s in jobs["images"]["steps"] if s.get("id") == "push"]
+    assert push and push[0]["uses"].startswith("docker/build-push-action@")
+    runs = [s.get("run", "") for s in jobs["major-tag"]["steps"]]
+    pin = next(i for i, r in enumerate(runs) if "scripts/pin_images.py" in r)
+    tags = next(i for i, r in enumerate(runs) if "push --force origin" in r)
+    assert pin < tags and 'git tag --force "$TAG" HEAD' in runs[tags]
+    assert jobs["major-tag"]["permissions"] == {"contents": "write"}
