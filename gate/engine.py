@@ -42,7 +42,7 @@ from gate.formats import parse_contract
 from gate.git import Repo, open_repo
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.lineage.run import external_step
-from gate.lineage.sources import Where
+from gate.lineage.where import Where
 from gate.model import Contract, ContractError, ContractWarning, Dataset, UsageError
 from gate.read_sides import read_sides
 from gate.report.base import Report

@@ -9,15 +9,17 @@ on, and the run has a breaking change that wants consumers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gate.config import Config
 from gate.consumers.impact import wants_consumers
 from gate.consumers.names import NameIndex
-from gate.consumers.sql import ColumnsOf, TableName
-from gate.lineage.attach import Evidence, attach, usage_aware
-from gate.lineage.matching import DatasetMatcher
-from gate.lineage.sources import Where, changed_notice, external_reads
+from gate.lineage.settings import changed_notice
+from gate.lineage.where import Where
 from gate.model import Change, Dataset
+
+if TYPE_CHECKING:  # the SQL analysis and the sources: only when a break wants readers
+    from gate.consumers.sql import ColumnsOf, TableName
 
 
 def _columns_of(datasets: Sequence[Dataset]) -> ColumnsOf:
@@ -60,6 +62,10 @@ def external_step(
     wanting = [c for c in changes if wants_consumers(c)]
     if not wanting:
         return changes, notices
+    from gate.lineage.attach import Evidence, attach, usage_aware
+    from gate.lineage.matching import DatasetMatcher
+    from gate.lineage.sources import external_reads
+
     ids = {d for c in wanting for d in (c.dataset, c.old_dataset) if d}
     matcher = DatasetMatcher(datasets, lineage.datasets, run.consumers.tables)
     memo: dict[str, bool] = {}

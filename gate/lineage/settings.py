@@ -150,3 +150,13 @@ def parse_lineage(value: Any, path: str, line: int | None) -> LineageConfig:
         usage_aware_severity=usage,
         timeout_seconds=timeout,
     )
+
+
+def changed_notice(base: LineageConfig, head: LineageConfig, file: str | None) -> list[str]:
+    """A notice when the pull request edits ``lineage:``: the base's applies until merged."""
+    if base == head:
+        return []
+    return [
+        f"this PR changes lineage: in {file or 'the config'}; the base branch's lineage "
+        "settings apply until it is merged"
+    ]

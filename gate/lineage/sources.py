@@ -14,24 +14,14 @@ nothing. The sources are the base side's (``gate.lineage.settings``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from gate.consumers.sql import ColumnsOf
-from gate.git import Repo
 from gate.lineage.dbt_mesh import ManifestError, read_manifest
 from gate.lineage.external import ExternalRead
 from gate.lineage.fetch import Deadline, SourceError, fetch_url, is_url, read_path
 from gate.lineage.openlineage import EventsResult, LineageSourceError
 from gate.lineage.settings import LineageConfig
-
-
-@dataclass(frozen=True)
-class Where:
-    """Where the run reads path sources: the repository, its base and HEAD commits."""
-
-    repo: Repo
-    base_commit: str
-    head_commit: str | None
+from gate.lineage.where import Where
 
 
 def _warning(source: str, why: str) -> str:
@@ -133,13 +123,3 @@ def _api(
     except (SourceError, LineageSourceError) as exc:
         return [_warning(url, str(exc))]
     return []
-
-
-def changed_notice(base: LineageConfig, head: LineageConfig, file: str | None) -> list[str]:
-    """A notice when the pull request edits ``lineage:``: the base's applies until merged."""
-    if base == head:
-        return []
-    return [
-        f"this PR changes lineage: in {file or 'the config'}; the base branch's lineage "
-        "settings apply until it is merged"
-    ]

@@ -503,7 +503,7 @@ def test_the_image_outside_actions_runs_the_cli(
 def test_merge_group_takes_the_acks_of_the_queued_pr(
     daemon: Daemon, images: dict[str, Image], tmp_path: Path
 ) -> None:
-    from tests.action.test_merge_queue import group_payload
+    from tests.action.test_merge_queue import QUEUE_REFS, group_payload
 
     pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS})
     ws = pr.checkout(depth=1)  # the queue branch's head, as actions/checkout leaves it
@@ -529,10 +529,11 @@ def test_merge_group_takes_the_acks_of_the_queued_pr(
         assert run.code == 0, run.stdout + run.stderr
         assert_outputs(run, breaking="2", acknowledged="2", unacknowledged="0", verdict="pass")
         assert run.report()["base"]["sha"] == pr.base_sha  # fetched into the shallow clone
-        # The queued PR's description is the only read; the check run is tried too
-        # (refused here: the fake token has no checks: write) and falls back.
+        # The queued PR's description, then the queue's branches (no other PR batched
+        # with it here) are the only reads; the check run is tried too (refused here:
+        # the fake token has no checks: write) and falls back.
         reads = [(r.method, r.path) for r in api.requests if not r.path.endswith("/check-runs")]
-        assert reads == [("GET", "/repos/acme/shop/pulls/1")]
+        assert reads == [("GET", "/repos/acme/shop/pulls/1"), ("GET", QUEUE_REFS)]
         assert TOKEN not in run.everything()
         assert root_owned(ws.path) == []
         # without the token the queue run fails closed, it is never "skipped"
@@ -540,8 +541,8 @@ def test_merge_group_takes_the_acks_of_the_queued_pr(
     assert run.code == 2, run.stdout + run.stderr
     assert_outputs(run, verdict="error")
     assert "needs the github-token input" in run.verdict_line
-    # no request of its own: the one read (and the check run tried) came from the run above
-    assert len([r for r in api.requests if not r.path.endswith("/check-runs")]) == 1
+    # no request of its own: the two reads (and the check run tried) came from the run above
+    assert len([r for r in api.requests if not r.path.endswith("/check-runs")]) == 2
 
 
 # approval by owners: the re-run a review triggers
