@@ -272,7 +272,10 @@ def _paths(change: Change, column: str, graph: _Graph) -> tuple[LineagePath, ...
     starts = [("dataset", d, column) for d in (change.dataset, change.old_dataset) if d]
 
     def walk(node: Node, hops: tuple[LineageHop, ...], on_path: frozenset[Node]) -> bool:
-        """Adds the paths through ``node``; ``False`` once the cap is reached."""
+        """Adds the paths through ``node``; ``False`` once the cap is reached.
+
+        Every branch adds a path (a cycle too), so the cap bounds the search:
+        models reading each other would otherwise have factorially many paths."""
         if hops:
             for (path, obj, line), how in sorted(graph.ends.get(node, {}).items()):
                 out.append(LineagePath(source, hops, how, path, line, obj))
@@ -283,7 +286,9 @@ def _paths(change: Change, column: str, graph: _Graph) -> tuple[LineagePath, ...
         for to, hop in sorted(graph.hops.get(node, {}).items()):
             if len(out) >= MAX_PATHS:
                 return False
-            if to in on_path:
+            if to in on_path:  # a cycle: listed and cut, so every branch ends in a path
+                note = f"lineage cut: a cycle, {hop.model}.{hop.column} is read again"
+                out.append(LineagePath(source, (*hops, hop), "cut", note=note))
                 continue
             if not walk(to, (*hops, hop), on_path | {to}):
                 return False
