@@ -211,3 +211,55 @@ def test_the_deadline_stops_the_analysis_of_a_manifest_between_readers() -> None
     spent = Deadline(0.0)
     with pytest.raises(SourceError, match="timed out"):
         read_manifest(FINANCE, "m.json", "spark", ANY, tick=spent.left)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://[ci.example/m.json", "https://ci .example/m.json", "https://ci.example:x/m"]
+)
+def test_a_malformed_url_is_a_source_error_not_a_traceback(url: str) -> None:
+    with pytest.raises(SourceError):
+        fetch_url(url, Deadline.after(5))
+
+
+def test_a_server_answering_garbage_is_a_source_error_not_a_traceback() -> None:
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def answer() -> None:
+        conn, _ = listener.accept()
+        conn.recv(4096)
+        conn.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        conn.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(SourceError, match="not an HTTP answer"):
+            fetch_url(f"http://127.0.0.1:{listener.getsockname()[1]}/m", Deadline.after(5))
+    finally:
+        thread.join(5)
+        listener.close()
+
+
+@pytest.mark.parametrize("local", ["http://127.0.0.1:8080/admin", "https://localhost/x"])
+def test_a_remote_server_cannot_redirect_the_gate_to_this_machine(local: str) -> None:
+    """An https manifest host is someone else's; its redirect must not reach a CI
+    runner's local services (http:// to localhost is allowed for a sidecar only)."""
+    import urllib.request
+
+    from gate.lineage.fetch import _Redirects
+
+    request = urllib.request.Request("https://ci.example/m.json")
+    with pytest.raises(SourceError, match=r"redirected from ci\.example to this machine"):
+        _Redirects().redirect_request(request, None, 302, "Found", {}, local)
+    # a local sidecar may redirect locally, and a remote host to another remote host
+    sidecar = urllib.request.Request("http://127.0.0.1:9000/m.json")
+    assert _Redirects().redirect_request(sidecar, None, 302, "Found", {}, local) is not None
+    assert (
+        _Redirects().redirect_request(request, None, 302, "Found", {}, "https://cdn.example/m")
+        is not None
+    )
