@@ -263,3 +263,47 @@ def test_a_remote_server_cannot_redirect_the_gate_to_this_machine(local: str) ->
         _Redirects().redirect_request(request, None, 302, "Found", {}, "https://cdn.example/m")
         is not None
     )
+
+
+def _one_reader(node: dict) -> bytes:
+    base = {
+        "unique_id": "model.fin.rev",
+        "resource_type": "model",
+        "package_name": "fin",
+        "name": "rev",
+        "depends_on": {"nodes": ["model.platform.stg_orders"]},
+        "original_file_path": "models/rev.sql",
+    }
+    manifest = {"metadata": {"project_name": "fin"}, "nodes": {"model.fin.rev": {**base, **node}}}
+    return json.dumps(manifest).encode()
+
+
+def test_a_reader_whose_sql_names_the_upstream_otherwise_reads_every_column() -> None:
+    """dbt says the model depends on stg_orders, but its SQL names it by an alias the
+    manifest does not hold: which columns it reads is unknown, not none of them (an
+    empty set would drop the reader, and usage-aware severity would lower the break)."""
+    sql = 'select o.discount_code from "db"."main"."orders_staging" o'
+    (read,) = read_manifest(_one_reader({"compiled_code": sql}), "m.json", "postgres", ANY)
+    assert read.columns is None
+    assert read.reads_column("discount_code")
+    # named as dbt names it, the columns are read from the SQL
+    sql = 'select o.discount_code from "db"."main"."stg_orders" o'
+    (read,) = read_manifest(_one_reader({"compiled_code": sql}), "m.json", "postgres", ANY)
+    assert read.columns == frozenset({"discount_code"})
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"nodes": {"a": {"unique_id": ["model", "fin", "a"]}}},
+        {"metadata": ["x"], "nodes": {}},
+        {
+            "nodes": {
+                "a": {"unique_id": "model.fin.a", "resource_type": "model", "depends_on": ["x"]}
+            }
+        },
+    ],
+)
+def test_a_manifest_of_the_wrong_shapes_is_a_manifest_error(manifest: dict) -> None:
+    with pytest.raises(ManifestError):
+        read_manifest(json.dumps(manifest).encode(), "m.json", "postgres", ANY)
