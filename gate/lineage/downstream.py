@@ -237,13 +237,16 @@ class _Walk:
         )
         # PySpark jobs are not followed. A model named by its file's stem is not
         # its own reader (dbt refuses the cycle; ``{{ this }}`` reads no name):
-        # that file is skipped unread.
+        # when its own name is the only one looked for, that file is skipped
+        # unread. With others, it may read one of them (a model of the same
+        # level), so it is read; ``record`` drops a read of its own output.
         stems = {name for name in wanted if "." not in name}
-        paths = [
-            p
-            for p in paths
-            if p.endswith(".sql") and posixpath.splitext(posixpath.basename(p))[0] not in stems
-        ]
+
+        def own_only(path: str) -> bool:
+            stem = posixpath.splitext(posixpath.basename(path))[0]
+            return stem in stems and not needles - {stem}
+
+        paths = [p for p in paths if p.endswith(".sql") and not own_only(p)]
         if not paths:
             return {}
         shared = _Shared(

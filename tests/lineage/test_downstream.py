@@ -358,3 +358,21 @@ def test_models_reading_each_other_do_not_explode_the_path_search(cli: Cli, tmp_
     assert time.monotonic() - started < 30
     assert len(paths) == MAX_PATHS
     assert paths[-1]["note"] == f"lineage cut: more than {MAX_PATHS} paths"
+
+
+def test_a_model_reading_another_of_the_same_level_is_followed(cli: Cli, tmp_path: Path) -> None:
+    """x_a and x_b both read stg_orders (level 0), and x_b reads x_a too: x_b's own
+    file must still be read at level 1, or x_a's column is called a final output."""
+    extra = {
+        "models/marts/x_a.sql": "select order_id, discount_code from {{ ref('stg_orders') }}\n",
+        "models/marts/x_b.sql": (
+            "select a.discount_code as dc_a, s.discount_code as dc_s\n"
+            "from {{ ref('x_a') }} a\n"
+            "join {{ ref('stg_orders') }} s on a.order_id = s.order_id\n"
+        ),
+    }
+    paths = removed(report(cli, project(tmp_path, extra)))["downstream"]
+    assert {(p["path"], p["end"]) for p in paths if "x_" in p["path"]} == {
+        ("stg_orders.discount_code -> x_a.discount_code -> x_b.dc_a", "output"),
+        ("stg_orders.discount_code -> x_b.dc_s", "output"),
+    }
