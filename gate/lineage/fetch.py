@@ -108,7 +108,8 @@ def fetch_url(url: str, deadline: Deadline, max_bytes: int = MAX_SOURCE_BYTES) -
             size = 0
             while True:
                 deadline.left()
-                chunk = response.read(_CHUNK)
+                # read1: what has arrived; read(n) would wait for n bytes of a slow drip
+                chunk = response.read1(_CHUNK)
                 if not chunk:
                     break
                 size += len(chunk)

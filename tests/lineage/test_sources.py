@@ -307,3 +307,39 @@ def test_a_reader_whose_sql_names_the_upstream_otherwise_reads_every_column() ->
 def test_a_manifest_of_the_wrong_shapes_is_a_manifest_error(manifest: dict) -> None:
     with pytest.raises(ManifestError):
         read_manifest(json.dumps(manifest).encode(), "m.json", "postgres", ANY)
+
+
+def test_a_slow_drip_answer_is_stopped_by_the_deadline() -> None:
+    """A server that sends a byte now and then keeps each socket read alive; the
+    run's deadline must still stop the download (read1, checked between chunks)."""
+    import http.server
+    import threading
+    import time
+
+    class Drip(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            for _ in range(40):
+                try:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.1)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(SourceError, match="timed out"):
+            fetch_url(f"http://127.0.0.1:{server.server_address[1]}/m", Deadline.after(1))
+        assert time.monotonic() - started < 2.5  # the drip lasts 4 s
+    finally:
+        server.shutdown()
+        server.server_close()
