@@ -343,3 +343,21 @@ def test_a_slow_drip_answer_is_stopped_by_the_deadline() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_more_specific_contract_does_not_take_a_reader_away() -> None:
+    """A pull request adding a contract named ``warehouse.orders`` must not take the
+    external reader of ``warehouse.orders`` away from the ``orders`` contract whose
+    column it removes: usage-aware severity would then grade the break a warning.
+    Every contract whose names agree with the external name is its reader's."""
+    orders = Dataset(id="orders", path="o.yaml", format="soda", columns=())
+    added = Dataset(id="warehouse/orders", path="w.yaml", format="soda", columns=())
+    matcher = DatasetMatcher([orders, added])
+    assert matcher.match("postgres://db/warehouse.orders") == {"orders", "warehouse/orders"}
+    read = ExternalRead("openlineage:e.jsonl", "jobs/daily", "postgres://db/warehouse.orders")
+    changes = attach([_removed("orders", "amount")], matcher.reads_of([read]))
+    lowered, _ = usage_aware(changes, Evidence(1))
+    assert lowered[0].severity is Severity.ERROR
+    assert lowered[0].external == (read,)
+    # a name that agrees with neither stays unattributed
+    assert matcher.match("postgres://db/other.orders.x") == set()
