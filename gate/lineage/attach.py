@@ -80,15 +80,29 @@ class Evidence:
         )
 
 
-def usage_aware(changes: Sequence[Change], evidence: Evidence) -> tuple[list[Change], list[str]]:
-    """Unread removals graded warning, with the evidence in their message; and notices."""
+def usage_aware(
+    changes: Sequence[Change], evidence: Evidence, held: Mapping[str, str] | None = None
+) -> tuple[list[Change], list[str]]:
+    """Unread removals graded warning, with the evidence in their message; and notices.
+
+    ``held``: dataset id -> why its removals stay errors (a contract the pull
+    request adds could have claimed their readers: ``gate.lineage.run``).
+    """
+    held = held or {}
     candidates = [c for c in changes if qualifies(c) and not c.consumers and not c.external]
+    kept = [c for c in candidates if {c.dataset, c.old_dataset} & held.keys()]
+    candidates = [c for c in candidates if c not in kept]
+    notices = [
+        f"{SWITCH}: {c.target} stays an error: {held.get(c.dataset) or held[c.old_dataset or '']}"
+        for c in kept
+    ]
     if not candidates:
-        return list(changes), []
+        return list(changes), notices
     if evidence.gaps:
         return list(changes), [
+            *notices,
             f"{SWITCH}: {len(candidates)} breaking change(s) with no known reader stay "
-            f"errors, because {'; '.join(evidence.gaps)}"
+            f"errors, because {'; '.join(evidence.gaps)}",
         ]
     lowered = set(map(id, candidates))
     out = [
@@ -101,4 +115,4 @@ def usage_aware(changes: Sequence[Change], evidence: Evidence) -> tuple[list[Cha
         else c
         for c in changes
     ]
-    return out, []
+    return out, notices

@@ -84,14 +84,18 @@ def _columns(
     size = len(upstream)
     read: set[str] = set()
     star = False
+    named = False
     for use in uses:
         common = min(size, len(use.table))
         if not common or use.table[-common:] != upstream[-common:]:
             continue
+        named = True
         if use.column == "*":
             star = True
         elif use.column is not None:
             read.add(use.column.lower())
+    if not named:  # dbt says it reads the upstream; its SQL names it some other way
+        return None
     if star and _passes_on(sql, dialect, upstream):
         return None
     return frozenset(read)
@@ -184,18 +188,26 @@ def read_manifest(
         raise ManifestError("JSON nested too deeply") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("nodes"), dict):
         raise ManifestError("not a dbt manifest.json (no 'nodes' mapping)")
+    if not isinstance(manifest.get("metadata") or {}, dict):
+        raise ManifestError("'metadata' is not a mapping")
     project = _project(manifest)
     adapter = (manifest.get("metadata") or {}).get("adapter_type")
     sql_dialect = _DIALECTS.get(adapter, adapter) if isinstance(adapter, str) else dialect
-    by_id = {n.get("unique_id"): n for n in _nodes(manifest)}
+    nodes = _nodes(manifest)
+    if not all(isinstance(n.get("unique_id"), (str, type(None))) for n in nodes):
+        raise ManifestError("a node's 'unique_id' is not a string")
+    by_id = {n.get("unique_id"): n for n in nodes}
     reads: list[ExternalRead] = []
     for node in by_id.values():
         own = node.get("package_name")
         if node.get("resource_type") not in _READERS or (project and own != project):
             continue
-        depends = (node.get("depends_on") or {}).get("nodes") or []
+        depends_on = node.get("depends_on") or {}
+        if not isinstance(depends_on, dict):
+            raise ManifestError(f"'depends_on' of {node.get('unique_id')} is not a mapping")
+        depends = depends_on.get("nodes") or []
         if not isinstance(depends, list):
-            continue
+            raise ManifestError(f"'depends_on.nodes' of {node.get('unique_id')} is not a list")
         for upstream in depends:
             if not isinstance(upstream, str):
                 continue

@@ -237,13 +237,16 @@ class _Walk:
         )
         # PySpark jobs are not followed. A model named by its file's stem is not
         # its own reader (dbt refuses the cycle; ``{{ this }}`` reads no name):
-        # that file is skipped unread.
+        # when its own name is the only one looked for, that file is skipped
+        # unread. With others, it may read one of them (a model of the same
+        # level), so it is read; ``record`` drops a read of its own output.
         stems = {name for name in wanted if "." not in name}
-        paths = [
-            p
-            for p in paths
-            if p.endswith(".sql") and posixpath.splitext(posixpath.basename(p))[0] not in stems
-        ]
+
+        def own_only(path: str) -> bool:
+            stem = posixpath.splitext(posixpath.basename(path))[0]
+            return stem in stems and not needles - {stem}
+
+        paths = [p for p in paths if p.endswith(".sql") and not own_only(p)]
         if not paths:
             return {}
         shared = _Shared(
@@ -272,7 +275,10 @@ def _paths(change: Change, column: str, graph: _Graph) -> tuple[LineagePath, ...
     starts = [("dataset", d, column) for d in (change.dataset, change.old_dataset) if d]
 
     def walk(node: Node, hops: tuple[LineageHop, ...], on_path: frozenset[Node]) -> bool:
-        """Adds the paths through ``node``; ``False`` once the cap is reached."""
+        """Adds the paths through ``node``; ``False`` once the cap is reached.
+
+        Every branch adds a path (a cycle too), so the cap bounds the search:
+        models reading each other would otherwise have factorially many paths."""
         if hops:
             for (path, obj, line), how in sorted(graph.ends.get(node, {}).items()):
                 out.append(LineagePath(source, hops, how, path, line, obj))
@@ -283,7 +289,9 @@ def _paths(change: Change, column: str, graph: _Graph) -> tuple[LineagePath, ...
         for to, hop in sorted(graph.hops.get(node, {}).items()):
             if len(out) >= MAX_PATHS:
                 return False
-            if to in on_path:
+            if to in on_path:  # a cycle: listed and cut, so every branch ends in a path
+                note = f"lineage cut: a cycle, {hop.model}.{hop.column} is read again"
+                out.append(LineagePath(source, (*hops, hop), "cut", note=note))
                 continue
             if not walk(to, (*hops, hop), on_path | {to}):
                 return False

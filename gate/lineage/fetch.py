@@ -12,13 +12,15 @@ untrusted: a manifest is as big as another team makes it, a server can stall.
   evidence its severity is graded on.
 - **A URL** must be ``https://``; ``http://`` only to ``127.0.0.1``,
   ``localhost`` or ``[::1]`` (a sidecar, and the tests). Redirects are followed
-  only to URLs that pass the same rule.
+  only to URLs that pass the same rule, and from a remote host never to this
+  machine. A malformed URL or a garbled answer is a ``SourceError``.
 - **Size**: at most ``MAX_SOURCE_BYTES``; a bigger answer is refused, not cut.
 - **Time**: every source of a run shares one deadline (``timeout_seconds``).
 """
 
 from __future__ import annotations
 
+import http.client
 import time
 import urllib.error
 import urllib.parse
@@ -64,8 +66,12 @@ def is_url(location: str) -> bool:
 
 def check_url(url: str) -> str:
     """``url`` if the gate may fetch it, else ``SourceError`` saying why."""
-    parts = urllib.parse.urlsplit(url)
-    host = (parts.hostname or "").lower()
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = (parts.hostname or "").lower()
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        raise SourceError(f"not a valid URL: {url}") from None
     if parts.scheme == "https" and host:
         return url
     if parts.scheme == "http" and host in _LOCAL_HOSTS:
@@ -80,6 +86,11 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
         check_url(newurl)
+        came_from = (urllib.parse.urlsplit(req.full_url).hostname or "").lower()
+        going_to = (urllib.parse.urlsplit(newurl).hostname or "").lower()
+        if going_to in _LOCAL_HOSTS and came_from not in _LOCAL_HOSTS:
+            # A remote host is someone else's: it does not point the gate at this machine.
+            raise SourceError(f"redirected from {came_from} to this machine ({going_to}); refused")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
@@ -97,7 +108,8 @@ def fetch_url(url: str, deadline: Deadline, max_bytes: int = MAX_SOURCE_BYTES) -
             size = 0
             while True:
                 deadline.left()
-                chunk = response.read(_CHUNK)
+                # read1: what has arrived; read(n) would wait for n bytes of a slow drip
+                chunk = response.read1(_CHUNK)
                 if not chunk:
                     break
                 size += len(chunk)
@@ -113,6 +125,10 @@ def fetch_url(url: str, deadline: Deadline, max_bytes: int = MAX_SOURCE_BYTES) -
         raise SourceError("timed out (lineage.timeout_seconds)") from None
     except OSError as exc:
         raise SourceError(f"unreachable: {exc}") from None
+    except http.client.HTTPException as exc:  # a bad status line, a cut-off body
+        raise SourceError(f"not an HTTP answer ({type(exc).__name__})") from None
+    except ValueError as exc:  # a URL http.client refuses (a space, a control character)
+        raise SourceError(f"not a valid URL: {exc}") from None
 
 
 def read_path(

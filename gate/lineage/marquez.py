@@ -39,6 +39,7 @@ the URL; the caller makes it a warning.
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 import urllib.error
@@ -159,7 +160,7 @@ def _get_json(url: str, deadline: float, max_bytes: int) -> Any:
         raise LineageSourceError(f"{url}: {text}") from None
     except TimeoutError:
         raise LineageSourceError(f"{url}: timed out") from None
-    except (OSError, ValueError) as exc:  # reset connections, bad status lines
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # resets, bad status lines
         raise LineageSourceError(f"{url}: {exc.__class__.__name__}: {exc}") from None
     try:
         return json.loads(bytes(body))

@@ -16,15 +16,15 @@ a catalog by ``catalog.schema.table``. The rules, in order (docs/impact.md,
    ``/`` and ``.``, without a ``scheme://authority`` namespace, and matched like
    a table in SQL (``gate.consumers.names``):
    the trailing parts agree with one of the contract's names (its id, its dbt
-   alias, its ODCS ``physicalName``, ``consumers.tables``), the longest
-   agreement wins, a true tie names both.
+   alias, its ODCS ``physicalName``, ``consumers.tables``). Every contract that
+   agrees is named, not only the longest agreement (``_agreeing`` says why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from gate.consumers.names import NameIndex, split_name
+from gate.consumers.names import Name, configured, dataset_names, split_name
 from gate.dbt.identity import bare_id
 from gate.lineage.external import ExternalRead
 from gate.model import Dataset
@@ -71,7 +71,11 @@ class DatasetMatcher:
             if d.format == "dbt":
                 key = (d.project.lower() if d.project else None, bare_id(d).lower())
                 self._dbt.setdefault(key, set()).add(d.id)
-        self._names = NameIndex(datasets, tables or {})
+        #: Last name part -> (name, dataset id): every contract's names (rule 3).
+        self._names: dict[str, list[tuple[Name, str]]] = {}
+        for d in datasets:
+            for known in dataset_names(d, configured(tables or {}, d)):
+                self._names.setdefault(known[-1], []).append((known, d.id))
 
     def match(self, name: str) -> set[str]:
         """The contract dataset ids an external name means (empty: none of them)."""
@@ -82,7 +86,23 @@ class DatasetMatcher:
         if unique is not None:
             project, model = unique
             return self._dbt.get((project, model), set()) | self._dbt.get((None, model), set())
-        return self._names.lookup(split_name(_without_namespace(name)))
+        return self._agreeing(split_name(_without_namespace(name)))
+
+    def _agreeing(self, written: Name) -> set[str]:
+        """Every contract with a name whose trailing parts agree with ``written``.
+
+        Not only the longest agreement, as in-repo SQL is attributed: a pull
+        request adding a contract with a more specific name (``warehouse.orders``
+        beside ``orders``) must not take an external reader away from a break,
+        which usage-aware severity would then grade a warning."""
+        if not written:
+            return set()
+        found: set[str] = set()
+        for known, dataset_id in self._names.get(written[-1], ()):
+            size = min(len(written), len(known))
+            if written[-size:] == known[-size:]:
+                found.add(dataset_id)
+        return found
 
     def reads_of(self, reads: Sequence[ExternalRead]) -> dict[str, list[ExternalRead]]:
         """Each contract dataset id and the external reads of it, in source order."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from gate import rules
 from gate.config import Config
 from gate.consumers.impact import wants_consumers
 from gate.consumers.names import NameIndex
@@ -91,6 +92,40 @@ def external_step(
             gaps.append("the in-repository consumer search is off (consumers: false)")
         if not_analysed:
             gaps.append(f"{not_analysed} consumer file(s) could not be analysed")
-        changes, more = usage_aware(changes, Evidence(len(lineage.sources), tuple(gaps)))
+        held = _claimed_by_added(changes, datasets)
+        changes, more = usage_aware(changes, Evidence(len(lineage.sources), tuple(gaps)), held)
         notices += more
     return changes, notices
+
+
+def _claimed_by_added(changes: Sequence[Change], datasets: Sequence[Dataset]) -> dict[str, str]:
+    """Changed datasets whose readers a contract this pull request adds could claim.
+
+    A table name in SQL is attributed to the contract whose name agrees longest
+    (``gate.consumers.names``): adding ``db/warehouse/orders`` takes the reader
+    of ``warehouse.orders`` away from ``orders``. A removal from a dataset that
+    shares its last name part with an added one is not lowered, whatever the
+    search found.
+    """
+    from gate.consumers.names import dataset_names
+
+    by_id = {d.id: d for d in datasets}
+    added = {c.dataset for c in changes if c.rule == rules.MODEL_ADDED.id}
+    lasts: dict[str, str] = {}
+    for dataset_id in sorted(added):
+        if dataset_id in by_id:
+            for name in dataset_names(by_id[dataset_id]):
+                lasts.setdefault(name[-1], dataset_id)
+    held: dict[str, str] = {}
+    for change in changes:
+        for maybe in (change.dataset, change.old_dataset):
+            if not maybe or maybe in added or maybe not in by_id:
+                continue
+            dataset_id = maybe
+            for name in dataset_names(by_id[dataset_id]):
+                if name[-1] in lasts:
+                    held[dataset_id] = (
+                        f"{lasts[name[-1]]}, a contract this pull request adds, goes by a "
+                        "name its readers may use, and could have claimed them"
+                    )
+    return held

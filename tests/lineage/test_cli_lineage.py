@@ -308,3 +308,45 @@ def test_a_path_into_dot_git_is_a_warning(tmp_path: Path) -> None:
     code, report = run(repo)
     assert code == 1
     assert any(".git/config was not read" in n for n in report["notices"])
+
+
+SHORT_ORDERS = """\
+dataset: orders
+columns:
+  - name: order_id
+    data_type: bigint
+  - name: note
+    data_type: string
+"""
+
+
+def test_a_contract_the_pr_adds_cannot_take_the_readers_of_a_break(tmp_path: Path) -> None:
+    """The reader of ``warehouse.orders`` reads the ``orders`` contract; a pull request
+    that drops ``note`` and adds a contract ``db/warehouse/orders`` makes the in-repo
+    search attribute the reader to the new contract (the longest name wins), so the
+    removal had no reader and usage-aware severity graded it a warning."""
+    from tests.gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path / "r")
+    repo.write("soda/contracts/orders.yml", SHORT_ORDERS)
+    repo.write("sql/report.sql", "select note from warehouse.orders\n")
+    repo.write(".schema-gate.yml", "lineage:\n  usage_aware_severity: true\n")
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "soda/contracts/orders.yml",
+        SHORT_ORDERS.replace("  - name: note\n", "").replace("    data_type: string\n", ""),
+    )
+    repo.write(
+        "soda/contracts/wh.yml",
+        "dataset: db/warehouse/orders\ncolumns:\n  - name: id\n    data_type: bigint\n",
+    )
+    repo.commit("drop note, add a contract")
+    proc = run_main(repo.path, "--base", "main", "--head", "feature", "--format", "json")
+    assert proc.returncode == 1, proc.stdout
+    report = json.loads(proc.stdout)
+    change = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert change["severity"] == "error"
+    assert any(
+        "db/warehouse/orders" in n and "this pull request adds" in n for n in report["notices"]
+    ), report["notices"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -324,4 +325,54 @@ def test_a_renamed_column_is_followed_under_the_name_its_readers_use(
     renamed = next(c for c in json.loads(proc.stdout)["changes"] if c["rule"] == "column_renamed")
     assert "stg_orders.discount_code -> int_orders.promo_code -> fct_orders.discount" in {
         p["path"] for p in renamed["downstream"]
+    }
+
+
+def _cycle_views(n: int) -> dict[str, str]:
+    """``n`` views that each read all the others (v0 also the contract's table): every
+    path through them runs into a cycle. Plain SQL lets a pull request write this."""
+    files = {}
+    for i in range(n):
+        reads = (["stg_orders"] if i == 0 else []) + [f"m{j}" for j in range(n) if j != i]
+        union = " union all ".join(f"select discount_code from {t}" for t in reads)
+        files[f"sql/v{i}.sql"] = f"create view m{i} as {union};\n"
+    return files
+
+
+def test_a_path_into_a_cycle_is_cut_and_says_so(cli: Cli, tmp_path: Path) -> None:
+    paths = removed(report(cli, project(tmp_path, _cycle_views(2))))["downstream"]
+    assert {(p["path"], p["end"], p["note"]) for p in paths if "m0" in p["path"]} == {
+        (
+            "stg_orders.discount_code -> m0.discount_code -> m1.discount_code -> m0.discount_code",
+            "cut",
+            "lineage cut: a cycle, m0.discount_code is read again",
+        )
+    }
+
+
+def test_models_reading_each_other_do_not_explode_the_path_search(cli: Cli, tmp_path: Path) -> None:
+    """12 views reading each other have 11! simple paths; the listing stops at the cap."""
+    repo = project(tmp_path, _cycle_views(12))
+    started = time.monotonic()
+    paths = removed(report(cli, repo))["downstream"]
+    assert time.monotonic() - started < 30
+    assert len(paths) == MAX_PATHS
+    assert paths[-1]["note"] == f"lineage cut: more than {MAX_PATHS} paths"
+
+
+def test_a_model_reading_another_of_the_same_level_is_followed(cli: Cli, tmp_path: Path) -> None:
+    """x_a and x_b both read stg_orders (level 0), and x_b reads x_a too: x_b's own
+    file must still be read at level 1, or x_a's column is called a final output."""
+    extra = {
+        "models/marts/x_a.sql": "select order_id, discount_code from {{ ref('stg_orders') }}\n",
+        "models/marts/x_b.sql": (
+            "select a.discount_code as dc_a, s.discount_code as dc_s\n"
+            "from {{ ref('x_a') }} a\n"
+            "join {{ ref('stg_orders') }} s on a.order_id = s.order_id\n"
+        ),
+    }
+    paths = removed(report(cli, project(tmp_path, extra)))["downstream"]
+    assert {(p["path"], p["end"]) for p in paths if "x_" in p["path"]} == {
+        ("stg_orders.discount_code -> x_a.discount_code -> x_b.dc_a", "output"),
+        ("stg_orders.discount_code -> x_b.dc_s", "output"),
     }

@@ -329,3 +329,27 @@ def test_a_dataset_without_namespace_or_name_is_an_error(dataset: str) -> None:
         split_dataset(dataset)
     with pytest.raises(LineageSourceError, match="is not <namespace>/<name>"):
         fetch_reads("https://marquez.example/api/v1", [dataset], timeout=1)
+
+
+def test_an_api_answering_garbage_is_an_error_not_a_traceback() -> None:
+    """``http.client.BadStatusLine`` is neither an ``OSError`` nor a ``ValueError``."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def answer() -> None:
+        conn, _ = listener.accept()
+        conn.recv(4096)
+        conn.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        conn.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(LineageSourceError, match="BadStatusLine"):
+            fetch_reads(f"http://127.0.0.1:{listener.getsockname()[1]}/api/v1", ["ns/t"], 5)
+    finally:
+        thread.join(5)
+        listener.close()

@@ -211,3 +211,153 @@ def test_the_deadline_stops_the_analysis_of_a_manifest_between_readers() -> None
     spent = Deadline(0.0)
     with pytest.raises(SourceError, match="timed out"):
         read_manifest(FINANCE, "m.json", "spark", ANY, tick=spent.left)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://[ci.example/m.json", "https://ci .example/m.json", "https://ci.example:x/m"]
+)
+def test_a_malformed_url_is_a_source_error_not_a_traceback(url: str) -> None:
+    with pytest.raises(SourceError):
+        fetch_url(url, Deadline.after(5))
+
+
+def test_a_server_answering_garbage_is_a_source_error_not_a_traceback() -> None:
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def answer() -> None:
+        conn, _ = listener.accept()
+        conn.recv(4096)
+        conn.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        conn.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(SourceError, match="not an HTTP answer"):
+            fetch_url(f"http://127.0.0.1:{listener.getsockname()[1]}/m", Deadline.after(5))
+    finally:
+        thread.join(5)
+        listener.close()
+
+
+@pytest.mark.parametrize("local", ["http://127.0.0.1:8080/admin", "https://localhost/x"])
+def test_a_remote_server_cannot_redirect_the_gate_to_this_machine(local: str) -> None:
+    """An https manifest host is someone else's; its redirect must not reach a CI
+    runner's local services (http:// to localhost is allowed for a sidecar only)."""
+    import urllib.request
+
+    from gate.lineage.fetch import _Redirects
+
+    request = urllib.request.Request("https://ci.example/m.json")
+    with pytest.raises(SourceError, match=r"redirected from ci\.example to this machine"):
+        _Redirects().redirect_request(request, None, 302, "Found", {}, local)
+    # a local sidecar may redirect locally, and a remote host to another remote host
+    sidecar = urllib.request.Request("http://127.0.0.1:9000/m.json")
+    assert _Redirects().redirect_request(sidecar, None, 302, "Found", {}, local) is not None
+    assert (
+        _Redirects().redirect_request(request, None, 302, "Found", {}, "https://cdn.example/m")
+        is not None
+    )
+
+
+def _one_reader(node: dict) -> bytes:
+    base = {
+        "unique_id": "model.fin.rev",
+        "resource_type": "model",
+        "package_name": "fin",
+        "name": "rev",
+        "depends_on": {"nodes": ["model.platform.stg_orders"]},
+        "original_file_path": "models/rev.sql",
+    }
+    manifest = {"metadata": {"project_name": "fin"}, "nodes": {"model.fin.rev": {**base, **node}}}
+    return json.dumps(manifest).encode()
+
+
+def test_a_reader_whose_sql_names_the_upstream_otherwise_reads_every_column() -> None:
+    """dbt says the model depends on stg_orders, but its SQL names it by an alias the
+    manifest does not hold: which columns it reads is unknown, not none of them (an
+    empty set would drop the reader, and usage-aware severity would lower the break)."""
+    sql = 'select o.discount_code from "db"."main"."orders_staging" o'
+    (read,) = read_manifest(_one_reader({"compiled_code": sql}), "m.json", "postgres", ANY)
+    assert read.columns is None
+    assert read.reads_column("discount_code")
+    # named as dbt names it, the columns are read from the SQL
+    sql = 'select o.discount_code from "db"."main"."stg_orders" o'
+    (read,) = read_manifest(_one_reader({"compiled_code": sql}), "m.json", "postgres", ANY)
+    assert read.columns == frozenset({"discount_code"})
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"nodes": {"a": {"unique_id": ["model", "fin", "a"]}}},
+        {"metadata": ["x"], "nodes": {}},
+        {
+            "nodes": {
+                "a": {"unique_id": "model.fin.a", "resource_type": "model", "depends_on": ["x"]}
+            }
+        },
+    ],
+)
+def test_a_manifest_of_the_wrong_shapes_is_a_manifest_error(manifest: dict) -> None:
+    with pytest.raises(ManifestError):
+        read_manifest(json.dumps(manifest).encode(), "m.json", "postgres", ANY)
+
+
+def test_a_slow_drip_answer_is_stopped_by_the_deadline() -> None:
+    """A server that sends a byte now and then keeps each socket read alive; the
+    run's deadline must still stop the download (read1, checked between chunks)."""
+    import http.server
+    import threading
+    import time
+
+    class Drip(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            for _ in range(40):
+                try:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.1)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(SourceError, match="timed out"):
+            fetch_url(f"http://127.0.0.1:{server.server_address[1]}/m", Deadline.after(1))
+        assert time.monotonic() - started < 2.5  # the drip lasts 4 s
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_more_specific_contract_does_not_take_a_reader_away() -> None:
+    """A pull request adding a contract named ``warehouse.orders`` must not take the
+    external reader of ``warehouse.orders`` away from the ``orders`` contract whose
+    column it removes: usage-aware severity would then grade the break a warning.
+    Every contract whose names agree with the external name is its reader's."""
+    orders = Dataset(id="orders", path="o.yaml", format="soda", columns=())
+    added = Dataset(id="warehouse/orders", path="w.yaml", format="soda", columns=())
+    matcher = DatasetMatcher([orders, added])
+    assert matcher.match("postgres://db/warehouse.orders") == {"orders", "warehouse/orders"}
+    read = ExternalRead("openlineage:e.jsonl", "jobs/daily", "postgres://db/warehouse.orders")
+    changes = attach([_removed("orders", "amount")], matcher.reads_of([read]))
+    lowered, _ = usage_aware(changes, Evidence(1))
+    assert lowered[0].severity is Severity.ERROR
+    assert lowered[0].external == (read,)
+    # a name that agrees with neither stays unattributed
+    assert matcher.match("postgres://db/other.orders.x") == set()
