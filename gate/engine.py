@@ -170,6 +170,7 @@ def run(settings: Settings) -> Report:
 def _sides(repo: Repo, settings: Settings) -> tuple[Side, Side]:
     """Both sides, each built once: refs resolved, configs read (HEAD's first)."""
     trace = settings.trace
+    repo.pin(settings.head or "HEAD", settings.base)  # one git for both, once per run
     head_sha = resolve_head(repo, settings.head)
     base_sha = resolve_base(repo, settings.base, settings.head, settings.merge_base)
     # Every read below names the commit, not the ref: one comparison, one commit.

@@ -2,9 +2,9 @@
 
 The gate must cost in proportion to the contracts a pull request changes, so
 every blob of a run is read through one long-lived ``git cat-file --batch``
-with requests pipelined, and "what is at these paths" is one
-``cat-file --batch-check --follow-symlinks`` per question, never a process per
-file. Symlinks are followed inside the committed tree only; one that leads
+with requests pipelined, and "what is at these paths" goes to one long-lived
+``cat-file --batch-check --follow-symlinks``, never a process per file or per
+question. Symlinks are followed inside the committed tree only; one that leads
 outside the repository is reported as such, never read.
 """
 
@@ -21,7 +21,7 @@ from gate.git.process import Git, first_line
 from gate.git.refs import HEX
 from gate.model import GitError, UsageError
 
-__all__ = ["BlobReader", "Blobs"]
+__all__ = ["BlobReader", "Blobs", "PathChecker"]
 
 # Read requests in flight at once: small enough (< 5 KiB) that writing them never
 # blocks on a full pipe while git waits for us to read its answers.
@@ -34,12 +34,16 @@ class Blobs:
     def __init__(self, git: Git) -> None:
         self._git = git
         self._reader: BlobReader | None = None
+        self._checker: PathChecker | None = None
 
     def close(self) -> None:
-        """Stop the blob reader; a later read starts a new one."""
+        """Stop the blob reader and the path checker; a later read starts new ones."""
         if self._reader is not None:
             self._reader.close()
             self._reader = None
+        if self._checker is not None:
+            self._checker.close()
+            self._checker = None
 
     def read(self, shas: Iterable[str]) -> dict[str, bytes]:
         """Contents of many blobs, each a full sha (anything else is refused)."""
@@ -76,9 +80,67 @@ class Blobs:
         for path in paths:
             if "\n" in path:
                 raise UsageError(f"cannot look up a path containing a newline: {path!r}")
-        request = b"".join(os.fsencode(f"{commit}:{path}\n") for path in paths)
-        out = self._git.out("cat-file", "--batch-check", "--follow-symlinks", stdin=request)
-        return dict(zip(paths, _parse_follow(out, len(paths)), strict=True))
+        if not paths:
+            return {}
+        if self._checker is None:
+            self._checker = PathChecker(self._git)
+        try:
+            return dict(zip(paths, self._checker.check(commit, paths), strict=True))
+        except BaseException:
+            if self._checker is not None:
+                self._checker.close()  # answers may be left unread; start afresh next time
+                self._checker = None
+            raise
+
+
+class PathChecker:
+    """One ``git cat-file --batch-check --follow-symlinks`` kept open for the run.
+
+    A run asks "what is at these paths" four to six times (config files on each
+    side, the folders above the changed files on each side, symlinked
+    contracts); one process answers them all, with requests pipelined as
+    ``BlobReader`` does.
+    """
+
+    def __init__(self, git: Git) -> None:
+        self._proc = git.start("cat-file", "--batch-check", "--follow-symlinks")
+        self._finalizer = weakref.finalize(self, _stop, self._proc)
+
+    def check(self, commit: str, paths: Sequence[str]) -> list[tuple[str, str | None, int]]:
+        proc = self._proc
+        if proc.stdin is None or proc.stdout is None or proc.poll() is not None:
+            raise self._died()
+        answers: list[tuple[str, str | None, int]] = []
+        for start in range(0, len(paths), _BATCH):
+            batch = paths[start : start + _BATCH]
+            try:
+                proc.stdin.write(b"".join(os.fsencode(f"{commit}:{p}\n") for p in batch))
+                proc.stdin.flush()
+            except OSError as err:
+                raise self._died() from err
+            for _ in batch:
+                answers.append(self._answer(proc.stdout))
+        return answers
+
+    def _answer(self, stdout: IO[bytes]) -> tuple[str, str | None, int]:
+        """One answer, as ``_parse_follow`` reads it from a whole output."""
+        line = stdout.readline()
+        if not line.endswith(b"\n"):
+            raise self._died()
+        words = line.split()
+        if len(words) == 2 and words[0] in _SIZED and words[1].isdigit():
+            rest = stdout.read(int(words[1]) + 1)  # the name or link text, then "\n"
+            if len(rest) != int(words[1]) + 1:
+                raise self._died()
+            line += rest
+        return next(_parse_follow(line, 1))
+
+    def _died(self) -> GitError:
+        stderr = _stop(self._proc)
+        return GitError(f"git cat-file stopped unexpectedly: {first_line(stderr)}")
+
+    def close(self) -> None:
+        self._finalizer()
 
 
 class BlobReader:
@@ -157,6 +219,10 @@ def _stop(proc: subprocess.Popen[bytes]) -> bytes:
     return stderr
 
 
+#: ``--follow-symlinks`` answers whose second word sizes a field on the next line.
+_SIZED = (b"symlink", b"dangling", b"loop", b"notdir")
+
+
 def _parse_follow(out: bytes, count: int) -> Iterator[tuple[str, str | None, int]]:
     """Parse ``cat-file --batch-check --follow-symlinks`` answers, one per request:
     (kind, sha, size).
@@ -169,7 +235,7 @@ def _parse_follow(out: bytes, count: int) -> Iterator[tuple[str, str | None, int
         end = out.index(b"\n", pos)
         words = out[pos:end].split()
         pos = end + 1
-        if len(words) == 2 and words[0] in (b"symlink", b"dangling", b"loop", b"notdir"):
+        if len(words) == 2 and words[0] in _SIZED:
             pos += int(words[1]) + 1
             yield words[0].decode("ascii"), None, 0
         elif len(words) == 3 and HEX.match(words[0]):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -65,6 +66,7 @@ class Changes:
         self._worktree = worktree
         self._clean_head: str | None = None
         self._clean_checked = False
+        self._all_untracked: list[str] | None = None  # casefolded, for ``_untracked``
 
     def changed(
         self, base: str, head: str | None, globs: Sequence[str], *, lenient_links: bool = False
@@ -123,6 +125,23 @@ class Changes:
         return self._clean_head
 
     def _untracked(self, specs: Sequence[str]) -> set[str]:
+        """Untracked, not ignored files matching ``specs``.
+
+        A run lists untracked files for several sets of globs (contracts, dbt
+        project files, dbt YAML/SQL), and each listing walks the whole tree. So
+        one walk without globs comes first, once per run: a listing runs only
+        when some untracked path has a segment ending as one of its globs must
+        (``*.yml`` -> ``.yml``, ignoring case); otherwise git could list nothing
+        for it. A CI checkout or a clean tree pays one walk instead of three.
+        """
+        if self._all_untracked is None:
+            out = self._git.out("ls-files", "-z", "--others", "--exclude-standard")
+            self._all_untracked = [p.casefold() for p in nul_paths(out)]
+        if not self._all_untracked:
+            return set()
+        tails = _literal_tails(specs)
+        if tails is not None and not any(_may_match(p, tails) for p in self._all_untracked):
+            return set()
         out = self._git.out(
             "ls-files", "-z", "--full-name", "--others", "--exclude-standard", "--", *specs
         )
@@ -189,6 +208,35 @@ class Changes:
             )
             for c in changes
         ]
+
+
+_SPEC = re.compile(r":\(([a-z,]*)\)(.*)\Z", re.DOTALL)
+
+
+def _literal_tails(specs: Sequence[str]) -> tuple[str, ...] | None:
+    """What every path a positive pathspec matches ends with (casefolded): its last
+    segment after the last ``*`` (``**/*.yml`` -> ``.yml``, ``**/dbt_project.yml``
+    -> ``dbt_project.yml``). ``None`` when a pattern has no such plain end (``?``,
+    ``[``, ``\\`` or ``*`` last), so the caller asks git."""
+    tails: list[str] = []
+    for spec in specs:
+        match = _SPEC.match(spec)
+        if match is None:
+            return None
+        if "exclude" in match.group(1).split(","):
+            continue  # an exclusion only removes paths
+        last = match.group(2).rsplit("/", 1)[-1]
+        tail = last[last.rfind("*") + 1 :]
+        if not tail or any(ch in "*?[\\" for ch in tail):
+            return None
+        tails.append(tail.casefold())
+    return tuple(tails) if tails else None
+
+
+def _may_match(path: str, tails: tuple[str, ...]) -> bool:
+    """Whether a segment of ``path`` ends with a tail: the file itself, or a folder
+    (git also matches a pattern, taken literally, against a leading folder)."""
+    return path.endswith(tails) or any(f"{tail}/" in path for tail in tails)
 
 
 # git output parsing

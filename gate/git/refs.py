@@ -54,21 +54,33 @@ class Refs:
         # Full shas known to name commits: an object id never changes what it names,
         # so a run asks git once per commit instead of at every read (~10 calls).
         self._commits: set[str] = set()
+        # The names a run pinned (``pin``: its ``--base`` and ``--head``/``HEAD``) and
+        # the commits they resolved to: a run compares one commit with one other, so
+        # it asks git once per name. Any other name is asked about every time.
+        self._pinned: set[str] = set()
+        self._names: dict[str, str] = {}
+        self._merge_bases: dict[tuple[str, str], str] = {}
 
     def resolve(self, ref: str) -> str:
         """Verify ``ref`` names a commit and return its full sha.
 
-        A branch name is asked about every time (it may move); a full sha once.
+        A branch name is asked about every time (it may move), unless ``pin``
+        pinned it; a full sha once.
         """
         check_ref(ref)
         if ref in self._commits:
             return ref
+        known = self._names.get(ref)
+        if known is not None:
+            return known
         run = self._git.run
         proc = run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
         sha = proc.stdout.strip()
         if proc.returncode == 0 and HEX.match(sha):
             commit = sha.decode("ascii")
             self._commits.add(commit)
+            if ref in self._pinned:
+                self._names[ref] = commit
             return commit
         # Not ``rev-parse --verify``: a bare full sha "verifies" even when absent.
         exists = run("cat-file", "-e", ref)  # safe: ``ref`` cannot start with "-"
@@ -81,6 +93,37 @@ class Refs:
             )
         raise GitError(f"unknown ref '{ref}'")
 
+    def pin(self, *refs: str) -> None:
+        """Pin a run's refs: each resolves to one commit for the rest of the run, and
+        all of them are asked about in one git process here.
+
+        Never raises: a ref that is unsafe, unknown or no commit is left for
+        ``resolve``, which words the error (and asks whether the clone is
+        shallow) exactly as it would have. ``cat-file --batch-check`` answers
+        one line per request line (``<sha> commit <size>``, or ``... missing``),
+        so each answer pairs with its ref; refs cannot hold a newline
+        (``check_ref`` refuses control characters).
+        """
+        self._pinned.update(refs)
+        todo = [
+            ref
+            for ref in dict.fromkeys(refs)
+            if ref_problem(ref) is None and ref not in self._commits and ref not in self._names
+        ]
+        if len(todo) < 2:
+            return  # one ref: ``resolve`` costs the same single process
+        request = "".join(f"{ref}^{{commit}}\n" for ref in todo).encode("utf-8", "surrogateescape")
+        proc = self._git.run("cat-file", "--batch-check", stdin=request)
+        answers = proc.stdout.split(b"\n")
+        if proc.returncode != 0 or len(answers) != len(todo) + 1 or answers[-1]:
+            return
+        for ref, answer in zip(todo, answers, strict=False):
+            fields = answer.split(b" ")
+            if len(fields) == 3 and fields[1] == b"commit" and HEX.match(fields[0]):
+                commit = fields[0].decode("ascii")
+                self._commits.add(commit)
+                self._names[ref] = commit
+
     def merge_base(self, base: str, head: str = "HEAD") -> str:
         """The commit the head branched from.
 
@@ -88,11 +131,15 @@ class Refs:
         after branching from showing up as "removed" by the pull request.
         """
         base_sha, head_sha = self.resolve(base), self.resolve(head)
+        known = self._merge_bases.get((base_sha, head_sha))
+        if known is not None:
+            return known
         proc = self._git.run("merge-base", base_sha, head_sha)
         sha = proc.stdout.strip()
         if proc.returncode == 0 and HEX.match(sha):
             commit = sha.decode("ascii")
             self._commits.add(commit)  # git just named it: a commit
+            self._merge_bases[(base_sha, head_sha)] = commit
             return commit
         if proc.returncode == 1 and not proc.stderr.strip():
             if self.is_shallow():

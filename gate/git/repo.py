@@ -85,6 +85,11 @@ class Repo:
         return its full sha."""
         return self._refs.resolve(ref)
 
+    def pin(self, *refs: str) -> None:
+        """Fix what a run's refs name for the rest of the run, asking git once for all
+        of them; never raises (a bad ref fails later, in ``resolve``, as before)."""
+        self._refs.pin(*refs)
+
     def merge_base(self, base: str, head: str = "HEAD") -> str:
         """The commit the head branched from (what the pull request changed is measured
         from there, not from the base tip)."""
