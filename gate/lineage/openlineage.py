@@ -26,8 +26,9 @@ What is read (OpenLineage spec 2-0-2, ColumnLineageDatasetFacet 1-2-0):
   each input the job reads, lower-cased.
 
 Columns are known for a (job, input) only when every event of the job that
-wrote outputs carried a ``columnLineage`` facet on each output; otherwise
-``columns`` is ``None`` (the job may read any column). Events without outputs
+wrote outputs carried a ``columnLineage`` facet on each output and that facet
+names at least one column of the input; otherwise ``columns`` is ``None`` (the
+job may read any column). Events without outputs
 (a START before the plan is known) say nothing about columns either way. Many
 events of one job (START, RUNNING, COMPLETE; many runs) merge into one read
 per dataset name.
@@ -304,6 +305,10 @@ class _Merger:
                 columns = set(lineage.get(name, ()))
                 for alias in aliases:
                     columns |= lineage.get(alias, set())
+                # An input the facet names no column of is still read (a job reads
+                # what it lists): emitters leave out filters and joins, so "no column"
+                # would be a guess that lets usage-aware severity lower a real break.
+                columns = columns or None
             self._record(job, name, aliases, columns, bool(outputs), location)
         # A dataset that column lineage names but inputs[] does not is read too.
         for name, columns in (lineage or {}).items():

@@ -172,15 +172,21 @@ def test_one_event_without_column_lineage_makes_the_columns_unknown() -> None:
     assert table(read_events(both, "e")) == {("jobs/j", "pg/orders", None)}
 
 
-def test_an_input_column_lineage_does_not_name_is_read_for_no_column() -> None:
+def test_an_input_column_lineage_does_not_name_may_be_read_for_any_column() -> None:
+    # The job lists pg/lookup as an input but its facet names none of its columns
+    # (an emitter that leaves out a join or a filter): the job still reads it, so
+    # the gate does not guess "no column", which would let usage-aware severity
+    # lower the removal of a column the job filters on.
     out = lineage_output({"a": [("pg", "orders", "a")]})
     reads = read_events(event("j", [("pg", "orders"), ("pg", "lookup")], [out]), "e")
     assert table(reads) == {
         ("jobs/j", "pg/orders", frozenset({"a"})),
-        ("jobs/j", "pg/lookup", frozenset()),
+        ("jobs/j", "pg/lookup", None),
     }
     lookup = next(r for r in reads if r.dataset == "pg/lookup")
-    assert not lookup.reads_column("a")
+    assert lookup.reads_column("a")
+    orders = next(r for r in reads if r.dataset == "pg/orders")
+    assert not orders.reads_column("b")
 
 
 def test_a_deleted_column_lineage_facet_is_no_column_lineage() -> None:
