@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from tests.gitrepo import GitRepo
+from tests.local_http import LocalHTTPServer
 
 FIXTURES = Path(__file__).resolve().parent / "dbt_mesh"
 FINANCE = (FIXTURES / "jaffle_finance.manifest.json").read_bytes()
@@ -103,7 +104,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 def serve(routes: dict[str, bytes]) -> Iterator[tuple[str, list[str]]]:
     """An HTTP server on 127.0.0.1 in a thread: (base URL, the paths asked for)."""
     handler = type("Handler", (_Handler,), {"routes": routes, "hits": []})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = LocalHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -8,13 +8,14 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from gate.lineage.marquez import fetch_reads, split_dataset
 from gate.lineage.openlineage import LineageSourceError
+from tests.local_http import LocalHTTPServer
 
 NAMESPACE = "postgres://db.internal:5432"
 NAME = "analytics.public.orders"
@@ -130,7 +131,7 @@ def api() -> Iterator[Api]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = LocalHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     port = server.server_address[1]
     state["api"] = Api(url=f"http://127.0.0.1:{port}/api/v1", port=port)

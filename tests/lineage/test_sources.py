@@ -15,6 +15,7 @@ from gate.lineage.matching import DatasetMatcher
 from gate.model import Change, Consumer, Dataset
 from gate.rules import Severity
 from tests.lineage.mesh_repo import FINANCE, serve
+from tests.local_http import LocalHTTPServer
 
 ANY = lambda _name: True  # noqa: E731
 
@@ -49,7 +50,7 @@ def test_a_redirect_to_plain_http_elsewhere_is_refused() -> None:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    server = LocalHTTPServer(("127.0.0.1", 0), Redirect)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -332,7 +333,7 @@ def test_a_slow_drip_answer_is_stopped_by_the_deadline() -> None:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    server = LocalHTTPServer(("127.0.0.1", 0), Drip)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     started = time.monotonic()

@@ -1,0 +1,42 @@
+"""The HTTP servers tests start on 127.0.0.1, made safe to run beside other tests.
+
+Two things a plain ``ThreadingHTTPServer`` does that made the suite flaky:
+
+* A handler that fails (the client hung up on purpose: a size limit, a
+  deadline, a slow drip) prints a traceback to ``sys.stderr`` from its own
+  thread, possibly while the *next* test captures ``sys.stderr`` of an
+  in-process gate run, whose exact stderr it then asserts. Errors are kept on
+  the server (``errors``) instead.
+* ``accept()`` on a blocking socket waits for the next connection when the one
+  the selector announced was reset before it was accepted, so ``shutdown()``
+  waited for ever (a 600 s pytest timeout, seen once under load). The
+  listening socket has a timeout; ``serve_forever`` treats it as "no request".
+"""
+
+from __future__ import annotations
+
+import sys
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+#: How long ``accept()`` may wait; ``serve_forever`` polls again after it.
+ACCEPT_TIMEOUT = 0.5
+
+
+class LocalHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.errors: list[BaseException] = []
+        super().__init__(*args, **kwargs)
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        # Accepted sockets stay blocking (socket.accept makes them so when the
+        # default timeout is None), so the handlers behave as before.
+        self.socket.settimeout(ACCEPT_TIMEOUT)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if error is not None:
+            self.errors.append(error)
