@@ -15,7 +15,11 @@ Two things a plain ``ThreadingHTTPServer`` does that made the suite flaky:
 
 from __future__ import annotations
 
+import socket
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from typing import Any
 
@@ -40,3 +44,33 @@ class LocalHTTPServer(ThreadingHTTPServer):
         error = sys.exc_info()[1]
         if error is not None:
             self.errors.append(error)
+
+
+@contextmanager
+def garbage_server() -> Iterator[str]:
+    """A server on 127.0.0.1 that answers one request with bytes that are not HTTP.
+
+    ``http.client`` raises ``BadStatusLine`` for it, which is neither an
+    ``OSError`` nor a ``ValueError``: the case a fetcher forgets. Yields its URL.
+    """
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.settimeout(10)
+
+    def answer() -> None:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        thread.join(5)
+        listener.close()

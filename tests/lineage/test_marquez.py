@@ -15,7 +15,7 @@ import pytest
 
 from gate.lineage.marquez import fetch_reads, split_dataset
 from gate.lineage.openlineage import LineageSourceError
-from tests.local_http import LocalHTTPServer
+from tests.local_http import LocalHTTPServer, garbage_server
 
 NAMESPACE = "postgres://db.internal:5432"
 NAME = "analytics.public.orders"
@@ -334,23 +334,5 @@ def test_a_dataset_without_namespace_or_name_is_an_error(dataset: str) -> None:
 
 def test_an_api_answering_garbage_is_an_error_not_a_traceback() -> None:
     """``http.client.BadStatusLine`` is neither an ``OSError`` nor a ``ValueError``."""
-    import socket
-
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-
-    def answer() -> None:
-        conn, _ = listener.accept()
-        conn.recv(4096)
-        conn.sendall(b"NOT HTTP AT ALL\r\n\r\n")
-        conn.close()
-
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    try:
-        with pytest.raises(LineageSourceError, match="BadStatusLine"):
-            fetch_reads(f"http://127.0.0.1:{listener.getsockname()[1]}/api/v1", ["ns/t"], 5)
-    finally:
-        thread.join(5)
-        listener.close()
+    with garbage_server() as url, pytest.raises(LineageSourceError, match="BadStatusLine"):
+        fetch_reads(f"{url}/api/v1", ["ns/t"], 5)

@@ -15,7 +15,7 @@ from gate.lineage.matching import DatasetMatcher
 from gate.model import Change, Consumer, Dataset
 from gate.rules import Severity
 from tests.lineage.mesh_repo import FINANCE, serve
-from tests.local_http import LocalHTTPServer
+from tests.local_http import LocalHTTPServer, garbage_server
 
 ANY = lambda _name: True  # noqa: E731
 
@@ -223,27 +223,8 @@ def test_a_malformed_url_is_a_source_error_not_a_traceback(url: str) -> None:
 
 
 def test_a_server_answering_garbage_is_a_source_error_not_a_traceback() -> None:
-    import socket
-    import threading
-
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-
-    def answer() -> None:
-        conn, _ = listener.accept()
-        conn.recv(4096)
-        conn.sendall(b"NOT HTTP AT ALL\r\n\r\n")
-        conn.close()
-
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    try:
-        with pytest.raises(SourceError, match="not an HTTP answer"):
-            fetch_url(f"http://127.0.0.1:{listener.getsockname()[1]}/m", Deadline.after(5))
-    finally:
-        thread.join(5)
-        listener.close()
+    with garbage_server() as url, pytest.raises(SourceError, match="not an HTTP answer"):
+        fetch_url(f"{url}/m", Deadline.after(5))
 
 
 @pytest.mark.parametrize("local", ["http://127.0.0.1:8080/admin", "https://localhost/x"])
