@@ -35,7 +35,7 @@ from gate.model import GateError
 #: Bytes of one external source (a large dbt project's manifest is ~30 MB).
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
-_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 _CHUNK = 1 << 16
 
 
@@ -64,19 +64,41 @@ def is_url(location: str) -> bool:
     return "://" in location
 
 
-def check_url(url: str) -> str:
-    """``url`` if the gate may fetch it, else ``SourceError`` saying why."""
+def url_problem(url: str) -> str | None:
+    """What keeps the gate from fetching ``url``, or ``None``: one rule for every
+    lineage source (a manifest URL, the lineage API), each caller wording it.
+
+    ``"invalid"``: it does not parse (a bad port, a bracket); ``"credentials"``: it
+    carries a user or password, which every warning naming the source would print;
+    ``"scheme"``: not https, nor http to this machine.
+    """
     try:
         parts = urllib.parse.urlsplit(url)
         host = (parts.hostname or "").lower()
         parts.port  # noqa: B018 - raises ValueError on a malformed port
     except ValueError:
-        raise SourceError(f"not a valid URL: {url}") from None
+        return "invalid"
+    if parts.username is not None or parts.password is not None:
+        return "credentials"
     if parts.scheme == "https" and host:
-        return url
-    if parts.scheme == "http" and host in _LOCAL_HOSTS:
-        return url
-    raise SourceError("only https:// URLs are fetched (http:// only from 127.0.0.1 or localhost)")
+        return None
+    if parts.scheme == "http" and host in LOCAL_HOSTS:
+        return None
+    return "scheme"
+
+
+def check_url(url: str) -> str:
+    """``url`` if the gate may fetch it, else ``SourceError`` saying why."""
+    problem = url_problem(url)
+    if problem == "invalid":
+        raise SourceError(f"not a valid URL: {url}")
+    if problem == "credentials":
+        raise SourceError("credentials in a lineage source URL are refused (they would be printed)")
+    if problem == "scheme":
+        raise SourceError(
+            "only https:// URLs are fetched (http:// only from 127.0.0.1 or localhost)"
+        )
+    return url
 
 
 class _Redirects(urllib.request.HTTPRedirectHandler):
@@ -88,7 +110,7 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         check_url(newurl)
         came_from = (urllib.parse.urlsplit(req.full_url).hostname or "").lower()
         going_to = (urllib.parse.urlsplit(newurl).hostname or "").lower()
-        if going_to in _LOCAL_HOSTS and came_from not in _LOCAL_HOSTS:
+        if going_to in LOCAL_HOSTS and came_from not in LOCAL_HOSTS:
             # A remote host is someone else's: it does not point the gate at this machine.
             raise SourceError(f"redirected from {came_from} to this machine ({going_to}); refused")
         return super().redirect_request(req, fp, code, msg, headers, newurl)

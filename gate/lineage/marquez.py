@@ -49,13 +49,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate.lineage.external import ExternalRead
+from gate.lineage.fetch import url_problem
 from gate.lineage.openlineage import LineageSourceError
 
 #: Bytes of one answer. A depth-1 graph is the dataset and its adjacent jobs:
 #: a few KB each, with their schema fields and latest run.
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
-
-_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def split_dataset(dataset: str) -> tuple[str, str]:
@@ -77,23 +76,17 @@ def split_dataset(dataset: str) -> tuple[str, str]:
 
 def _check_url(url: str) -> str:
     """The API root without a trailing slash, or ``LineageSourceError``."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        host = parts.hostname or ""
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
-    except ValueError:
-        raise LineageSourceError(f"{url}: not a valid URL") from None
-    if parts.username is not None or parts.password is not None:
-        raise LineageSourceError(
-            f"{parts.hostname}: credentials in the lineage API URL are refused"
-        )
-    allowed = (parts.scheme == "https" and host) or (
-        parts.scheme == "http" and host in _LOCAL_HOSTS
-    )
-    if not allowed:
+    problem = url_problem(url)
+    if problem == "invalid":
+        raise LineageSourceError(f"{url}: not a valid URL")
+    if problem == "credentials":
+        host = urllib.parse.urlsplit(url).hostname
+        raise LineageSourceError(f"{host}: credentials in the lineage API URL are refused")
+    if problem == "scheme":
         raise LineageSourceError(
             f"{url}: the lineage API must be https://, or http:// to 127.0.0.1 or localhost"
         )
+    parts = urllib.parse.urlsplit(url)
     if parts.query or parts.fragment:
         raise LineageSourceError(f"{url}: the lineage API URL takes no query or fragment")
     return url.rstrip("/")

@@ -343,3 +343,10 @@ def test_a_more_specific_contract_does_not_take_a_reader_away() -> None:
     assert lowered[0].external == (read,)
     # a name that agrees with neither stays unattributed
     assert matcher.match("postgres://db/other.orders.x") == set()
+
+
+def test_a_manifest_url_with_credentials_is_refused_before_any_request() -> None:
+    # The warning naming an unread source would print the password; the lineage
+    # API refuses the same (one rule, gate.lineage.fetch.url_problem).
+    with pytest.raises(SourceError, match="credentials in a lineage source URL are refused"):
+        fetch_url("https://ci:s3cret@ci.example/finance/manifest.json", Deadline.after(5))
