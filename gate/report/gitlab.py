@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,10 @@ from gate.rules import Severity
 
 #: The check_name of a refused contract file (no rule fired: the file was not read).
 REFUSED = "contract_refused"
+#: A schema problem that did not stop the comparison (docs/formats/validation.md).
+WARNING = "contract_warning"
+#: A candidate consumer file the gate could not read (docs/impact.md).
+NOT_ANALYSED = "consumer_not_analysed"
 
 
 def severity(change: Change, report: Report) -> str:
@@ -49,6 +54,37 @@ def _issue(
     }
 
 
+def _fingerprint(check: str, path: str, detail: str, repeat: int = 0) -> str:
+    """Stable across commits (no line number); ``repeat`` tells identical entries apart."""
+    key = f"{check}\0{path}\0{detail}" + (f"\0{repeat}" if repeat else "")
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _unsaid(report: Report) -> list[dict[str, Any]]:
+    """What SARIF carries as notifications and has a file: without it the widget hides it.
+
+    A contract warning (a part the gate does not compare broke its schema) and an
+    unread consumer file are the reviewer's to see where the findings are; notices
+    with no file (an unmatched acknowledgement, a CODEOWNERS problem) have no place
+    in Code Quality's shape and stay with the exit code and the text report.
+    """
+    entries = [
+        (WARNING, "minor", f"contract warning: {w.detail}", w.path, w.line, w.detail)
+        for w in report.warnings
+    ] + [
+        (NOT_ANALYSED, "info", f"consumer not analysed: {n.reason}", n.path, n.line, n.reason)
+        for n in report.not_analysed
+    ]
+    seen: Counter[tuple[str, str, str]] = Counter()
+    issues = []
+    for check, level, description, path, line, detail in entries:
+        repeat = seen[check, path, detail]
+        seen[check, path, detail] += 1
+        fingerprint = _fingerprint(check, path, detail, repeat)
+        issues.append(_issue(description, check, fingerprint, level, path, line))
+    return issues
+
+
 def to_list(report: Report) -> list[dict[str, Any]]:
     issues = []
     for change, fingerprint in numbered(report.changes):
@@ -63,7 +99,7 @@ def to_list(report: Report) -> list[dict[str, Any]]:
                 change.line,
             )
         )
-    return issues
+    return issues + _unsaid(report)
 
 
 def render(report: Report) -> str:
@@ -76,7 +112,7 @@ def refused(errors: Sequence[ContractError], cap: int) -> str:
         _issue(
             f"contract refused: {e.detail}",
             REFUSED,
-            hashlib.sha256(f"{REFUSED}\0{e.path}\0{e.detail}".encode()).hexdigest()[:32],
+            _fingerprint(REFUSED, e.path, e.detail),
             "blocker",
             e.path,
             e.line,

@@ -44,6 +44,22 @@ def dbt(tmp_path: Path) -> GitRepo:
     return make(tmp_path, DBT_PROJECT)
 
 
+def test_gitlab_code_quality_lists_the_consumer_files_it_could_not_read(dbt: GitRepo) -> None:
+    dbt.write(STG, drop_column(DBT_PROJECT[STG], "discount_code"))
+    dbt.commit("drop discount_code")
+    proc = run_gate(dbt.path, "--base", "main", "--head", "feature", "--format", "gitlab")
+    assert proc.returncode == 1, proc.stderr
+    issues = json.loads(proc.stdout)
+    unread = [i for i in issues if i["check_name"] == "consumer_not_analysed"]
+    assert [(i["location"]["path"], i["severity"]) for i in unread] == [
+        ("models/marts/broken_model.sql", "info")
+    ]
+    assert unread[0]["description"] == (
+        "consumer not analysed: dbt model: unterminated {{ at line 1"
+    )
+    assert len({i["fingerprint"] for i in issues}) == len(issues)
+
+
 def test_dbt_column_removed_names_its_readers_and_breaks_the_one_that_reads_it(
     dbt: GitRepo,
 ) -> None:

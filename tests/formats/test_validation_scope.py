@@ -322,6 +322,11 @@ def test_warnings_reach_every_report_format_and_the_run_compares(repo: GitRepo, 
         f"::warning file=contracts/orders.odcs.yaml,line={line},title=contract warning::"
         "'host' is required in servers[0]" in github
     )
+    gitlab = json.loads(cli(repo.path, *args, "--format", "gitlab").stdout)
+    (issue,) = [i for i in gitlab if i["check_name"] == "contract_warning"]
+    assert issue["severity"] == "minor"
+    assert issue["location"] == {"path": "contracts/orders.odcs.yaml", "lines": {"begin": line}}
+    assert "'host' is required in servers[0]" in issue["description"]
 
 
 def test_a_base_file_broken_in_a_compared_part_is_read_leniently_with_a_warning(
