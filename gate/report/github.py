@@ -62,6 +62,30 @@ def _consumer_annotations(report: Report) -> list[tuple[str, str]]:
     return found
 
 
+#: External readers named in a change's annotation; past that, a count.
+_MAX_EXTERNAL_NAMED = 3
+
+
+def blast_radius(change: Change) -> str:
+    """`` (downstream: 2 path(s); outside the repository: a.b, c/d)``, or nothing.
+
+    The annotation sits on the contract line, where a reviewer decides: what the
+    change reaches past its first readers (which get notices of their own) must
+    be said there, or the annotation undersells it. The text and JSON reports
+    carry the paths and readers in full.
+    """
+    parts = []
+    if change.downstream:
+        parts.append(f"downstream: {len(change.downstream)} path(s)")
+    if change.external:
+        named = ", ".join(r.consumer for r in change.external[:_MAX_EXTERNAL_NAMED])
+        extra = len(change.external) - _MAX_EXTERNAL_NAMED
+        parts.append(
+            f"outside the repository: {named}" + (f" and {extra} more" if extra > 0 else "")
+        )
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def annotations(report: Report, limit: int | None = None) -> list[str]:
     """One workflow command per change; ``limit`` caps each level (GitHub keeps 10)."""
     out: list[str] = []
@@ -70,7 +94,8 @@ def annotations(report: Report, limit: int | None = None) -> list[str]:
     for change in report.changes:
         level = _level(change, report)
         title = change.rule + (" (ACKED)" if change.acknowledged else "")
-        found.append((level, annotation(level, change.path, change.line, title, change.message)))
+        message = change.message + blast_radius(change)
+        found.append((level, annotation(level, change.path, change.line, title, message)))
     # Readers of a breaking change matter more than additive notices: they go first.
     found = (
         [f for f in found if f[0] != "notice"]

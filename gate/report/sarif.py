@@ -136,6 +136,16 @@ def _result(change: Change, index: int, fingerprint: str) -> dict[str, Any]:
             for i, c in enumerate(change.consumers[:MAX_RELATED], start=1)
         ]
         result["properties"]["consumers"] = len(change.consumers)
+    if change.downstream:
+        # Not related locations: those are the readers (the "Who reads this" list).
+        result["properties"]["downstream"] = [
+            visible(f"{p.arrow()}: {p.ending()}") for p in change.downstream
+        ]
+    if change.external:
+        # Not locations: their code is in another repository, so they are named.
+        result["properties"]["externalConsumers"] = [
+            visible(f"{r.consumer} ({r.source})") for r in change.external
+        ]
     if change.acknowledged:
         result["suppressions"] = [
             {

@@ -350,3 +350,26 @@ def test_a_contract_the_pr_adds_cannot_take_the_readers_of_a_break(tmp_path: Pat
     assert any(
         "db/warehouse/orders" in n and "this pull request adds" in n for n in report["notices"]
     ), report["notices"]
+
+
+def test_annotations_and_sarif_name_the_readers_outside_the_repository(tmp_path: Path) -> None:
+    repo = make(tmp_path / "r", WITH_PATH, {MANIFEST: FINANCE})
+    pr_drops(repo, "discount_code")
+    _, github = run(repo, fmt="github")
+    [line] = [a for a in github.splitlines() if a.startswith("::error ") and "column_removed" in a]
+    assert line.endswith(
+        "(outside the repository: jaffle_finance.customer_orders, "
+        "jaffle_finance.fct_revenue, jaffle_finance.orders_dashboard)"
+    )
+    _, sarif = run(repo, fmt="sarif")
+    [result] = [
+        r
+        for r in json.loads(sarif)["runs"][0]["results"]
+        if r["ruleId"] == "column_removed" and r["properties"]["column"] == "discount_code"
+    ]
+    assert result["properties"]["externalConsumers"] == [
+        "jaffle_finance.customer_orders (dbt-mesh:jaffle_finance)",
+        "jaffle_finance.fct_revenue (dbt-mesh:jaffle_finance)",
+        "jaffle_finance.orders_dashboard (dbt-mesh:jaffle_finance)",
+    ]
+    assert "relatedLocations" not in result  # their code is not in this repository

@@ -152,6 +152,26 @@ def test_markdown_lists_downstream_under_who_reads_this(cli: Cli, tmp_path: Path
     ) in proc.stdout.splitlines()
 
 
+def test_annotations_and_sarif_carry_the_downstream_paths(cli: Cli, tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    args = ("--base", "main", "--head", "feature", "--format")
+    github = cli(repo.path, *args, "github").stdout.splitlines()
+    [line] = [a for a in github if a.startswith("::error ") and "title=column_removed" in a]
+    assert line.endswith("(downstream: 4 path(s))")
+    log = json.loads(cli(repo.path, *args, "sarif").stdout)
+    [result] = [r for r in log["runs"][0]["results"] if r["ruleId"] == "column_removed"]
+    paths = result["properties"]["downstream"]
+    assert len(paths) == 4
+    assert (
+        "stg_orders.discount_code -> int_orders.promo_code -> fct_orders.discount: "
+        "ends in an aggregate at models/marts/rpt_discounts.sql:2 (rpt_discounts)"
+    ) in paths
+    # related locations stay the first readers, as the "Who reads this" list
+    related = [r["message"]["text"] for r in result["relatedLocations"]]
+    assert len(related) == result["properties"]["consumers"]
+    assert all(" reads stg_orders.discount_code " in text for text in related)
+
+
 def test_the_base_side_depth_limit_cuts_a_path_and_says_so(cli: Cli, tmp_path: Path) -> None:
     repo = project(tmp_path, {".schema-gate.yml": "limits:\n  lineage_depth: 1\n"})
     paths = removed(report(cli, repo))["downstream"]
