@@ -39,17 +39,15 @@ the URL; the caller makes it a warning.
 
 from __future__ import annotations
 
-import http.client
 import json
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
 from gate.lineage.external import ExternalRead
-from gate.lineage.fetch import url_problem
+from gate.lineage.fetch import Deadline, HttpFailure, SourceError, origin, read_bounded, url_problem
 from gate.lineage.openlineage import LineageSourceError
 
 #: Bytes of one answer. A depth-1 graph is the dataset and its adjacent jobs:
@@ -92,71 +90,58 @@ def _check_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urllib.parse.urlsplit(url)
-    default = {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+def _same_origin(came_from: str, newurl: str) -> None:
+    """The API's redirect policy: the same scheme, host and port only."""
+    if origin(newurl) != origin(came_from):
+        raise LineageSourceError(
+            f"{came_from}: redirected to another host ({origin(newurl)[1] or newurl}); refused"
+        )
 
 
-class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect only to the same scheme, host and port."""
+def _get(url: str, deadline: float, max_bytes: int) -> bytes:
+    """GET ``url`` within ``deadline`` (monotonic) and ``max_bytes``: the shared
+    bounded reader (``gate.lineage.fetch.read_bounded``), worded for the API."""
+    if deadline - time.monotonic() <= 0:
+        raise LineageSourceError(f"{url}: timed out")
+    try:
+        return read_bounded(url, Deadline(deadline), max_bytes, _same_origin, env_proxies=False)
+    except SourceError:  # only the deadline raises it here
+        raise LineageSourceError(f"{url}: timed out") from None
+    except HttpFailure as failure:
+        raise _ApiFailure(url, failure, _api_words(url, failure, max_bytes)) from None
 
-    def __init__(self, origin: tuple[str, str, int | None]) -> None:
-        self.origin = origin
 
-    def redirect_request(
-        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
-    ) -> urllib.request.Request | None:
-        if _origin(newurl) != self.origin:
-            raise LineageSourceError(
-                f"{req.full_url}: redirected to another host ({_origin(newurl)[1] or newurl}); refused"
-            )
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+def _api_words(url: str, failure: HttpFailure, max_bytes: int) -> str:
+    cause = failure.cause
+    if failure.kind == "declared":
+        return f"{url}: answer of {failure.size:,} bytes, more than the {max_bytes:,} read"
+    if failure.kind == "over":
+        return f"{url}: answer larger than the {max_bytes:,} bytes read"
+    if isinstance(cause, urllib.error.HTTPError):
+        said = _error_message(cause)
+        return f"{url}: HTTP {cause.code} {cause.reason}" + (f": {said}" if said else "")
+    if isinstance(cause, urllib.error.URLError):
+        reason = cause.reason
+        return f"{url}: " + ("timed out" if isinstance(reason, TimeoutError) else str(reason))
+    if failure.kind == "timeout":
+        return f"{url}: timed out"
+    return f"{url}: {cause.__class__.__name__}: {cause}"  # resets, bad status lines
+
+
+class _ApiFailure(LineageSourceError):
+    """A request that failed; ``status`` is the HTTP status, when there was one."""
+
+    def __init__(self, url: str, failure: HttpFailure, message: str) -> None:
+        super().__init__(message)
+        cause = failure.cause
+        self.status = cause.code if isinstance(cause, urllib.error.HTTPError) else None
 
 
 def _get_json(url: str, deadline: float, max_bytes: int) -> Any:
     """GET ``url`` as JSON within ``deadline`` (monotonic) and ``max_bytes``."""
-    opener = urllib.request.build_opener(
-        urllib.request.ProxyHandler({}), _SameOriginRedirects(_origin(url))
-    )
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise LineageSourceError(f"{url}: timed out")
+    body = _get(url, deadline, max_bytes)
     try:
-        with opener.open(request, timeout=left) as response:
-            length = response.headers.get("Content-Length")
-            if length and length.isdigit() and int(length) > max_bytes:
-                raise LineageSourceError(
-                    f"{url}: answer of {int(length):,} bytes, more than the {max_bytes:,} read"
-                )
-            body = bytearray()
-            while len(body) <= max_bytes:
-                if time.monotonic() > deadline:
-                    raise LineageSourceError(f"{url}: timed out")
-                chunk = response.read1(min(65536, max_bytes + 1 - len(body)))
-                if not chunk:
-                    break
-                body += chunk
-            if len(body) > max_bytes:
-                raise LineageSourceError(f"{url}: answer larger than the {max_bytes:,} bytes read")
-    except LineageSourceError:
-        raise
-    except urllib.error.HTTPError as exc:
-        said = _error_message(exc)
-        raise LineageSourceError(
-            f"{url}: HTTP {exc.code} {exc.reason}" + (f": {said}" if said else "")
-        ) from None
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        text = "timed out" if isinstance(reason, TimeoutError) else str(reason)
-        raise LineageSourceError(f"{url}: {text}") from None
-    except TimeoutError:
-        raise LineageSourceError(f"{url}: timed out") from None
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # resets, bad status lines
-        raise LineageSourceError(f"{url}: {exc.__class__.__name__}: {exc}") from None
-    try:
-        return json.loads(bytes(body))
+        return json.loads(body)
     except (ValueError, RecursionError):
         raise LineageSourceError(f"{url}: the answer is not JSON") from None
 
