@@ -44,6 +44,7 @@ import time
 import urllib.error
 import urllib.parse
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gate.lineage.external import ExternalRead
@@ -108,31 +109,34 @@ def _get(url: str, deadline: float, max_bytes: int) -> bytes:
     except SourceError:  # only the deadline raises it here
         raise LineageSourceError(f"{url}: timed out") from None
     except HttpFailure as failure:
-        raise _ApiFailure(url, failure, _api_words(url, failure, max_bytes)) from None
+        raise _ApiFailure(url, failure, max_bytes) from None
 
 
-def _api_words(url: str, failure: HttpFailure, max_bytes: int) -> str:
+def _api_words(failure: HttpFailure, max_bytes: int) -> str:
+    """What went wrong, in the API's words (the caller puts the URL before it)."""
     cause = failure.cause
     if failure.kind == "declared":
-        return f"{url}: answer of {failure.size:,} bytes, more than the {max_bytes:,} read"
+        return f"answer of {failure.size:,} bytes, more than the {max_bytes:,} read"
     if failure.kind == "over":
-        return f"{url}: answer larger than the {max_bytes:,} bytes read"
+        return f"answer larger than the {max_bytes:,} bytes read"
     if isinstance(cause, urllib.error.HTTPError):
         said = _error_message(cause)
-        return f"{url}: HTTP {cause.code} {cause.reason}" + (f": {said}" if said else "")
+        return f"HTTP {cause.code} {cause.reason}" + (f": {said}" if said else "")
     if isinstance(cause, urllib.error.URLError):
         reason = cause.reason
-        return f"{url}: " + ("timed out" if isinstance(reason, TimeoutError) else str(reason))
+        return "timed out" if isinstance(reason, TimeoutError) else str(reason)
     if failure.kind == "timeout":
-        return f"{url}: timed out"
-    return f"{url}: {cause.__class__.__name__}: {cause}"  # resets, bad status lines
+        return "timed out"
+    return f"{cause.__class__.__name__}: {cause}"  # resets, bad status lines
 
 
 class _ApiFailure(LineageSourceError):
-    """A request that failed; ``status`` is the HTTP status, when there was one."""
+    """A request that failed: ``f"{url}: {detail}"``; ``status`` is the HTTP
+    status, when there was one."""
 
-    def __init__(self, url: str, failure: HttpFailure, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, url: str, failure: HttpFailure, max_bytes: int) -> None:
+        self.detail = _api_words(failure, max_bytes)
+        super().__init__(f"{url}: {self.detail}")
         cause = failure.cause
         self.status = cause.code if isinstance(cause, urllib.error.HTTPError) else None
 
@@ -218,6 +222,32 @@ def _readers(
     return readers
 
 
+@dataclass(frozen=True)
+class ApiReads:
+    """What one lineage API said: the reads, and the datasets it does not know.
+
+    Why apart: Marquez answers 404 for a dataset it has never seen an event
+    of. That dataset's readers are unknown (the caller fails closed for it),
+    but the readers the API named for the other datasets are real evidence
+    and stay listed.
+    """
+
+    #: The API root asked (no trailing slash).
+    url: str
+    reads: tuple[ExternalRead, ...]
+    #: ``(dataset, error)`` for each dataset the API answered 404 for.
+    unknown: tuple[tuple[str, _ApiFailure], ...] = ()
+
+    def warnings(self) -> list[str]:
+        """One warning per unknown dataset, naming it."""
+        return [
+            f"lineage source {self.url} does not know dataset {dataset} ({error.detail}); "
+            "its readers there are not listed, and usage-aware severity lowers nothing in "
+            "this run"
+            for dataset, error in self.unknown
+        ]
+
+
 def fetch_reads(
     url: str,
     datasets: Sequence[str | tuple[str, str]],
@@ -232,11 +262,34 @@ def fetch_reads(
     connection error, an HTTP error (404 included: Marquez answers 404 for a
     dataset it does not know, and an API root that is wrong looks the same),
     a timeout, an oversized answer, a redirect elsewhere, an answer that is not
-    a lineage graph.
+    a lineage graph. :func:`read_api` keeps the reads of the known datasets
+    when some answer 404.
+    """
+    found = read_api(url, datasets, timeout, max_bytes=max_bytes)
+    if found.unknown:
+        raise found.unknown[0][1]
+    return list(found.reads)
+
+
+def read_api(
+    url: str,
+    datasets: Sequence[str | tuple[str, str]],
+    timeout: float,
+    *,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+) -> ApiReads:
+    """The jobs the API at ``url`` knows to read each of ``datasets``, and the
+    datasets it answered 404 for.
+
+    Raises ``LineageSourceError`` as :func:`fetch_reads` does for every other
+    failure, and for a 404 on every dataset asked: then the API root may be
+    the wrong one (a wrong root answers 404 too), and the source as a whole is
+    unread.
     """
     root = _check_url(url)
     deadline = time.monotonic() + timeout
     reads: list[ExternalRead] = []
+    unknown: list[tuple[str, _ApiFailure]] = []
     for dataset in datasets:
         if isinstance(dataset, tuple):
             namespace, name = dataset
@@ -250,7 +303,13 @@ def fetch_reads(
         node_id = f"dataset:{namespace}:{name}"
         query = urllib.parse.urlencode({"nodeId": node_id, "depth": 1})
         request_url = f"{root}/lineage?{query}"
-        graph = _get_json(request_url, deadline, max_bytes)
+        try:
+            graph = _get_json(request_url, deadline, max_bytes)
+        except _ApiFailure as failure:
+            if failure.status != 404:
+                raise
+            unknown.append((label, failure))
+            continue
         for job, location in _readers(graph, node_id, namespace, name, request_url):
             reads.append(
                 ExternalRead(
@@ -261,4 +320,7 @@ def fetch_reads(
                     location=location,
                 )
             )
-    return sorted(set(reads), key=lambda read: (read.dataset, read.consumer))
+    if unknown and len(unknown) == len(datasets):
+        raise unknown[0][1]
+    ordered = sorted(set(reads), key=lambda read: (read.dataset, read.consumer))
+    return ApiReads(root, tuple(ordered), tuple(unknown))
