@@ -222,6 +222,22 @@ def _readers(
     return readers
 
 
+class DatasetWarning(str):
+    """A warning about one dataset of a source, not the source as a whole.
+
+    A ``str`` (a notice like any other) that also names the ``dataset``, so
+    usage-aware severity can hold back that dataset's changes only
+    (``gate.lineage.run``) instead of every change of the run.
+    """
+
+    dataset: str
+
+    def __new__(cls, text: str, dataset: str) -> DatasetWarning:
+        made = super().__new__(cls, text)
+        made.dataset = dataset
+        return made
+
+
 @dataclass(frozen=True)
 class ApiReads:
     """What one lineage API said: the reads, and the datasets it does not know.
@@ -239,11 +255,14 @@ class ApiReads:
     unknown: tuple[tuple[str, _ApiFailure], ...] = ()
 
     def warnings(self) -> list[str]:
-        """One warning per unknown dataset, naming it."""
+        """One warning per unknown dataset, naming it (a ``DatasetWarning``)."""
         return [
-            f"lineage source {self.url} does not know dataset {dataset} ({error.detail}); "
-            "its readers there are not listed, and usage-aware severity lowers nothing in "
-            "this run"
+            DatasetWarning(
+                f"lineage source {self.url} does not know dataset {dataset} ({error.detail}); "
+                "its readers there are unknown, and usage-aware severity lowers nothing "
+                "on it",
+                dataset,
+            )
             for dataset, error in self.unknown
         ]
 

@@ -369,9 +369,10 @@ def test_a_dataset_the_api_does_not_know_is_named_and_the_others_readers_stay(ap
     assert [dataset for dataset, _ in found.unknown] == ["pg/refunds"]
     assert found.warnings() == [
         f"lineage source {api.url} does not know dataset pg/refunds (HTTP 404 Not Found: "
-        "Dataset 'refunds' not found.); its readers there are not listed, and usage-aware "
-        "severity lowers nothing in this run"
+        "Dataset 'refunds' not found.); its readers there are unknown, and usage-aware "
+        "severity lowers nothing on it"
     ]
+    assert [w.dataset for w in found.warnings()] == ["pg/refunds"]  # type: ignore[attr-defined]
     # fetch_reads keeps its contract: any failure raises, naming the request
     with pytest.raises(
         LineageSourceError, match=r"nodeId=dataset%3Apg%3Arefunds&depth=1: HTTP 404"
