@@ -33,8 +33,11 @@ it is.
 Safety: only ``https://`` URLs, or ``http://`` to the local machine
 (``127.0.0.1``, ``localhost``, ``::1``); no credentials in the URL; a redirect
 to another scheme, host or port is refused; each answer is bounded in bytes
-and the whole call in time. Any failure raises ``LineageSourceError`` naming
-the URL; the caller makes it a warning.
+and the whole call in time (the shared reader, ``gate.lineage.fetch.read_bounded``,
+with a same-origin redirect policy). Any failure raises ``LineageSourceError``
+naming the URL; the caller makes it a warning. Except, in :func:`read_api`, a
+404 for some of the datasets asked: those are named (``ApiReads.unknown``) and
+the others' readers kept.
 """
 
 from __future__ import annotations
