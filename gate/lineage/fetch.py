@@ -16,6 +16,12 @@ untrusted: a manifest is as big as another team makes it, a server can stall.
   machine. A malformed URL or a garbled answer is a ``SourceError``.
 - **Size**: at most ``MAX_SOURCE_BYTES``; a bigger answer is refused, not cut.
 - **Time**: every source of a run shares one deadline (``timeout_seconds``).
+
+:func:`read_bounded` is the one bounded HTTP reader of the lineage sources: the
+manifests and exports here (:func:`fetch_url`) and the lineage API
+(``gate.lineage.marquez``). Each caller passes its redirect policy (manifests:
+:func:`refuse_remote_to_local`; the API: the same origin only) and words the
+failures in its own messages.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,31 +108,86 @@ def check_url(url: str) -> str:
     return url
 
 
+class HttpFailure(Exception):
+    """Why :func:`read_bounded` got no body; each caller words it for its own messages.
+
+    ``kind`` is one of: ``"status"`` (an HTTP error status, ``cause`` is the
+    ``HTTPError``, its body still readable), ``"url"`` (a ``URLError``:
+    refused, unresolved, a timeout while connecting), ``"timeout"``,
+    ``"os"`` (a reset, a socket error), ``"protocol"`` (an
+    ``http.client.HTTPException``: a bad status line, a cut-off body),
+    ``"value"`` (a URL ``http.client`` refuses), ``"declared"`` (a
+    ``Content-Length`` over the bound, in ``size``) and ``"over"`` (more bytes
+    arrived than the bound).
+    """
+
+    def __init__(self, kind: str, cause: BaseException | None = None, size: int = 0) -> None:
+        super().__init__(kind)
+        self.kind = kind
+        self.cause = cause
+        self.size = size
+
+
+#: A redirect policy: called with (from, to) before a redirect is followed; it
+#: raises the caller's own error to refuse it, which reaches the caller as is.
+RedirectPolicy = Callable[[str, str], None]
+
+
+def refuse_remote_to_local(came_from_url: str, newurl: str) -> None:
+    """The manifests' policy: only to a URL the gate may fetch, and from a remote
+    host never to this machine (a remote host is someone else's: it does not
+    point the gate at this machine)."""
+    check_url(newurl)
+    came_from = (urllib.parse.urlsplit(came_from_url).hostname or "").lower()
+    going_to = (urllib.parse.urlsplit(newurl).hostname or "").lower()
+    if going_to in LOCAL_HOSTS and came_from not in LOCAL_HOSTS:
+        raise SourceError(f"redirected from {came_from} to this machine ({going_to}); refused")
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of ``url``, the port defaulted from the scheme."""
+    parts = urllib.parse.urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
 class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only to a URL the gate may fetch itself."""
+    """Follow a redirect only when the caller's policy lets it (by default the manifests')."""
+
+    def __init__(self, policy: RedirectPolicy = refuse_remote_to_local) -> None:
+        self.policy = policy
 
     def redirect_request(
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
-        check_url(newurl)
-        came_from = (urllib.parse.urlsplit(req.full_url).hostname or "").lower()
-        going_to = (urllib.parse.urlsplit(newurl).hostname or "").lower()
-        if going_to in LOCAL_HOSTS and came_from not in LOCAL_HOSTS:
-            # A remote host is someone else's: it does not point the gate at this machine.
-            raise SourceError(f"redirected from {came_from} to this machine ({going_to}); refused")
+        self.policy(req.full_url, newurl)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def fetch_url(url: str, deadline: Deadline, max_bytes: int = MAX_SOURCE_BYTES) -> bytes:
-    """The body of ``url``, bounded in size and time."""
-    check_url(url)
-    opener = urllib.request.build_opener(_Redirects())
+def read_bounded(
+    url: str,
+    deadline: Deadline,
+    max_bytes: int,
+    redirects: RedirectPolicy,
+    *,
+    env_proxies: bool = True,
+) -> bytes:
+    """The body of a GET of ``url``: at most ``max_bytes``, before ``deadline``.
+
+    The one bounded HTTP reader of the lineage sources. Its callers differ in
+    their redirect policy (``redirects``) and in their wording, so every
+    failure is an :class:`HttpFailure` for the caller to word; what the policy
+    or the deadline raise passes through unchanged. ``env_proxies``: whether
+    the ``*_proxy`` environment variables apply.
+    """
+    handlers: list[Any] = [] if env_proxies else [urllib.request.ProxyHandler({})]
+    opener = urllib.request.build_opener(*handlers, _Redirects(redirects))
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
     try:
         with opener.open(request, timeout=deadline.left()) as response:
             declared = response.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
-                raise SourceError(f"{int(declared):,} bytes is over the {max_bytes:,}-byte bound")
+                raise HttpFailure("declared", size=int(declared))
             chunks: list[bytes] = []
             size = 0
             while True:
@@ -136,21 +198,49 @@ def fetch_url(url: str, deadline: Deadline, max_bytes: int = MAX_SOURCE_BYTES) -
                     break
                 size += len(chunk)
                 if size > max_bytes:
-                    raise SourceError(f"more than {max_bytes:,} bytes")
+                    raise HttpFailure("over", size=size)
                 chunks.append(chunk)
             return b"".join(chunks)
     except urllib.error.HTTPError as exc:
-        raise SourceError(f"HTTP {exc.code} {exc.reason}") from None
+        raise HttpFailure("status", exc) from None
     except urllib.error.URLError as exc:
-        raise SourceError(f"unreachable: {exc.reason}") from None
-    except TimeoutError:
-        raise SourceError("timed out (lineage.timeout_seconds)") from None
+        raise HttpFailure("url", exc) from None
+    except TimeoutError as exc:
+        raise HttpFailure("timeout", exc) from None
     except OSError as exc:
-        raise SourceError(f"unreachable: {exc}") from None
-    except http.client.HTTPException as exc:  # a bad status line, a cut-off body
-        raise SourceError(f"not an HTTP answer ({type(exc).__name__})") from None
-    except ValueError as exc:  # a URL http.client refuses (a space, a control character)
-        raise SourceError(f"not a valid URL: {exc}") from None
+        raise HttpFailure("os", exc) from None
+    except http.client.HTTPException as exc:
+        raise HttpFailure("protocol", exc) from None
+    except ValueError as exc:
+        raise HttpFailure("value", exc) from None
+
+
+def fetch_url(url: str, deadline: Deadline, max_bytes: int = MAX_SOURCE_BYTES) -> bytes:
+    """The body of ``url``, bounded in size and time (a manifest, an export)."""
+    check_url(url)
+    try:
+        return read_bounded(url, deadline, max_bytes, refuse_remote_to_local)
+    except HttpFailure as failure:
+        raise SourceError(_manifest_words(failure, max_bytes)) from None
+
+
+def _manifest_words(failure: HttpFailure, max_bytes: int) -> str:
+    cause = failure.cause
+    if failure.kind == "declared":
+        return f"{failure.size:,} bytes is over the {max_bytes:,}-byte bound"
+    if failure.kind == "over":
+        return f"more than {max_bytes:,} bytes"
+    if isinstance(cause, urllib.error.HTTPError):
+        return f"HTTP {cause.code} {cause.reason}"
+    if isinstance(cause, urllib.error.URLError):
+        return f"unreachable: {cause.reason}"
+    if failure.kind == "timeout":
+        return "timed out (lineage.timeout_seconds)"
+    if failure.kind == "protocol":  # a bad status line, a cut-off body
+        return f"not an HTTP answer ({type(cause).__name__})"
+    if failure.kind == "value":  # a URL http.client refuses (a space, a control character)
+        return f"not a valid URL: {cause}"
+    return f"unreachable: {cause}"
 
 
 def read_path(

@@ -33,23 +33,25 @@ it is.
 Safety: only ``https://`` URLs, or ``http://`` to the local machine
 (``127.0.0.1``, ``localhost``, ``::1``); no credentials in the URL; a redirect
 to another scheme, host or port is refused; each answer is bounded in bytes
-and the whole call in time. Any failure raises ``LineageSourceError`` naming
-the URL; the caller makes it a warning.
+and the whole call in time (the shared reader, ``gate.lineage.fetch.read_bounded``,
+with a same-origin redirect policy). Any failure raises ``LineageSourceError``
+naming the URL; the caller makes it a warning. Except, in :func:`read_api`, a
+404 for some of the datasets asked: those are named (``ApiReads.unknown``) and
+the others' readers kept.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gate.lineage.external import ExternalRead
-from gate.lineage.fetch import url_problem
+from gate.lineage.fetch import Deadline, HttpFailure, SourceError, origin, read_bounded, url_problem
 from gate.lineage.openlineage import LineageSourceError
 
 #: Bytes of one answer. A depth-1 graph is the dataset and its adjacent jobs:
@@ -92,71 +94,61 @@ def _check_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urllib.parse.urlsplit(url)
-    default = {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+def _same_origin(came_from: str, newurl: str) -> None:
+    """The API's redirect policy: the same scheme, host and port only."""
+    if origin(newurl) != origin(came_from):
+        raise LineageSourceError(
+            f"{came_from}: redirected to another host ({origin(newurl)[1] or newurl}); refused"
+        )
 
 
-class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect only to the same scheme, host and port."""
+def _get(url: str, deadline: float, max_bytes: int) -> bytes:
+    """GET ``url`` within ``deadline`` (monotonic) and ``max_bytes``: the shared
+    bounded reader (``gate.lineage.fetch.read_bounded``), worded for the API."""
+    if deadline - time.monotonic() <= 0:
+        raise LineageSourceError(f"{url}: timed out")
+    try:
+        return read_bounded(url, Deadline(deadline), max_bytes, _same_origin, env_proxies=False)
+    except SourceError:  # only the deadline raises it here
+        raise LineageSourceError(f"{url}: timed out") from None
+    except HttpFailure as failure:
+        raise _ApiFailure(url, failure, max_bytes) from None
 
-    def __init__(self, origin: tuple[str, str, int | None]) -> None:
-        self.origin = origin
 
-    def redirect_request(
-        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
-    ) -> urllib.request.Request | None:
-        if _origin(newurl) != self.origin:
-            raise LineageSourceError(
-                f"{req.full_url}: redirected to another host ({_origin(newurl)[1] or newurl}); refused"
-            )
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+def _api_words(failure: HttpFailure, max_bytes: int) -> str:
+    """What went wrong, in the API's words (the caller puts the URL before it)."""
+    cause = failure.cause
+    if failure.kind == "declared":
+        return f"answer of {failure.size:,} bytes, more than the {max_bytes:,} read"
+    if failure.kind == "over":
+        return f"answer larger than the {max_bytes:,} bytes read"
+    if isinstance(cause, urllib.error.HTTPError):
+        said = _error_message(cause)
+        return f"HTTP {cause.code} {cause.reason}" + (f": {said}" if said else "")
+    if isinstance(cause, urllib.error.URLError):
+        reason = cause.reason
+        return "timed out" if isinstance(reason, TimeoutError) else str(reason)
+    if failure.kind == "timeout":
+        return "timed out"
+    return f"{cause.__class__.__name__}: {cause}"  # resets, bad status lines
+
+
+class _ApiFailure(LineageSourceError):
+    """A request that failed: ``f"{url}: {detail}"``; ``status`` is the HTTP
+    status, when there was one."""
+
+    def __init__(self, url: str, failure: HttpFailure, max_bytes: int) -> None:
+        self.detail = _api_words(failure, max_bytes)
+        super().__init__(f"{url}: {self.detail}")
+        cause = failure.cause
+        self.status = cause.code if isinstance(cause, urllib.error.HTTPError) else None
 
 
 def _get_json(url: str, deadline: float, max_bytes: int) -> Any:
     """GET ``url`` as JSON within ``deadline`` (monotonic) and ``max_bytes``."""
-    opener = urllib.request.build_opener(
-        urllib.request.ProxyHandler({}), _SameOriginRedirects(_origin(url))
-    )
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise LineageSourceError(f"{url}: timed out")
+    body = _get(url, deadline, max_bytes)
     try:
-        with opener.open(request, timeout=left) as response:
-            length = response.headers.get("Content-Length")
-            if length and length.isdigit() and int(length) > max_bytes:
-                raise LineageSourceError(
-                    f"{url}: answer of {int(length):,} bytes, more than the {max_bytes:,} read"
-                )
-            body = bytearray()
-            while len(body) <= max_bytes:
-                if time.monotonic() > deadline:
-                    raise LineageSourceError(f"{url}: timed out")
-                chunk = response.read1(min(65536, max_bytes + 1 - len(body)))
-                if not chunk:
-                    break
-                body += chunk
-            if len(body) > max_bytes:
-                raise LineageSourceError(f"{url}: answer larger than the {max_bytes:,} bytes read")
-    except LineageSourceError:
-        raise
-    except urllib.error.HTTPError as exc:
-        said = _error_message(exc)
-        raise LineageSourceError(
-            f"{url}: HTTP {exc.code} {exc.reason}" + (f": {said}" if said else "")
-        ) from None
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        text = "timed out" if isinstance(reason, TimeoutError) else str(reason)
-        raise LineageSourceError(f"{url}: {text}") from None
-    except TimeoutError:
-        raise LineageSourceError(f"{url}: timed out") from None
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # resets, bad status lines
-        raise LineageSourceError(f"{url}: {exc.__class__.__name__}: {exc}") from None
-    try:
-        return json.loads(bytes(body))
+        return json.loads(body)
     except (ValueError, RecursionError):
         raise LineageSourceError(f"{url}: the answer is not JSON") from None
 
@@ -233,6 +225,51 @@ def _readers(
     return readers
 
 
+class DatasetWarning(str):
+    """A warning about one dataset of a source, not the source as a whole.
+
+    A ``str`` (a notice like any other) that also names the ``dataset``, so
+    usage-aware severity can hold back that dataset's changes only
+    (``gate.lineage.run``) instead of every change of the run.
+    """
+
+    dataset: str
+
+    def __new__(cls, text: str, dataset: str) -> DatasetWarning:
+        made = super().__new__(cls, text)
+        made.dataset = dataset
+        return made
+
+
+@dataclass(frozen=True)
+class ApiReads:
+    """What one lineage API said: the reads, and the datasets it does not know.
+
+    Why apart: Marquez answers 404 for a dataset it has never seen an event
+    of. That dataset's readers are unknown (the caller fails closed for it),
+    but the readers the API named for the other datasets are real evidence
+    and stay listed.
+    """
+
+    #: The API root asked (no trailing slash).
+    url: str
+    reads: tuple[ExternalRead, ...]
+    #: ``(dataset, error)`` for each dataset the API answered 404 for.
+    unknown: tuple[tuple[str, _ApiFailure], ...] = ()
+
+    def warnings(self) -> list[str]:
+        """One warning per unknown dataset, naming it (a ``DatasetWarning``)."""
+        return [
+            DatasetWarning(
+                f"lineage source {self.url} does not know dataset {dataset} ({error.detail}); "
+                "its readers there are unknown, and usage-aware severity lowers nothing "
+                "on it",
+                dataset,
+            )
+            for dataset, error in self.unknown
+        ]
+
+
 def fetch_reads(
     url: str,
     datasets: Sequence[str | tuple[str, str]],
@@ -247,11 +284,34 @@ def fetch_reads(
     connection error, an HTTP error (404 included: Marquez answers 404 for a
     dataset it does not know, and an API root that is wrong looks the same),
     a timeout, an oversized answer, a redirect elsewhere, an answer that is not
-    a lineage graph.
+    a lineage graph. :func:`read_api` keeps the reads of the known datasets
+    when some answer 404.
+    """
+    found = read_api(url, datasets, timeout, max_bytes=max_bytes)
+    if found.unknown:
+        raise found.unknown[0][1]
+    return list(found.reads)
+
+
+def read_api(
+    url: str,
+    datasets: Sequence[str | tuple[str, str]],
+    timeout: float,
+    *,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+) -> ApiReads:
+    """The jobs the API at ``url`` knows to read each of ``datasets``, and the
+    datasets it answered 404 for.
+
+    Raises ``LineageSourceError`` as :func:`fetch_reads` does for every other
+    failure, and for a 404 on every dataset asked: then the API root may be
+    the wrong one (a wrong root answers 404 too), and the source as a whole is
+    unread.
     """
     root = _check_url(url)
     deadline = time.monotonic() + timeout
     reads: list[ExternalRead] = []
+    unknown: list[tuple[str, _ApiFailure]] = []
     for dataset in datasets:
         if isinstance(dataset, tuple):
             namespace, name = dataset
@@ -265,7 +325,13 @@ def fetch_reads(
         node_id = f"dataset:{namespace}:{name}"
         query = urllib.parse.urlencode({"nodeId": node_id, "depth": 1})
         request_url = f"{root}/lineage?{query}"
-        graph = _get_json(request_url, deadline, max_bytes)
+        try:
+            graph = _get_json(request_url, deadline, max_bytes)
+        except _ApiFailure as failure:
+            if failure.status != 404:
+                raise
+            unknown.append((label, failure))
+            continue
         for job, location in _readers(graph, node_id, namespace, name, request_url):
             reads.append(
                 ExternalRead(
@@ -276,4 +342,7 @@ def fetch_reads(
                     location=location,
                 )
             )
-    return sorted(set(reads), key=lambda read: (read.dataset, read.consumer))
+    if unknown and len(unknown) == len(datasets):
+        raise unknown[0][1]
+    ordered = sorted(set(reads), key=lambda read: (read.dataset, read.consumer))
+    return ApiReads(root, tuple(ordered), tuple(unknown))

@@ -85,14 +85,22 @@ def external_step(
     changes = attach(changes, matcher.reads_of(reads))
     notices += warnings
     if lineage.usage_aware_severity:
+        from gate.lineage.marquez import DatasetWarning
+
         gaps: list[str] = []
-        if warnings:
-            gaps.append(f"{len(warnings)} lineage source(s) could not be read")
+        unread = [w for w in warnings if not isinstance(w, DatasetWarning)]
+        if unread:
+            gaps.append(f"{len(unread)} lineage source(s) could not be read")
         if not run.consumers.enabled:
             gaps.append("the in-repository consumer search is off (consumers: false)")
         if not_analysed:
             gaps.append(f"{not_analysed} consumer file(s) could not be analysed")
         held = _claimed_by_added(changes, datasets)
+        for w in warnings:  # a dataset a lineage API does not know: that dataset only
+            if isinstance(w, DatasetWarning):
+                for i in sorted(ids):
+                    if w.dataset in lineage.datasets.get(i, ()):
+                        held.setdefault(i, f"the lineage API does not know {w.dataset}")
         changes, more = usage_aware(changes, Evidence(len(lineage.sources), tuple(gaps)), held)
         notices += more
     return changes, notices

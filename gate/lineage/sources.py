@@ -107,7 +107,7 @@ def _api(
     reads: list[ExternalRead],
 ) -> list[str]:
     """Ask a Marquez-compatible lineage API about the mapped datasets; warnings back."""
-    from gate.lineage.marquez import fetch_reads  # only when an API is configured
+    from gate.lineage.marquez import read_api  # only when an API is configured
 
     if not names:
         return [
@@ -119,7 +119,8 @@ def _api(
         ]
     try:
         timeout = deadline.left()
-        reads += [r for r in fetch_reads(url, list(names), timeout) if wanted(r.dataset)]
+        found = read_api(url, list(names), timeout)
     except (SourceError, LineageSourceError) as exc:
         return [_warning(url, str(exc))]
-    return []
+    reads += [r for r in found.reads if wanted(r.dataset)]
+    return found.warnings()  # a dataset the API does not know: named, the rest listed

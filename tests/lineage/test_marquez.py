@@ -336,3 +336,68 @@ def test_an_api_answering_garbage_is_an_error_not_a_traceback() -> None:
     """``http.client.BadStatusLine`` is neither an ``OSError`` nor a ``ValueError``."""
     with garbage_server() as url, pytest.raises(LineageSourceError, match="BadStatusLine"):
         fetch_reads(f"{url}/api/v1", ["ns/t"], 5)
+
+
+def _by_node(known: dict[str, Any]) -> Callable[[BaseHTTPRequestHandler], None]:
+    """Marquez's ``/lineage``: the graph of a known ``nodeId``, else its 404 answer."""
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(handler.path).query)
+        node = query["nodeId"][0]
+        if node in known:
+            send(handler, 200, json.dumps(known[node]).encode())
+        else:
+            name = node.rsplit(":", 1)[-1]
+            send(
+                handler,
+                404,
+                json.dumps({"code": 404, "message": f"Dataset '{name}' not found."}).encode(),
+            )
+
+    return answer
+
+
+def test_a_dataset_the_api_does_not_know_is_named_and_the_others_readers_stay(api: Api) -> None:
+    from gate.lineage.marquez import read_api
+
+    api.routes["/api/v1/lineage"] = _by_node({NODE: lineage_graph()})
+    found = read_api(api.url, [f"{NAMESPACE}/{NAME}", "pg/refunds"], timeout=5)
+    assert [r.consumer for r in found.reads] == [
+        "airflow/exports.orders_to_s3",
+        "spark_jobs/orders_enrichment.fct_orders",
+    ]
+    assert [dataset for dataset, _ in found.unknown] == ["pg/refunds"]
+    assert found.warnings() == [
+        f"lineage source {api.url} does not know dataset pg/refunds (HTTP 404 Not Found: "
+        "Dataset 'refunds' not found.); its readers there are unknown, and usage-aware "
+        "severity lowers nothing on it"
+    ]
+    assert [w.dataset for w in found.warnings()] == ["pg/refunds"]  # type: ignore[attr-defined]
+    # fetch_reads keeps its contract: any failure raises, naming the request
+    with pytest.raises(
+        LineageSourceError, match=r"nodeId=dataset%3Apg%3Arefunds&depth=1: HTTP 404"
+    ):
+        fetch_reads(api.url, [f"{NAMESPACE}/{NAME}", "pg/refunds"], timeout=5)
+
+
+def test_a_404_for_every_dataset_is_the_whole_source_unread(api: Api) -> None:
+    """A wrong API root answers 404 for everything, as Marquez does for unknown datasets."""
+    from gate.lineage.marquez import read_api
+
+    api.routes["/api/v1/lineage"] = _by_node({})
+    with pytest.raises(LineageSourceError, match=r"dataset%3Apg%3Aa&depth=1: HTTP 404"):
+        read_api(api.url, ["pg/a", "pg/b"], timeout=5)
+
+
+def test_any_other_failure_of_one_dataset_is_the_whole_source_unread(api: Api) -> None:
+    from gate.lineage.marquez import read_api
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        if "refunds" in handler.path:
+            send(handler, 500, b'{"code":500,"message":"boom"}')
+        else:
+            send(handler, 200, json.dumps(lineage_graph()).encode())
+
+    api.routes["/api/v1/lineage"] = answer
+    with pytest.raises(LineageSourceError, match="HTTP 500"):
+        read_api(api.url, [f"{NAMESPACE}/{NAME}", "pg/refunds"], timeout=5)
