@@ -18,6 +18,7 @@ from gate.consumers.impact import read_column, wants_consumers
 from gate.consumers.names import (
     DbtScope,
     NameIndex,
+    added_ids,
     as_resolved_at_head,
     configured,
     search_words,
@@ -248,7 +249,9 @@ def _scan(
         return Scan()
     ids = {c.dataset for c in wanted} | {c.old_dataset for c in wanted if c.old_dataset}
     datasets = [*base, *head_datasets]
-    index = NameIndex(as_resolved_at_head(base, head_datasets), config.tables)
+    # A contract the pull request adds owns no read a base contract's name agrees with.
+    added = added_ids(base, head_datasets, changes)
+    index = NameIndex(as_resolved_at_head(base, head_datasets), config.tables, added)
     needles = _needles(datasets, ids, config)
     if search is not None and needles <= search.needles and search.pending.done():
         # The search is already over: nothing to overlap, and no analyser to load
