@@ -152,8 +152,12 @@ def explain(
     head_by_id = {d.id: d for d in head}
     # A table reference that also names a HEAD dataset (an alias, a configured
     # name) still resolves, so it is not broken by a rename.
+    # So is one that a contract the pull request adds also names (``Found.at_head``):
+    # the read stays its base owner's, but the table moved there.
     resolved_at_head = {
-        (f.path, f.line) for f in found if f.column is None and f.dataset in head_by_id
+        (f.path, f.line)
+        for f in found
+        if f.column is None and (f.dataset in head_by_id or any(a in head_by_id for a in f.at_head))
     }
     # Reads by dataset (positions, to keep their order): each change looks only
     # at the reads of its own dataset, not at every read of the pull request.

@@ -41,6 +41,7 @@ _SOURCE = re.compile(
     r"^\s*source\s*\(" + _STR.format(n=1) + "," + _STR.format(n=2) + r"\)\s*$", re.S
 )
 _CONFIG = re.compile(r"^\s*config\s*\(", re.S)
+_METRIC = re.compile(r"^\s*metric\s*\(" + _STR.format(n=1) + r"(?:,[^)]*)?\)\s*$", re.S)
 _NESTED = re.compile(
     r"\b(?P<fn>ref|source)\s*\(\s*(['\"])(?P<a>[^'\"]+)\2\s*(?:,\s*(['\"])(?P<b>[^'\"]+)\4)?"
 )
@@ -88,6 +89,24 @@ def _expression(inner: str) -> str:
     if _CONFIG.match(body):
         return ""
     return PLACEHOLDER
+
+
+def dependency(text: str) -> str | None:
+    """The table a dbt ``depends_on`` entry (an exposure's) names, as a model's ref reads.
+
+    ``ref('m')`` -> ``m``, ``ref('p', 'm')`` -> ``p.m``, ``ref('m', v=2)`` ->
+    ``m_v2``, ``source('s', 't')`` -> ``s.t``, with or without ``{{ }}``; ``""``
+    for ``metric('x')`` (no table); ``None`` for anything else.
+    """
+    body = text.strip()
+    if body.startswith("{{") and body.endswith("}}"):
+        body = body[2:-2]
+    body = body.strip("-").strip()
+    if _REF.match(body) or _SOURCE.match(body):
+        return _expression(body)
+    if _METRIC.match(body):
+        return ""
+    return None
 
 
 def ref_projects(text: str) -> set[str]:

@@ -8,16 +8,23 @@ written matches a name when their common trailing parts agree, and the longest
 agreement wins, so ``analytics.orders`` matches ``.../analytics/orders`` before a
 bare ``orders``. Teams whose naming differs add names in the config
 (``consumers.tables``).
+
+A contract the pull request adds competes only for names no base contract
+agrees with (``added_ids``, ``NameIndex.lookup``): adding ``db/warehouse/orders``
+must not take the reader of ``warehouse.orders`` away from the base's ``orders``,
+or dropping ``orders.note`` would break that reader unseen. Where the added
+contract would have won, the name still resolves at HEAD (``NameIndex.claimants``),
+so a contract moved to a longer name does not break the readers that follow it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gate.dbt.identity import bare_id
-from gate.model import Dataset
+from gate.model import Change, Dataset
 
 Name = tuple[str, ...]
 
@@ -97,6 +104,20 @@ def as_resolved_at_head(base: Sequence[Dataset], head: Sequence[Dataset]) -> lis
     return [*out, *head]
 
 
+def added_ids(
+    base: Sequence[Dataset], head: Sequence[Dataset], changes: Sequence[Change]
+) -> frozenset[str]:
+    """Datasets new in the pull request: at HEAD only, and not a rename's new id.
+
+    A renamed dataset (``model_renamed``: the pair carries ``old_dataset``)
+    succeeds a base dataset and keeps competing for its names; a dataset the
+    diff could not pair with a base one (a move with new columns) is new.
+    """
+    renamed = {c.dataset for c in changes if c.old_dataset and c.old_dataset != c.dataset}
+    base_ids = {d.id for d in base}
+    return frozenset(d.id for d in head if d.id not in base_ids and d.id not in renamed)
+
+
 def configured(extra: Mapping[str, Sequence[str]], dataset: Dataset) -> Sequence[str]:
     """The ``consumers.tables`` names of a dataset: by its id, or by its bare dbt
     model name when the run shows it as ``<project>.<model>``."""
@@ -111,16 +132,29 @@ def _overlap(written: Name, name: Name) -> int:
     return size
 
 
+#: Narrows one tier's best matches (``ScopedIndex``: dbt resolves refs by project).
+Narrow = Callable[[set[str]], set[str]]
+
+
 class NameIndex:
-    """Dataset ids by the table names consumers write."""
+    """Dataset ids by the table names consumers write.
+
+    ``added``: ids of datasets the pull request adds (``added_ids``). They own
+    only reads that no other dataset's name agrees with; ``claimants`` names
+    them where they would have won.
+    """
 
     def __init__(
-        self, datasets: Iterable[Dataset], extra: Mapping[str, Sequence[str]] | None = None
+        self,
+        datasets: Iterable[Dataset],
+        extra: Mapping[str, Sequence[str]] | None = None,
+        added: Collection[str] = frozenset(),
     ) -> None:
         extra = extra or {}
         self._by_last: dict[str, list[tuple[Name, str]]] = {}
         #: dbt model ids -> their project (lower-cased), for ``DbtScope``.
         self.projects: dict[str, str] = {}
+        self.added = frozenset(added)
         for dataset in datasets:
             if dataset.project is not None:
                 self.projects[dataset.id] = dataset.project.lower()
@@ -129,19 +163,48 @@ class NameIndex:
                 if (name, dataset.id) not in entries:
                     entries.append((name, dataset.id))
 
-    def lookup(self, written: Name) -> set[str]:
-        """The dataset ids a table reference names (several only on a true tie)."""
+    def best(self, written: Name, tier: bool | None = None) -> set[str]:
+        """The ids whose names agree longest with ``written`` (several only on a
+        true tie), among all datasets (``tier=None``), the added ones (``True``)
+        or the others (``False``)."""
         if not written:
             return set()
         best = 0
         found: set[str] = set()
         for name, dataset_id in self._by_last.get(written[-1], ()):
+            if tier is not None and (dataset_id in self.added) != tier:
+                continue
             score = _overlap(written, name)
             if score > best:
                 best, found = score, {dataset_id}
             elif score and score == best:
                 found.add(dataset_id)
         return found
+
+    def lookup(self, written: Name, narrow: Narrow | None = None) -> set[str]:
+        """The dataset ids a table reference reads: the base's datasets first, the
+        added ones only for a name none of those agrees with (after ``narrow``)."""
+        if not self.added:
+            found = self.best(written)
+            return narrow(found) if narrow is not None and found else found
+        for tier in (False, True):
+            found = self.best(written, tier)
+            if narrow is not None and found:
+                found = narrow(found)
+            if found:
+                return found
+        return set()
+
+    def claimants(self, written: Name, narrow: Narrow | None = None) -> set[str]:
+        """Added datasets that ``written`` names at least as well as any other:
+        the table still exists at HEAD under an added contract (a move, a rename
+        the diff could not pair), though the read stays its base owner's."""
+        if not self.added:
+            return set()
+        found = self.best(written)
+        if narrow is not None and found:
+            found = narrow(found)
+        return found & self.added
 
     def needles(self) -> set[str]:
         """The last part of every name: what ``git grep -F -i`` looks for."""
@@ -189,7 +252,12 @@ class ScopedIndex:
         self.scope = scope
 
     def lookup(self, written: Name) -> set[str]:
-        found = self.index.lookup(written)
+        return self.index.lookup(written, lambda found: self._narrow(written, found))
+
+    def claimants(self, written: Name) -> set[str]:
+        return self.index.claimants(written, lambda found: self._narrow(written, found))
+
+    def _narrow(self, written: Name, found: set[str]) -> set[str]:
         projects = self.index.projects
         dbt = {i for i in found if i in projects}
         if not dbt:

@@ -38,6 +38,10 @@ class Found:
     line: int
     object: str
     usage: str
+    #: Datasets the pull request adds that the table name also resolves to at
+    #: HEAD (``NameIndex.claimants``), for a table read (``column`` None): the
+    #: read stays ``dataset``'s, yet the table it names is still there.
+    at_head: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -195,13 +199,22 @@ def read_consumer(
     except RecursionError:
         return FileResult(not_analysed=(NotAnalysed(path, "nested too deeply"),), kind=kind)
     found = [
-        Found(dataset_id, use.table, use.column, path, use.line, obj, use.usage)
+        Found(dataset_id, use.table, use.column, path, use.line, obj, use.usage, also)
         for use, obj in uses
+        for also in [_at_head(lookup, use)]
         for dataset_id in sorted(lookup.lookup(use.table))
     ]
     return FileResult(
         found=tuple(dict.fromkeys(found)), not_analysed=tuple(problems), kind=kind, flow=flow
     )
+
+
+def _at_head(lookup: NameIndex | ScopedIndex, use: Use) -> tuple[str, ...]:
+    """The added datasets a table read also names at HEAD (``Found.at_head``)."""
+    if use.column is not None:
+        return ()
+    index = lookup.index if isinstance(lookup, ScopedIndex) else lookup
+    return tuple(sorted(lookup.claimants(use.table))) if index.added else ()
 
 
 def _passes(

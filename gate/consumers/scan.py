@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gate.config import ConsumerConfig
@@ -18,11 +18,13 @@ from gate.consumers.impact import read_column, wants_consumers
 from gate.consumers.names import (
     DbtScope,
     NameIndex,
+    ScopedIndex,
+    added_ids,
     as_resolved_at_head,
     configured,
     search_words,
 )
-from gate.dbt.projects import ProjectIndex, model_folders
+from gate.dbt.projects import ProjectIndex, exclusions, model_folders
 from gate.diff import Change
 from gate.git import PendingSearch, Repo, TooLarge
 from gate.limits import DEFAULT_LIMITS
@@ -145,20 +147,25 @@ def _scopes(
     paths: Sequence[str],
     datasets: Sequence[Dataset],
     projects: ProjectIndex | None,
+    properties: bool = False,
 ) -> dict[str, DbtScope]:
     """The dbt project of each candidate model file, when dbt projects matter.
 
     Only a run that compares dbt models of a project pays for this: one batch
     lookup of the ``dbt_project.yml`` files above the candidates (usually
     already known from the comparison), and, only for a project other than the
-    changed models' own, one listing of its model file names.
+    changed models' own, one listing of its model file names. ``properties``:
+    the paths are properties files (exposures), placed as dbt reads them.
     """
     changed_in = {d.project for d in datasets if d.project is not None}
     if not changed_in:
         return {}
     index = projects if projects is not None else ProjectIndex(repo, head, "head")
     try:
-        owners = index.owners(p for p in paths if p.endswith(".sql"))
+        if properties:
+            owners = index.locate(paths)
+        else:
+            owners = index.owners(p for p in paths if p.endswith(".sql"))
     except (ContractError, UsageError):
         return {}  # an unreadable project: its files are read unscoped, as before
     local: dict[str, frozenset[str]] = {}
@@ -247,9 +254,111 @@ def _scan(
     if not config.enabled or not wanted or not config.globs:
         return Scan()
     ids = {c.dataset for c in wanted} | {c.old_dataset for c in wanted if c.old_dataset}
+    # A contract the pull request adds owns no read a base contract's name agrees with.
+    added = added_ids(base, head_datasets, changes)
+    index = NameIndex(as_resolved_at_head(base, head_datasets), config.tables, added)
+    needles = _needles([*base, *head_datasets], ids, config)
+    # dbt exposures are looked for beside the SQL and Python readers (one more git grep).
+    from gate.consumers import exposures
+
+    exposure_search = repo.start_files_containing(
+        head, (*exposures.GLOBS, *exclusions(config.sql)), [exposures.KEY], words=True
+    )
+    try:
+        sql = _scan_sql(
+            repo,
+            head,
+            wanted,
+            ids,
+            index,
+            needles,
+            base,
+            head_datasets,
+            config,
+            dialect,
+            workers,
+            projects,
+            search,
+        )
+        more = _scan_exposures(
+            repo, head, exposure_search, index, needles, [*base, *head_datasets], config, projects
+        )
+    finally:
+        if exposure_search is not None:
+            exposure_search.cancel()
+    if not more.files_read and not more.not_analysed:
+        return sql
+    return replace(
+        sql,
+        found=sql.found + more.found,
+        not_analysed=sql.not_analysed + more.not_analysed,
+        files_read=sql.files_read + more.files_read,
+    )
+
+
+def _scan_exposures(
+    repo: Repo,
+    head: str | None,
+    pending: PendingSearch | None,
+    index: NameIndex,
+    needles: set[str],
+    datasets: Sequence[Dataset],
+    config: ConsumerConfig,
+    projects: ProjectIndex | None,
+) -> Scan:
+    """The dbt exposures that depend on a changed dataset (``gate.consumers.exposures``).
+
+    Only properties files dbt reads (inside a project's resource paths) that
+    declare exposures and mention a changed dataset's name are parsed; one
+    whose project cannot be read is listed as not analysed.
+    """
+    from gate.consumers.exposures import read_exposures
+
+    paths = pending.result() if pending is not None else []
+    if not paths:
+        return Scan()
+    max_bytes = config.max_file_bytes or DEFAULT_LIMITS.consumer_bytes
+    texts, unreadable = read_candidates(repo, head, paths, max_bytes)
+    texts = [(path, data) for path, data in texts if _mentions_any(data, needles)]
+    if not texts:
+        return Scan(not_analysed=tuple(unreadable))
+    index_at = projects if projects is not None else ProjectIndex(repo, head, "head")
+    try:
+        located = index_at.locate(path for path, _data in texts)
+    except (ContractError, UsageError) as exc:
+        reason = f"dbt exposures: its dbt project could not be read ({exc})"
+        return Scan(not_analysed=(*unreadable, *(NotAnalysed(p, reason) for p, _d in texts)))
+    texts = [(path, data) for path, data in texts if located.get(path) is not None]
+    scopes = _scopes(repo, head, [p for p, _d in texts], datasets, index_at, properties=True)
+    results = []
+    for path, data in texts:
+        scope = scopes.get(path)
+        lookup: NameIndex | ScopedIndex = index if scope is None else ScopedIndex(index, scope)
+        results.append(read_exposures(path, data, lookup))
+    return Scan(
+        found=tuple(f for r in results for f in r.found),
+        not_analysed=(*unreadable, *(n for r in results for n in r.not_analysed)),
+        files_read=len(texts),
+    )
+
+
+def _scan_sql(
+    repo: Repo,
+    head: str | None,
+    wanted: Sequence[Change],
+    ids: set[str],
+    index: NameIndex,
+    needles: set[str],
+    base: Sequence[Dataset],
+    head_datasets: Sequence[Dataset],
+    config: ConsumerConfig,
+    dialect: str,
+    workers: Workers | None,
+    projects: ProjectIndex | None,
+    search: Search | None,
+) -> Scan:
+    """The SQL and Python readers (``gate.consumers.reader``) of the changed datasets."""
     datasets = [*base, *head_datasets]
-    index = NameIndex(as_resolved_at_head(base, head_datasets), config.tables)
-    needles = _needles(datasets, ids, config)
     if search is not None and needles <= search.needles and search.pending.done():
         # The search is already over: nothing to overlap, and no analyser to load
         # (here or in the workers) when it found no file.

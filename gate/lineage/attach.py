@@ -89,9 +89,12 @@ def usage_aware(
     request adds could have claimed their readers: ``gate.lineage.run``).
     """
     held = held or {}
-    candidates = [c for c in changes if qualifies(c) and not c.consumers and not c.external]
-    kept = [c for c in candidates if {c.dataset, c.old_dataset} & held.keys()]
-    candidates = [c for c in candidates if c not in kept]
+    qualifying = [c for c in changes if qualifies(c)]
+    # Named whether or not readers were found: the in-repo search gives an added
+    # contract no read a base contract's name agrees with (gate.consumers.names),
+    # so a held change may well have readers now; it stays an error either way.
+    kept = [c for c in qualifying if {c.dataset, c.old_dataset} & held.keys()]
+    candidates = [c for c in qualifying if c not in kept and not c.consumers and not c.external]
     notices = [
         f"{SWITCH}: {c.target} stays an error: {held.get(c.dataset) or held[c.old_dataset or '']}"
         for c in kept

@@ -1,0 +1,165 @@
+"""Reads a contract the pull request adds must not take away from the base's contracts.
+
+In-repo SQL is attributed to the contract whose name agrees longest
+(``gate.consumers.names``). A pull request that adds ``db/warehouse/orders``
+beside the base's ``orders`` must not make ``select note from warehouse.orders``
+a reader of the new contract, or dropping ``orders.note`` breaks a reader and
+raises no ``consumer_broken``. Renaming or moving a contract must not turn a
+reader of the new name into a broken reader of the old one either.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gate.consumers.names import DbtScope, NameIndex, ScopedIndex
+from gate.model import Dataset
+from tests.gitrepo import GitRepo
+
+ORDERS = """\
+dataset: orders
+columns:
+  - name: order_id
+    data_type: bigint
+  - name: note
+    data_type: string
+"""
+WITHOUT_NOTE = ORDERS.replace("  - name: note\n    data_type: string\n", "")
+WAREHOUSE = "dataset: db/warehouse/orders\ncolumns:\n  - name: id\n    data_type: bigint\n"
+
+
+def _base(tmp_path: Path, files: dict[str, str]) -> GitRepo:
+    repo = GitRepo(tmp_path / "r")
+    for path, text in files.items():
+        repo.write(path, text)
+    repo.commit("base")
+    repo.branch("feature")
+    return repo
+
+
+def _run(cli, repo: GitRepo) -> tuple[int, dict]:
+    proc = cli(repo.path, "--base", "main", "--head", "feature", "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _broken(report: dict) -> list[tuple[str, int, str, str | None]]:
+    return sorted(
+        (c["path"], c["line"], c["dataset"], c["column"])
+        for c in report["changes"]
+        if c["rule"] == "consumer_broken"
+    )
+
+
+def test_an_added_contract_does_not_hide_a_broken_reader(cli, tmp_path: Path) -> None:
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "sql/report.sql": "select note\nfrom warehouse.orders\n",
+        },
+    )
+    repo.write("soda/contracts/orders.yml", WITHOUT_NOTE)
+    repo.write("soda/contracts/wh.yml", WAREHOUSE)
+    repo.commit("drop note, add a decoy contract")
+    code, report = _run(cli, repo)
+    assert code == 1
+    assert _broken(report) == [("sql/report.sql", 1, "orders", "note")]
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["severity"] == "error"
+    assert [(c["path"], c["line"]) for c in removed["consumers"]] == [("sql/report.sql", 1)]
+    assert any(c["rule"] == "model_added" for c in report["changes"])
+
+
+def test_the_index_gives_added_datasets_only_names_no_other_agrees_with() -> None:
+    orders = Dataset(id="orders", path="o.yml", format="soda")
+    warehouse = Dataset(id="db/warehouse/orders", path="w.yml", format="soda")
+    shipments = Dataset(id="lake/shipments", path="s.yml", format="soda")
+    plain = NameIndex([orders, warehouse, shipments])
+    assert plain.lookup(("warehouse", "orders")) == {"db/warehouse/orders"}  # longest wins
+    index = NameIndex([orders, warehouse, shipments], added={warehouse.id, shipments.id})
+    assert index.lookup(("warehouse", "orders")) == {"orders"}
+    assert index.claimants(("warehouse", "orders")) == {"db/warehouse/orders"}
+    assert index.lookup(("orders",)) == {"orders"}
+    assert index.claimants(("orders",)) == {"db/warehouse/orders"}  # a tie
+    assert index.lookup(("shop", "orders")) == {"orders"}
+    assert index.claimants(("shop", "orders")) == set()
+    assert index.lookup(("lake", "shipments")) == {"lake/shipments"}  # no base name agrees
+    assert plain.claimants(("warehouse", "orders")) == set()
+
+
+def test_dbt_scoping_decides_before_an_added_model_loses_a_tie() -> None:
+    """finance's ``ref('stg_orders')`` names finance's own model (dbt looks in the
+    file's project first), even when this pull request adds its contract and
+    platform's contracted ``stg_orders`` is a base dataset agreeing as well."""
+    platform = Dataset(id="platform.stg_orders", path="p.yml", format="dbt", project="platform")
+    finance = Dataset(id="finance.stg_orders", path="f.yml", format="dbt", project="finance")
+    index = NameIndex([platform, finance], added={finance.id})
+    in_finance = ScopedIndex(index, DbtScope("finance", frozenset({"stg_orders"})))
+    assert in_finance.lookup(("stg_orders",)) == {"finance.stg_orders"}
+    assert in_finance.lookup(("platform", "stg_orders")) == {"platform.stg_orders"}
+    in_marketing = ScopedIndex(index, DbtScope("marketing"))
+    assert in_marketing.lookup(("stg_orders",)) == {"platform.stg_orders"}
+    assert in_marketing.claimants(("stg_orders",)) == {"finance.stg_orders"}
+
+
+def test_a_contract_moved_to_a_longer_name_does_not_break_its_readers(cli, tmp_path: Path) -> None:
+    """The PR replaces ``orders`` by ``db/warehouse/orders`` with other columns (the
+    diff sees a removal and an addition, not a rename). Every read stays ``orders``'s
+    (its name agrees with them all), but those whose name the new contract also
+    takes (``warehouse.orders``, ``db.warehouse.orders``, plain ``orders``) name a
+    table the HEAD contracts still have: listed under ``model_removed``, never
+    ``consumer_broken``. ``shop.orders`` names only the removed one, as before."""
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "sql/a.sql": "select id from warehouse.orders\n",
+            "sql/b.sql": "select count(*) from orders\n",
+            "sql/c.sql": "select note from db.warehouse.orders\n",
+            "sql/d.sql": "select note from shop.orders\n",
+        },
+    )
+    repo.remove("soda/contracts/orders.yml")
+    repo.write("soda/contracts/wh.yml", WAREHOUSE)
+    repo.commit("move orders to the warehouse")
+    code, report = _run(cli, repo)
+    assert code == 1
+    removed = next(c for c in report["changes"] if c["rule"] == "model_removed")
+    assert removed["dataset"] == "orders"
+    assert sorted(c["path"] for c in removed["consumers"]) == [
+        "sql/a.sql",
+        "sql/b.sql",
+        "sql/c.sql",
+        "sql/d.sql",
+    ]
+    assert _broken(report) == [("sql/d.sql", 1, "orders", None)]
+
+
+def test_a_renamed_contract_keeps_the_readers_of_its_new_name(cli, tmp_path: Path) -> None:
+    """``shop/orders`` renamed ``db/warehouse/orders`` (same columns: a rename) beside a
+    kept ``orders`` that drops ``note``. The reader of ``warehouse.orders`` reads the
+    renamed contract, as before the PR it would not have read ``orders`` at all had
+    the name existed: the rename's new name is no decoy, so ``orders`` has no reader."""
+    shop = ORDERS.replace("dataset: orders", "dataset: shop/orders")
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "soda/contracts/shop.yml": shop,
+            "sql/report.sql": "select note from warehouse.orders\n",
+        },
+    )
+    repo.write("soda/contracts/orders.yml", WITHOUT_NOTE)
+    repo.write("soda/contracts/shop.yml", shop.replace("shop/orders", "db/warehouse/orders"))
+    repo.commit("drop orders.note, rename shop/orders")
+    code, report = _run(cli, repo)
+    assert code == 1
+    rules = {c["rule"] for c in report["changes"]}
+    assert {"column_removed", "model_renamed"} <= rules, rules
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["consumers"] == []
+    assert _broken(report) == []
+    renamed = next(c for c in report["changes"] if c["rule"] == "model_renamed")
+    assert [c["path"] for c in renamed["consumers"]] == ["sql/report.sql"]
