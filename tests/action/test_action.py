@@ -770,13 +770,17 @@ def test_broken_contract_is_exit_2(tmp_path: Path) -> None:
 THREE_BROKEN = {
     ORDERS_PATH: "dataset: lake/shop/orders\ncolumns: [\n",
     f"{C}/shop/payments.yaml": contract("lake/shop/payments", [("id", "bigint")]).replace(
-        "    data_type: bigint\n", "    data_type: bigint\n    colour: red\n"
+        "    data_type: bigint\n", "    data_type: bigint\n    optinal: true\n"
     ),
     f"{C}/shop/refunds.yaml": "dataset: lake/shop/refunds\ncolumns:\n  - name: id\n    data_type: 42\n",
 }
 THREE_REFUSALS = [
     (ORDERS_PATH, 3, "invalid YAML: did not find expected node content"),
-    (f"{C}/shop/payments.yaml", 5, "unknown key 'colour' in columns[0] [Soda column keys]"),
+    (
+        f"{C}/shop/payments.yaml",
+        5,
+        "unknown key 'optinal' in columns[0] (did you mean 'optional'?) [Soda column keys]",
+    ),
     (f"{C}/shop/refunds.yaml", 4, "column 'id': 'data_type' must be a string, found a number"),
 ]
 

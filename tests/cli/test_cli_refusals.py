@@ -36,8 +36,8 @@ def contract(i: int, extra: str = "") -> str:
 BROKEN = {
     2: ("dataset: lake/shop/t02\ncolumns: [unclosed\n", "3: invalid YAML: did not find expected"),
     11: (
-        contract(11).replace("bigint\n", "bigint\n    colour: red\n"),
-        "5: unknown key 'colour' in columns[0] [Soda column keys]",
+        contract(11).replace("bigint\n", "bigint\n    optinal: true\n"),
+        "5: unknown key 'optinal' in columns[0] (did you mean 'optional'?) [Soda column keys]",
     ),
     17: (
         contract(17).replace("data_type: bigint", "data_type: 42"),
@@ -187,7 +187,10 @@ def test_json_and_output_carry_every_refusal(shop: GitRepo, tmp_path: Path) -> N
         (f"{C}/t17.yaml", 4),
         (CLASH[0], 1),
     ]
-    assert report["errors"][1]["message"] == "unknown key 'colour' in columns[0] [Soda column keys]"
+    assert (
+        report["errors"][1]["message"]
+        == "unknown key 'optinal' in columns[0] (did you mean 'optional'?) [Soda column keys]"
+    )
     assert report["errors_total"] == 4
     assert len(err.splitlines()) == 5  # stderr says the same for a human
 
@@ -217,10 +220,11 @@ def test_github_format_annotates_each_refused_line(shop: GitRepo) -> None:
 
 
 def test_pr_text_in_a_refusal_cannot_forge_commands_or_lines(shop: GitRepo) -> None:
-    """A key and a file name chosen by the PR: one annotation each, one stderr line each."""
+    """A column name and a file name chosen by the PR: one annotation each, one stderr line each."""
     evil_key = "x%0A::warning::forged\\n::error::y"
     evil_path = f"{C}/a,b:c%0A::notice::x.yaml"
-    shop.write(f"{C}/t04.yaml", contract(4) + f'    "{evil_key}": 1\n')
+    # (an unknown key is only a warning since Soda ignores it: a refused column carries the text)
+    shop.write(f"{C}/t04.yaml", contract(4) + f'  - name: "{evil_key}"\n    data_type: 42\n')
     shop.write(evil_path, "dataset: evil\ncolumns: [\n")
     shop.commit("hostile names")
     code, out, err = gate(shop, "--format", "github")
@@ -242,7 +246,10 @@ def test_markdown_format_is_a_table_of_refusals(shop: GitRepo) -> None:
     code, out, _ = gate(shop, "--format", "markdown")
     assert code == 2
     assert out.startswith("## Schema contract gate: ⚠️ contract files refused")
-    assert f"| `{C}/t11.yaml:5` | `unknown key 'colour' in columns[0] [Soda column keys]` |" in out
+    assert (
+        f"| `{C}/t11.yaml:5` | `unknown key 'optinal' in columns[0] (did you mean 'optional'?) [Soda column keys]` |"
+        in out
+    )
 
 
 def test_a_base_side_problem_stays_a_warning_beside_head_refusals(tmp_path: Path) -> None:

@@ -55,11 +55,9 @@ def test_markers_are_checked_in_order() -> None:
     odcs_v3 = b"apiVersion: v3.0.0\nkind: DataContract\nmodels: []\n"
     with pytest.raises(ContractError, match=r"\[ODCS v3\.0\.2 schema"):
         parse_contract(odcs_v3, "b.yaml")
-    soda_with_extras = b"dataset: orders\nsources: []\n"
-    with pytest.raises(
-        ContractError, match=r"unknown key 'sources' \(did you mean 'data_source'\?\)"
-    ):
-        parse_contract(soda_with_extras, "c.yaml")
+    soda_with_a_typo = b"dataset: orders\ncolums: []\n"
+    with pytest.raises(ContractError, match=r"unknown key 'colums' \(did you mean 'columns'\?\)"):
+        parse_contract(soda_with_a_typo, "c.yaml")
 
 
 @pytest.mark.parametrize(

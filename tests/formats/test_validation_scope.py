@@ -385,3 +385,64 @@ def test_an_unchanged_unreadable_file_is_a_warning_not_a_refusal(repo: GitRepo, 
     (warning,) = report["warnings"]
     assert warning["path"] == "contracts/broken.yaml"
     assert "it was not checked for declaring that dataset too" in warning["message"]
+
+
+# -- Soda: soda-core ignores keys it does not know; so does the gate, saying so ---------
+
+#: A generator's own keys beside Soda's, as a public Soda + SQLMesh project writes
+#: them (Doctacon/databox: ``source_table`` and ``source_column`` on its contracts).
+SODA_WITH_OWN_KEYS = (
+    "dataset: lake/shop/orders\n"
+    "source_table: raw.orders\n"
+    "columns:\n"
+    "  - name: id\n"
+    "    data_type: bigint\n"
+    "    source_column: order_id\n"
+    "  - name: amount\n"
+    "    data_type: bigint\n"
+    "    source_column: amt\n"
+)
+
+
+def test_a_soda_contract_with_keys_of_its_own_is_compared_with_a_warning_per_key(
+    repo: GitRepo, cli: Cli
+) -> None:
+    path = "soda/contracts/orders.yaml"
+    repo.write(path, SODA_WITH_OWN_KEYS)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        path,
+        SODA_WITH_OWN_KEYS.replace("amount\n    data_type: bigint", "amount\n    data_type: int"),
+    )
+    repo.commit("narrow amount")
+    proc = cli(repo.path, "--base", "main", "--head", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(c["rule"], c["column"]) for c in report["changes"]] == [("type_narrowed", "amount")]
+    assert [(w["path"], w["line"], w["message"].split(" [")[0]) for w in report["warnings"]] == [
+        (path, 2, "unknown key 'source_table'"),
+        (path, 6, "unknown key 'source_column' in columns[0] (and 1 more column(s))"),
+    ]
+    assert all("Soda ignores it and so does the gate" in w["message"] for w in report["warnings"])
+
+
+def test_a_near_miss_of_a_soda_key_is_still_refused(repo: GitRepo, cli: Cli) -> None:
+    path = "soda/contracts/orders.yaml"
+    repo.write(path, SODA_WITH_OWN_KEYS)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        path,
+        SODA_WITH_OWN_KEYS.replace(
+            "    data_type: bigint\n    source_column: amt",
+            "    data_typ: int\n    source_column: amt",
+        ),
+    )
+    repo.commit("a typo drops amount's type")
+    proc = cli(repo.path, "--base", "main", "--head", "HEAD")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith(
+        f"{path}:8: unknown key 'data_typ' in columns[1] (did you mean 'data_type'?) "
+        "[Soda column keys]"
+    ), proc.stderr

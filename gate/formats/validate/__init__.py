@@ -103,15 +103,15 @@ def validate(
     keys...) come back as warnings with their line; a file that breaks its declared
     version's schema only where a newer vendored schema allows it is compared, with
     a warning that says so (``gate/formats/compared.py``, docs/formats/validation.md).
-    Soda and dbt keep their own checks: every problem there is a refusal. For dbt,
+    Soda keeps its own key check (an unknown key is a warning, a near miss of a
+    documented one a refusal); dbt refuses every problem it finds. For dbt,
     ``contract`` (the parsed document) says which models are enforced: only their
     entries are checked (an unenforced model is not a contract).
     """
     if fmt == "soda":
         from gate.formats.validate.soda_keys import _validate_soda
 
-        _validate_soda(doc, path)
-        return ()
+        return _capped(_validate_soda(doc, path), path)
     name = schema_name(fmt, doc)
     if name is None:
         return ()
@@ -127,13 +127,22 @@ def validate(
             if best is not None:
                 raise _to_contract_error(best, doc, path, name)
         return ()
-    from gate.formats.validate.scoped import WARNINGS_PER_FILE, _scoped
+    from gate.formats.validate.scoped import _scoped
 
     warnings = _scoped(fmt, name, doc, path)
     if fmt == "dcs" and isinstance(doc, YMap):
         from gate.formats.validate.dcs_keys import _DcsKeys
 
         warnings += _DcsKeys(load_schema(name), path, _LABELS[name]).check(doc)
+    return _capped(warnings, path)
+
+
+def _capped(warnings: list[ContractWarning], path: str) -> tuple[ContractWarning, ...]:
+    """At most ``WARNINGS_PER_FILE`` warnings of one file, then one that counts the rest."""
+    if not warnings:
+        return ()  # the usual case, and a Soda run's: no import of the schema machinery
+    from gate.formats.validate.scoped import WARNINGS_PER_FILE
+
     if len(warnings) > WARNINGS_PER_FILE:
         more = len(warnings) - WARNINGS_PER_FILE
         summary = ContractWarning(path, f"... and {more} more schema warnings in this file", None)

@@ -1,8 +1,13 @@
 """Soda's key sets: Soda v4 publishes no reusable schema, so its documented keys are checked here.
 
-Split from the validation because Soda needs a check of its own: every key
-of a contract and of its columns must be a documented one (or an ``x-``
-extension key), and a contract must have ``columns:`` or ``checks:``.
+Split from the validation because Soda needs a check of its own. soda-core
+reads the keys it knows and ignores the rest (v4's parser never checks for
+others; v3 has a test that says so), and real projects use that: a generator's
+own ``source_table``/``source_column`` beside each column. So an unknown key is
+a warning, and the file is compared; what is refused is a near miss of a
+documented key that is absent at the same level (``colums`` with no
+``columns``, ``data_typ`` with no ``data_type``), which would silently drop
+part of the contract, and a contract without ``columns:`` or ``checks:``.
 """
 
 from __future__ import annotations
@@ -10,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from gate.formats import constraints, soda
-from gate.formats.validate.locate import _suggest
-from gate.model import ContractError
+from gate.formats.compared import near_miss
+from gate.model import ContractError, ContractWarning
 from gate.yaml_load import YList, YMap
 
 #: Soda contract keys (v4 as documented in Soda's contract language reference,
@@ -63,9 +68,11 @@ SODA_COLUMN_KEYS = frozenset(
 )
 
 
-def _validate_soda(doc: Any, path: str) -> None:
+def _validate_soda(doc: Any, path: str) -> list[ContractWarning]:
+    """Refuse a near miss of a Soda key or a contract with nothing to compare; warn the rest."""
+    unknown = _Unknown(path)
     if isinstance(doc, YMap):
-        _unknown_keys(doc, SODA_TOP_KEYS, path, "", "Soda contract")
+        unknown.check(doc, SODA_TOP_KEYS, "", "Soda contract")
         if doc.get("columns") is None and doc.get("checks") is None:
             raise ContractError(
                 path,
@@ -77,16 +84,50 @@ def _validate_soda(doc: Any, path: str) -> None:
         if isinstance(columns, YList):
             for index, column in enumerate(columns):
                 if isinstance(column, YMap):
-                    _unknown_keys(
-                        column, SODA_COLUMN_KEYS, path, f" in columns[{index}]", "Soda column"
-                    )
+                    unknown.check(column, SODA_COLUMN_KEYS, f" in columns[{index}]", "Soda column")
+    return unknown.warnings()
 
 
-def _unknown_keys(mapping: YMap, known: frozenset[str], path: str, where: str, what: str) -> None:
-    for key in mapping:
-        if key not in known and not str(key).startswith("x-"):
-            raise ContractError(
-                path,
-                f"unknown key '{key}'{where}{_suggest(key, known)} [{what} keys]",
-                mapping.key_line(key),
+class _Unknown:
+    """Unknown keys of one file: a near miss raises, the others become one warning per key.
+
+    One warning per key name, not per column: a generator that adds the same key
+    to all 80 columns of a contract is one thing to say, at its first line.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        #: key -> (where it is first, its line, what kind of keys, how many times)
+        self.seen: dict[str, tuple[str, int | None, str, int]] = {}
+
+    def check(self, mapping: YMap, known: frozenset[str], where: str, what: str) -> None:
+        for key in mapping:
+            if key in known or str(key).startswith("x-"):
+                continue
+            meant = near_miss(key, known, mapping)
+            if meant is not None:
+                raise ContractError(
+                    self.path,
+                    f"unknown key '{key}'{where} (did you mean '{meant}'?) [{what} keys]",
+                    mapping.key_line(key),
+                )
+            first = self.seen.get(str(key))
+            if first is None:
+                self.seen[str(key)] = (where, mapping.key_line(key), what, 1)
+            else:
+                self.seen[str(key)] = (*first[:3], first[3] + 1)
+
+    def warnings(self) -> list[ContractWarning]:
+        out = []
+        for key, (where, line, what, count) in self.seen.items():
+            more = f" (and {count - 1} more column(s))" if count > 1 else ""
+            out.append(
+                ContractWarning(
+                    self.path,
+                    f"unknown key '{key}'{where}{more} [{what} keys]: not a documented Soda "
+                    "key, so Soda ignores it and so does the gate (the file is compared "
+                    "without it)",
+                    line,
+                )
             )
+        return out
