@@ -20,13 +20,20 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import sqlglot
 import sqlglot.errors
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from gate.consumers.names import split_name
-from gate.consumers.sql import Budget, ColumnsOf, SqlError, TableName, analyse, table_name
+from gate.consumers.sql import (
+    Budget,
+    ColumnsOf,
+    SqlError,
+    TableName,
+    analyse,
+    parse,
+    table_name,
+)
 from gate.lineage.external import ExternalRead
 from gate.lineage.matching import dbt_unique_id
 
@@ -77,8 +84,11 @@ def _columns(
     sql: str, dialect: str, upstream: TableName, columns_of: ColumnsOf
 ) -> frozenset[str] | None:
     """The columns of ``upstream`` the SQL reads; ``None`` for a star or unreadable SQL."""
+    budget = Budget()
     try:
-        uses = analyse(sql, dialect, columns_of, budget=Budget())
+        # Parsed once: the star check below walks the same trees.
+        statements = parse(sql, dialect, budget)
+        uses = analyse(sql, dialect, columns_of, budget=budget, statements=statements)
     except SqlError:
         return None
     size = len(upstream)
@@ -96,7 +106,7 @@ def _columns(
             read.add(use.column.lower())
     if not named:  # dbt says it reads the upstream; its SQL names it some other way
         return None
-    if star and _passes_on(sql, dialect, upstream):
+    if star and _passes_on(statements, upstream):
         return None
     return frozenset(read)
 
@@ -106,7 +116,7 @@ def _same(table: TableName, upstream: TableName) -> bool:
     return bool(common) and table[-common:] == upstream[-common:]
 
 
-def _passes_on(sql: str, dialect: str, upstream: TableName) -> bool:
+def _passes_on(statements: list[exp.Expr | None], upstream: TableName) -> bool:
     """Whether a ``*`` hands the upstream's every column on to the model's output.
 
     dbt style reads every upstream through ``with x as (select * from {{ ref() }})``
@@ -114,12 +124,9 @@ def _passes_on(sql: str, dialect: str, upstream: TableName) -> bool:
     the columns named after it are what it reads. A star reaches the output when
     the final ``SELECT`` (any branch of a union) projects ``*`` or ``x.*`` over
     the upstream, directly or through CTEs and derived tables that do the same.
-    When in doubt (it does not parse, a shape not followed), it does.
+    When in doubt (a shape not followed), it does. ``statements``: the SQL as
+    ``gate.consumers.sql.parse`` parsed it for the column analysis.
     """
-    try:
-        statements = sqlglot.parse(sql, read=dialect)
-    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
-        return True
     for statement in statements:
         if statement is None:
             continue
