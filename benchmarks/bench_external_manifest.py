@@ -192,7 +192,7 @@ def gate_runs(args: argparse.Namespace) -> int:
     )
     result = alternating(commands, repo, args.repeat)
     floor_wall, floor_cpu, _ = result["floor"]
-    print(f"\n| gate | lineage | wall s | CPU s | ratio wall / CPU | external reads | exit |")
+    print("\n| gate | lineage | wall s | CPU s | ratio wall / CPU | external reads | exit |")
     print("|---|---|---:|---:|---:|---:|---:|")
     print(f"| floor | | {floor_wall:.2f} | {floor_cpu:.2f} | | | |")
     for name in roots:

@@ -20,23 +20,29 @@ from gate.lineage.where import Where
 from gate.model import Change, Dataset
 
 if TYPE_CHECKING:  # the SQL analysis and the sources: only when a break wants readers
-    from gate.consumers.sql import ColumnsOf, TableName
+    from gate.consumers.sql import TableName
+    from gate.workers import Workers
 
 
-def _columns_of(datasets: Sequence[Dataset]) -> ColumnsOf:
-    """A contracted table's columns (both sides'), to attribute unqualified columns."""
-    index = NameIndex(datasets)
-    columns: dict[str, set[str]] = {}
-    for d in datasets:
-        columns.setdefault(d.id, set()).update(c.name.lower() for c in d.columns)
+class _ColumnsOf:
+    """A contracted table's columns (both sides'), to attribute unqualified columns.
 
-    def of(table: TableName) -> frozenset[str] | None:
-        ids = index.lookup(table)
+    A class rather than a closure: it travels to the worker processes that
+    analyse a manifest's readers (``gate.lineage.dbt_mesh``), so it must pickle.
+    """
+
+    def __init__(self, datasets: Sequence[Dataset]) -> None:
+        self.index = NameIndex(datasets)
+        columns: dict[str, set[str]] = {}
+        for d in datasets:
+            columns.setdefault(d.id, set()).update(c.name.lower() for c in d.columns)
+        self.columns = {k: frozenset(v) for k, v in columns.items()}
+
+    def __call__(self, table: TableName) -> frozenset[str] | None:
+        ids = self.index.lookup(table)
         if not ids:
             return None
-        return frozenset(name for i in ids for name in columns.get(i, ()))
-
-    return of
+        return frozenset(name for i in ids for name in self.columns.get(i, ()))
 
 
 def external_step(
@@ -48,13 +54,15 @@ def external_step(
     datasets: Sequence[Dataset],
     not_analysed: int,
     dialect: str,
+    workers: Workers | None = None,
 ) -> tuple[list[Change], list[str]]:
     """(changes, notices): external readers attached, usage-aware grades applied.
 
     ``base``/``head``: each side's config (only the base's ``lineage:`` is used;
     a HEAD edit is a notice); ``run``: the run's effective config (consumer
     search on or off, ``consumers.tables``); ``not_analysed``: consumer files
-    the in-repo search could not read.
+    the in-repo search could not read; ``workers``: the run's pool, where a
+    manifest's readers are analysed.
     """
     notices = changed_notice(base.lineage, head.lineage, head.source or base.source)
     lineage = base.lineage
@@ -78,7 +86,7 @@ def external_step(
 
     names = [n for i in sorted(ids) for n in lineage.datasets.get(i, ())]
     reads, warnings = (
-        external_reads(lineage, where, wanted, names, dialect, _columns_of(datasets))
+        external_reads(lineage, where, wanted, names, dialect, _ColumnsOf(datasets), workers)
         if lineage.sources
         else ([], [])
     )
