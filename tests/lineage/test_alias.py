@@ -91,3 +91,38 @@ def test_an_alias_further_down_is_followed_too(cli: Cli, tmp_path) -> None:
 )
 def test_model_alias(text: str, alias: str | None) -> None:
     assert model_alias(text) == alias
+
+
+def test_an_external_reader_names_the_upstream_by_the_alias_in_the_manifest() -> None:
+    """dbt writes the upstream's ``alias`` into its ``relation_name``; the compiled SQL
+    of a cross-project reader names that relation, not the model."""
+    import json
+
+    from gate.lineage.dbt_mesh import read_manifest
+
+    upstream = {
+        "unique_id": "model.platform.stg_orders",
+        "resource_type": "model",
+        "package_name": "platform",
+        "name": "stg_orders",
+        "alias": "orders_clean",
+        "relation_name": '"db"."main"."orders_clean"',
+    }
+    reader = {
+        "unique_id": "model.fin.rev",
+        "resource_type": "model",
+        "package_name": "fin",
+        "name": "rev",
+        "depends_on": {"nodes": ["model.platform.stg_orders"]},
+        "compiled_code": 'select o.discount_code from "db"."main"."orders_clean" o',
+    }
+    nodes = {n["unique_id"]: n for n in (upstream, reader)}
+    data = json.dumps({"metadata": {"project_name": "fin"}, "nodes": nodes}).encode()
+    (read,) = read_manifest(data, "m.json", "postgres", lambda _u: True)
+    assert read.columns == frozenset({"discount_code"})
+    # without its relation, the manifest's alias is the name
+    del upstream["relation_name"]
+    reader["compiled_code"] = "select o.amount from orders_clean o"
+    data = json.dumps({"metadata": {"project_name": "fin"}, "nodes": nodes}).encode()
+    (read,) = read_manifest(data, "m.json", "postgres", lambda _u: True)
+    assert read.columns == frozenset({"amount"})
