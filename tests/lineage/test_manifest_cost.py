@@ -10,6 +10,7 @@ the readers are analysed in the pool with the same answers, in the same order.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,8 @@ from gate.lineage.fetch import Deadline, SourceError
 from gate.lineage.run import _ColumnsOf
 from gate.model import Column, Dataset
 from gate.workers import Workers, fork_is_safe
-from tests.lineage.mesh_repo import FINANCE
+from tests.conftest import run_main
+from tests.lineage.mesh_repo import FINANCE, MODELS, PROPERTIES, drop, make
 
 ANY = lambda _name: True  # noqa: E731
 
@@ -34,12 +36,13 @@ SHAPES = [
 ]
 
 
-def _manifest(readers: int) -> bytes:
+def _manifest(readers: int, project: str = "platform") -> bytes:
+    upstream = f"model.{project}.stg_orders"
     nodes = {
-        "model.platform.stg_orders": {
-            "unique_id": "model.platform.stg_orders",
+        upstream: {
+            "unique_id": upstream,
             "resource_type": "model",
-            "package_name": "platform",
+            "package_name": project,
             "name": "stg_orders",
             "relation_name": '"db"."main"."stg_orders"',
         }
@@ -52,7 +55,7 @@ def _manifest(readers: int) -> bytes:
             "package_name": "fin",
             "name": f"m{i}",
             "original_file_path": f"models/m{i}.sql",
-            "depends_on": {"nodes": ["model.platform.stg_orders"]},
+            "depends_on": {"nodes": [upstream]},
             "compiled_code": SHAPES[i % len(SHAPES)],
         }
     return json.dumps({"metadata": {"project_name": "fin"}, "nodes": nodes}).encode()
@@ -137,3 +140,39 @@ def test_the_deadline_stops_readers_in_the_pool_too() -> None:
             Deadline(0.0).left,
             workers,
         )
+
+
+def test_a_run_hands_its_worker_pool_to_the_manifest_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the CLI: the engine's pool (``--jobs 2``) analyses the readers, and
+    the report is the one ``--jobs 1`` gives."""
+    manifest = "ci/finance/manifest.json"
+    repo = make(
+        tmp_path / "r",
+        f"lineage:\n  dbt_manifests: [{manifest}]\n",
+        {manifest: _manifest(3 * _FORK_THRESHOLD, "jaffle_platform")},
+    )
+    repo.write(PROPERTIES, drop(MODELS, "discount_code"))
+    repo.commit("drop discount_code")
+    mapped: list[tuple[str, int, int]] = []
+    real = Workers.map
+
+    def spy(self: Workers, fn, shared, items, **kwargs):  # type: ignore[no-untyped-def]
+        mapped.append((f"{fn.__module__}.{fn.__name__}", len(items), self.jobs))
+        return real(self, fn, shared, items, **kwargs)
+
+    monkeypatch.setattr(Workers, "map", spy)
+    reports = {}
+    for jobs in ("1", "2"):
+        args = ("--base", "main", "--head", "feature", "--format", "json", "--jobs", jobs)
+        proc = run_main(repo.path, *args)
+        assert proc.returncode == 1, proc.stderr
+        change = next(
+            c for c in json.loads(proc.stdout)["changes"] if c["column"] == "discount_code"
+        )
+        reports[jobs] = change["external_consumers"]
+    assert ("gate.lineage.dbt_mesh._analyse_one", 3 * _FORK_THRESHOLD, 2) in mapped
+    assert reports["1"] == reports["2"]
+    # the readers of discount_code: the one that groups by it, the star and the unreadable
+    assert {tuple(r["columns"] or ["*"]) for r in reports["2"]} == {("discount_code",), ("*",)}
