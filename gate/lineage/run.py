@@ -8,7 +8,7 @@ on, and the run has a breaking change that wants consumers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gate import rules
@@ -76,7 +76,8 @@ def external_step(
     from gate.lineage.sources import external_reads
 
     ids = {d for c in wanting for d in (c.dataset, c.old_dataset) if d}
-    matcher = DatasetMatcher(datasets, lineage.datasets, run.consumers.tables)
+    tables = _with_file_aliases(where, datasets, run.consumers.tables)
+    matcher = DatasetMatcher(datasets, lineage.datasets, tables)
     memo: dict[str, bool] = {}
 
     def wanted(name: str) -> bool:
@@ -104,6 +105,42 @@ def external_step(
         changes, more = usage_aware(changes, Evidence(len(lineage.sources), tuple(gaps)), held)
         notices += more
     return changes, notices
+
+
+def _with_file_aliases(
+    where: Where, datasets: Sequence[Dataset], tables: Mapping[str, Sequence[str]]
+) -> Mapping[str, Sequence[str]]:
+    """``consumers.tables`` plus the ``config(alias='x')`` of each dbt contract's model file.
+
+    dbt materialises such a model as ``x``, the name an OpenLineage event or a
+    catalog gives it; the properties' ``config: alias:`` is already one of the
+    contract's names. The model files (of the compared contracts only) are read
+    at HEAD and at the base, and both sides' aliases count: a reader of either
+    relation is a reader (one batched read per side).
+    """
+    files: dict[str, list[Dataset]] = {}
+    for d in datasets:
+        if d.format == "dbt" and d.model_file and d.model_file.endswith(".sql"):
+            files.setdefault(d.model_file, []).append(d)
+    if not files:
+        return tables
+    from gate.consumers.names import configured
+    from gate.consumers.scan import read_candidates
+    from gate.limits import DEFAULT_LIMITS
+    from gate.lineage.downstream import model_alias
+
+    found: dict[str, dict[str, None]] = {}
+    for commit in dict.fromkeys((where.head_commit, where.base_commit)):
+        texts, _unreadable = read_candidates(
+            where.repo, commit, sorted(files), DEFAULT_LIMITS.consumer_bytes
+        )
+        for path, data in texts:
+            alias = model_alias(data.decode("utf-8", "replace"))
+            for d in files[path] if alias else ():
+                found.setdefault(d.id, dict.fromkeys(configured(tables, d)))[alias] = None
+    if not found:
+        return tables
+    return {**tables, **{k: tuple(v) for k, v in found.items()}}
 
 
 def _claimed_by_added(changes: Sequence[Change], datasets: Sequence[Dataset]) -> dict[str, str]:

@@ -126,3 +126,23 @@ def test_an_external_reader_names_the_upstream_by_the_alias_in_the_manifest() ->
     data = json.dumps({"metadata": {"project_name": "fin"}, "nodes": nodes}).encode()
     (read,) = read_manifest(data, "m.json", "postgres", lambda _u: True)
     assert read.columns == frozenset({"amount"})
+
+
+def test_an_openlineage_reader_of_a_contracts_file_alias_is_named(tmp_path) -> None:
+    """A Spark job reads the relation dbt materialised (``analytics.db/orders_clean``):
+    the contract's model file says ``config(alias='orders_clean')``."""
+    from tests.lineage.mesh_repo import FILES, MODELS, PROPERTIES, drop, make
+    from tests.lineage.test_cli_lineage import ENRICHMENT, SPARK_EVENTS, _jobs, run
+    from tests.lineage.test_cli_lineage import removed as removed_column
+
+    # the path and the symlink (``analytics.orders_clean``) both name the relation
+    events = SPARK_EVENTS.replace(b"stg_orders", b"orders_clean")
+    aliased = "{{ config(alias='orders_clean') }}\n" + FILES["models/stg_orders.sql"]
+    config = "lineage:\n  openlineage_events: [lineage/events.jsonl]\n"
+    extra = {"lineage/events.jsonl": events, "models/stg_orders.sql": aliased}
+    repo = make(tmp_path / "r", config, extra)
+    repo.write(PROPERTIES, drop(MODELS, "amount"))
+    repo.commit("drop amount")
+    _code, report = run(repo)
+    jobs = _jobs(removed_column(report, "amount"))
+    assert any(j.startswith(ENRICHMENT) for j in jobs), jobs
