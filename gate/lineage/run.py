@@ -136,7 +136,9 @@ def _with_file_aliases(
         )
         for path, data in texts:
             alias = model_alias(data.decode("utf-8", "replace"))
-            for d in files[path] if alias else ():
+            if alias is None:
+                continue
+            for d in files[path]:
                 found.setdefault(d.id, dict.fromkeys(configured(tables, d)))[alias] = None
     if not found:
         return tables
