@@ -8,18 +8,33 @@ nodes, matching each upstream id to the contracts, and sqlglot over the compiled
 SQL of the R readers only.
 
     python benchmarks/bench_external_manifest.py --models 5000 --changed 100 --readers 100
+
+``--gate`` times whole runs instead: bench_consumers.py's repository (10,000
+Soda contracts, 5,000 dbt models, a PR changing 100 contracts, every 10th
+dropping ``col_19``) with a ``lineage:`` section committed at the base that
+names an untracked downstream manifest (a downloaded CI artifact) of
+``--models`` models, ``--readers`` of which read the dropped column of a
+broken contract (the worst case: every reader is analysed). Alternating run by
+run: the gate with lineage, the same gate without it (``--config
+no-lineage.schema-gate.yml``) and bench_gate.py's floor; ``--also DIR`` times
+another checkout's gate beside it (before/after). Medians of wall and CPU.
+
+    python benchmarks/bench_external_manifest.py --gate --repeat 7 --also /tmp/before
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-from gate.lineage.dbt_mesh import read_manifest
-from gate.lineage.matching import DatasetMatcher
-from gate.model import Column, Dataset
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_gate, bench_consumers
 
 SQL = """with src as (
     select * from "warehouse"."platform"."{upstream}"
@@ -27,21 +42,32 @@ SQL = """with src as (
 other as (
     select * from "warehouse"."finance"."model_{other}"
 )
-select src.id, src.amount_{i}, sum(other.total) as total
+select src.{first}, src.{column}, sum(other.total) as total
 from src left join other on src.id = other.id
 group by 1, 2
 """
 
 
-def manifest(models: int, changed: int, readers: int) -> bytes:
+def manifest(
+    models: int,
+    changed: int,
+    readers: int,
+    upstreams: list[str] | None = None,
+    columns: tuple[str, str] | None = None,
+) -> bytes:
+    """``models`` nodes of project ``finance``; the first ``readers`` read an upstream
+    of project ``platform`` (``stg_<k>`` for k < ``changed``, or ``upstreams``)."""
+    ups = upstreams or [f"stg_{k}" for k in range(changed)]
     nodes = {}
     for i in range(models):
         uid = f"model.finance.model_{i}"
         depends = [f"model.finance.model_{(i + 1) % models}"]
         upstream = None
         if i < readers:
-            upstream = f"stg_{i % changed}"
+            upstream = ups[i % len(ups)]
             depends.append(f"model.platform.{upstream}")
+        first, column = columns or ("id", f"amount_{i}")
+        sql = SQL.format(upstream=upstream or f"model_{i}", other=i + 1, first=first, column=column)
         nodes[uid] = {
             "unique_id": uid,
             "name": f"model_{i}",
@@ -50,29 +76,27 @@ def manifest(models: int, changed: int, readers: int) -> bytes:
             "original_file_path": f"models/model_{i}.sql",
             "depends_on": {"macros": [], "nodes": depends},
             "relation_name": f'"warehouse"."finance"."model_{i}"',
-            "compiled_code": SQL.format(upstream=upstream or f"model_{i}", other=i + 1, i=i),
+            "compiled_code": sql,
         }
-    for k in range(changed):
-        uid = f"model.platform.stg_{k}"
+    for name in ups:
+        uid = f"model.platform.{name}"
         nodes[uid] = {
             "unique_id": uid,
-            "name": f"stg_{k}",
+            "name": name,
             "resource_type": "model",
             "package_name": "platform",
-            "relation_name": f'"warehouse"."platform"."stg_{k}"',
+            "relation_name": f'"warehouse"."platform"."{name}"',
             "depends_on": {"nodes": []},
         }
     data = {"metadata": {"project_name": "finance", "adapter_type": "snowflake"}, "nodes": nodes}
     return json.dumps(data).encode()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--models", type=int, default=5000)
-    parser.add_argument("--changed", type=int, default=100)
-    parser.add_argument("--readers", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+def in_process(args: argparse.Namespace) -> None:
+    from gate.lineage.dbt_mesh import read_manifest
+    from gate.lineage.matching import DatasetMatcher
+    from gate.model import Column, Dataset
+
     data = manifest(args.models, args.changed, args.readers)
     datasets = [
         Dataset(
@@ -99,5 +123,111 @@ def main() -> None:
     )
 
 
+MANIFEST = "target/finance/manifest.json"
+NO_LINEAGE = "no-lineage.schema-gate.yml"
+
+
+def lineage_repo(n: int, k: int, sql_models: int, models: int, readers: int) -> Path:
+    """bench_consumers.py's repository, with ``lineage:`` at the base and a manifest."""
+    from bench_consumers import OUT as CONSUMERS
+    from bench_consumers import build
+    from bench_gate import git
+
+    source = build(n, [k], sql_models)
+    repo = CONSUMERS.parent / "external" / f"repo-{n}-sql{sql_models}-k{k}-m{models}-r{readers}"
+    if (repo / ".built").exists():
+        return repo
+    subprocess.run(["rm", "-rf", str(repo)], check=True)
+    repo.parent.mkdir(parents=True, exist_ok=True)
+    git(repo.parent, "clone", "-q", str(source), str(repo))
+    git(repo, "config", "user.email", "bench@example.com")
+    git(repo, "config", "user.name", "bench")
+    step = max(1, n // k)
+    broken = [i for i in range(0, n, step)[:k] if i % 10 == 0]  # bench_gate drops col_19
+    mapped = "".join(
+        f"    lake/domain_{i % 50}/table_{i}: [model.platform.table_{i}]\n" for i in broken
+    )
+    (repo / ".schema-gate.yml").write_text(
+        f"lineage:\n  dbt_manifests: [{MANIFEST}]\n  timeout_seconds: 60\n  datasets:\n{mapped}"
+    )
+    (repo / NO_LINEAGE).write_text("consumers: true\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "lineage")
+    git(repo, "checkout", "-q", "-B", "pr", "main")
+    git(repo, "cherry-pick", f"origin/k{k}")
+    git(repo, "checkout", "-q", "main")
+    path = repo / MANIFEST
+    path.parent.mkdir(parents=True)
+    upstreams = [f"table_{i}" for i in broken]
+    path.write_bytes(manifest(models, len(upstreams), readers, upstreams, ("col_0", "col_19")))
+    (repo / ".built").write_text("")
+    return repo
+
+
+def gate_runs(args: argparse.Namespace) -> int:
+    from bench_gate import FLOOR, ROOT, alternating, compile_gate, git
+
+    repo = lineage_repo(args.contracts, args.changed, args.sql_models, args.models, args.readers)
+    roots = {"gate": ROOT, **{f"gate@{Path(d).name}": Path(d).resolve() for d in args.also}}
+    for root in roots.values():
+        compile_gate(root)
+    merge_base = git(repo, "merge-base", "main", "pr").strip()
+    head = git(repo, "rev-parse", "pr").strip()
+    commands: dict[str, tuple[list[str], dict[str, str] | None]] = {
+        "floor": ([sys.executable, "-c", FLOOR, merge_base, head], None)
+    }
+    for name, root in roots.items():
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        cmd = [sys.executable, "-m", "gate", "--base", "main", "--head", "pr", "--format", "json"]
+        commands[f"{name} lineage"] = (cmd, env)
+        commands[f"{name} no lineage"] = ([*cmd, "--config", NO_LINEAGE], env)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores (shared), Python "
+        f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the start"
+    )
+    print(
+        f"N = {args.contracts:,} contracts, {args.sql_models:,} SQL models, K = {args.changed}; "
+        f"manifest of {args.models:,} models, {args.readers} reading a broken contract; "
+        f"medians of {args.repeat} alternating runs"
+    )
+    result = alternating(commands, repo, args.repeat)
+    floor_wall, floor_cpu, _ = result["floor"]
+    print("\n| gate | lineage | wall s | CPU s | ratio wall / CPU | external reads | exit |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    print(f"| floor | | {floor_wall:.2f} | {floor_cpu:.2f} | | | |")
+    for name in roots:
+        for mode in ("lineage", "no lineage"):
+            wall, cpu, proc = result[f"{name} {mode}"]
+            if proc.returncode not in (0, 1):
+                print(proc.stderr, file=sys.stderr)
+                return 2
+            report = json.loads(proc.stdout)
+            external = sum(len(c["external_consumers"]) for c in report["changes"])
+            print(
+                f"| {name} | {mode} | {wall:.2f} | {cpu:.2f} | "
+                f"{wall / floor_wall:.1f}x / {cpu / floor_cpu:.1f}x | {external} | "
+                f"{proc.returncode} |"
+            )
+    print(f"\nload average after: {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", type=int, default=5000)
+    parser.add_argument("--changed", type=int, default=100)
+    parser.add_argument("--readers", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--gate", action="store_true", help="time whole runs (see above)")
+    parser.add_argument("--contracts", type=int, default=10_000, help="--gate: N contracts")
+    parser.add_argument("--sql-models", type=int, default=5_000, help="--gate: in-repo models")
+    parser.add_argument("--also", metavar="DIR", action="append", default=[])
+    args = parser.parse_args()
+    if args.gate:
+        return gate_runs(args)
+    in_process(args)
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -221,6 +221,7 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
         [*old, *new],
         len(consumer_scan.not_analysed),
         dialect,
+        workers,
     )
 
     pr_body = settings.pr_body

@@ -555,11 +555,15 @@ def analyse(
     max_tokens: int = MAX_TOKENS,
     budget: Budget | None = None,
     statements: list[exp.Expr | None] | None = None,
+    scopes: dict[int, list[Scope]] | None = None,
 ) -> list[Use]:
     """Every table and column read in ``text`` (one or more statements).
 
     ``statements``: ``text`` already parsed (``parse``), to be analysed
     without parsing it again (downstream lineage walks the same trees).
+    ``scopes``: filled with each outermost query's scopes (sqlglot's order,
+    the root last), by ``id()`` of the query, for a caller that asks more of
+    the same trees (``gate.lineage.dbt_mesh``) without traversing them again.
 
     Raises ``SqlError`` with a one-line reason when sqlglot cannot parse it, and
     ``TooComplex`` when the text is over the token budget or its analysis over
@@ -569,6 +573,7 @@ def analyse(
     budget = budget if budget is not None else Budget(tokens=max_tokens)
     if statements is None:
         statements = parse(text, dialect, budget)
+    scopes_of = scopes
     uses: list[Use] = []
     try:
         for statement in statements:
@@ -576,10 +581,12 @@ def analyse(
                 continue
             resolver = _Resolver(columns_of, _line(statement, 1), budget)
             for query in _queries(statement):
-                scopes = traverse_scope(query)
+                walked = traverse_scope(query)
                 # The memos are keyed by id(): the scopes must outlive them.
-                resolver.alive.append(scopes)
-                for scope in scopes:
+                resolver.alive.append(walked)
+                if scopes_of is not None:
+                    scopes_of[id(query)] = walked
+                for scope in walked:
                     resolver.scope(scope)
             for table in _dml_tables(statement):
                 resolver.add(Use(table_name(table), None, _line(table, 1), "read"))

@@ -16,19 +16,28 @@ SQL (``dbt parse``). Nothing is rendered or run: the manifest is data.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
 
-import sqlglot
 import sqlglot.errors
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from gate.consumers.names import split_name
-from gate.consumers.sql import Budget, ColumnsOf, SqlError, TableName, analyse, table_name
+from gate.consumers.sql import (
+    Budget,
+    ColumnsOf,
+    SqlError,
+    TableName,
+    analyse,
+    parse,
+    table_name,
+)
 from gate.lineage.external import ExternalRead
 from gate.lineage.matching import dbt_unique_id
+from gate.workers import Workers
 
 #: Node types whose ``depends_on`` makes them readers.
 _READERS = ("model", "snapshot", "analysis", "exposure", "test")
@@ -77,8 +86,14 @@ def _columns(
     sql: str, dialect: str, upstream: TableName, columns_of: ColumnsOf
 ) -> frozenset[str] | None:
     """The columns of ``upstream`` the SQL reads; ``None`` for a star or unreadable SQL."""
+    budget = Budget()
+    scopes: dict[int, list[Scope]] = {}
     try:
-        uses = analyse(sql, dialect, columns_of, budget=Budget())
+        # Parsed and traversed once: the star check below asks the same scopes.
+        statements = parse(sql, dialect, budget)
+        uses = analyse(
+            sql, dialect, columns_of, budget=budget, statements=statements, scopes=scopes
+        )
     except SqlError:
         return None
     size = len(upstream)
@@ -96,7 +111,7 @@ def _columns(
             read.add(use.column.lower())
     if not named:  # dbt says it reads the upstream; its SQL names it some other way
         return None
-    if star and _passes_on(sql, dialect, upstream):
+    if star and _passes_on(statements, upstream, scopes):
         return None
     return frozenset(read)
 
@@ -106,7 +121,11 @@ def _same(table: TableName, upstream: TableName) -> bool:
     return bool(common) and table[-common:] == upstream[-common:]
 
 
-def _passes_on(sql: str, dialect: str, upstream: TableName) -> bool:
+def _passes_on(
+    statements: list[exp.Expr | None],
+    upstream: TableName,
+    scopes: dict[int, list[Scope]] | None = None,
+) -> bool:
     """Whether a ``*`` hands the upstream's every column on to the model's output.
 
     dbt style reads every upstream through ``with x as (select * from {{ ref() }})``
@@ -114,23 +133,24 @@ def _passes_on(sql: str, dialect: str, upstream: TableName) -> bool:
     the columns named after it are what it reads. A star reaches the output when
     the final ``SELECT`` (any branch of a union) projects ``*`` or ``x.*`` over
     the upstream, directly or through CTEs and derived tables that do the same.
-    When in doubt (it does not parse, a shape not followed), it does.
+    When in doubt (a shape not followed), it does. ``statements``: the SQL as
+    ``gate.consumers.sql.parse`` parsed it; ``scopes``: the analysis's scopes of
+    its queries (``gate.consumers.sql.analyse``), traversed here when missing.
     """
-    try:
-        statements = sqlglot.parse(sql, read=dialect)
-    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
-        return True
+    scopes = scopes if scopes is not None else {}
     for statement in statements:
         if statement is None:
             continue
         query = statement.expression if isinstance(statement, exp.Create) else statement
         if not isinstance(query, exp.Query):
             return True
-        try:
-            scopes = traverse_scope(query)
-        except (sqlglot.errors.SqlglotError, RecursionError):
-            return True
-        if scopes and _escapes(scopes[-1], upstream, 0):
+        walked = scopes.get(id(query))
+        if walked is None:
+            try:
+                walked = traverse_scope(query)
+            except (sqlglot.errors.SqlglotError, RecursionError):
+                return True
+        if walked and _escapes(walked[-1], upstream, 0):
             return True
     return False
 
@@ -165,13 +185,34 @@ def _escapes(scope: Scope, upstream: TableName, depth: int) -> bool:
     return False
 
 
+#: Below this many readers the pool costs more than it saves: a reader's
+#: compiled SQL takes ~2-3 ms of CPU (the consumer scan's own threshold).
+_FORK_THRESHOLD = 12
+_SPAWN_THRESHOLD = 200
+
+#: One reader's analysis: its compiled SQL, the dialect and the upstream's relation
+#: as the SQL names it; ``None`` when there is nothing to analyse (no compiled SQL,
+#: an exposure).
+_Job = tuple[str, str, TableName] | None
+
+
+def unknown_columns(_table: TableName) -> frozenset[str] | None:
+    """No contract columns known (a module-level function: a pool must pickle it)."""
+    return None
+
+
+def _no_deadline() -> None:
+    return None
+
+
 def read_manifest(
     data: bytes,
     location: str,
     dialect: str,
     wanted: Callable[[str], bool],
-    columns_of: ColumnsOf = lambda _name: None,
-    tick: Callable[[], object] = lambda: None,
+    columns_of: ColumnsOf = unknown_columns,
+    tick: Callable[[], object] = _no_deadline,
+    workers: Workers | None = None,
 ) -> list[ExternalRead]:
     """Every read of a ``wanted`` node of another project by this manifest's project.
 
@@ -179,6 +220,11 @@ def read_manifest(
     only the reads of the changed contracts are analysed, so a large manifest
     costs its JSON parse and one pass over its nodes. ``tick`` is called before
     each reader's SQL is analysed: the run's deadline raises there.
+
+    ``workers``: the run's pool; from ``_FORK_THRESHOLD`` readers up their SQL
+    is analysed there, as the consumer scan's files are (``columns_of`` and
+    ``tick`` then travel to the workers: module-level functions or picklable
+    objects, such as ``Deadline.left``). The reads come back in the same order.
     """
     try:
         manifest = json.loads(data)
@@ -197,7 +243,7 @@ def read_manifest(
     if not all(isinstance(n.get("unique_id"), (str, type(None))) for n in nodes):
         raise ManifestError("a node's 'unique_id' is not a string")
     by_id = {n.get("unique_id"): n for n in nodes}
-    reads: list[ExternalRead] = []
+    found: list[tuple[dict[str, Any], str]] = []
     for node in by_id.values():
         own = node.get("package_name")
         if node.get("resource_type") not in _READERS or (project and own != project):
@@ -214,11 +260,68 @@ def read_manifest(
             parsed = dbt_unique_id(upstream)
             if parsed is None or parsed[0] == (own or "").lower() or not wanted(upstream):
                 continue
-            tick()
-            reads.append(
-                _read(node, upstream, project or own, location, sql_dialect, by_id, columns_of)
-            )
-    return reads
+            found.append((node, upstream))
+    jobs = [_job(node, upstream, sql_dialect, by_id) for node, upstream in found]
+    columns = _analyse_all(jobs, sql_dialect, columns_of, tick, workers)
+    return [
+        _read(node, upstream, project or node.get("package_name"), location, read)
+        for (node, upstream), read in zip(found, columns, strict=True)
+    ]
+
+
+def _job(
+    node: dict[str, Any], upstream: str, dialect: str, by_id: dict[Any, dict[str, Any]]
+) -> _Job:
+    compiled = node.get("compiled_code")
+    if not isinstance(compiled, str) or not compiled.strip():
+        return None
+    if node.get("resource_type") == "exposure":
+        return None
+    return (compiled, dialect, _relation(by_id.get(upstream), upstream))
+
+
+def _load_dialect(dialect: str) -> None:
+    """Import the manifest's dialect (ahead of the batch, in every process)."""
+    from sqlglot.dialects.dialect import Dialect
+
+    with contextlib.suppress(ValueError):  # an unknown adapter: each reader says so
+        Dialect.get_or_raise(dialect)
+
+
+def _analyse_all(
+    jobs: list[_Job],
+    dialect: str,
+    columns_of: ColumnsOf,
+    tick: Callable[[], object],
+    workers: Workers | None,
+) -> list[frozenset[str] | None]:
+    """The columns each job's reader reads, in order; in the pool when it is worth it."""
+    if workers is None or sum(job is not None for job in jobs) < _FORK_THRESHOLD:
+        workers = Workers(1)
+    else:
+        workers.prepare(_load_dialect, dialect)  # workers already running load it now
+        _load_dialect(dialect)
+    return workers.map(
+        _analyse_one,
+        (columns_of, tick),
+        jobs,
+        fork_threshold=_FORK_THRESHOLD,
+        spawn_threshold=_SPAWN_THRESHOLD,
+    )
+
+
+def _analyse_one(
+    shared: tuple[ColumnsOf, Callable[[], object]], job: _Job
+) -> frozenset[str] | None:
+    columns_of, tick = shared
+    tick()
+    if job is None:
+        return None
+    sql, dialect, upstream = job
+    try:
+        return _columns(sql, dialect, upstream, columns_of)
+    except ValueError:  # an adapter sqlglot does not know
+        return None
 
 
 def _read(
@@ -226,22 +329,11 @@ def _read(
     upstream: str,
     project: str | None,
     location: str,
-    dialect: str,
-    by_id: dict[Any, dict[str, Any]],
-    columns_of: ColumnsOf,
+    columns: frozenset[str] | None,
 ) -> ExternalRead:
     name = str(node.get("name") or node.get("unique_id"))
     if node.get("version") is not None:
         name = f"{name}.v{node['version']}"
-    compiled = node.get("compiled_code")
-    columns = None
-    if isinstance(compiled, str) and compiled.strip() and node.get("resource_type") != "exposure":
-        try:
-            columns = _columns(
-                compiled, dialect, _relation(by_id.get(upstream), upstream), columns_of
-            )
-        except ValueError:  # an adapter sqlglot does not know
-            columns = None
     path = node.get("original_file_path")
     return ExternalRead(
         source=f"dbt-mesh:{project or location}",

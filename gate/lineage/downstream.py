@@ -23,6 +23,7 @@ time, ``MAX_FILES`` files); a cut path says so. Nothing here raises
 from __future__ import annotations
 
 import posixpath
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -54,6 +55,38 @@ _SPAWN_THRESHOLD = 200
 
 #: A column of a contracted dataset (level 0) or of a model's output: (level kind, key, column).
 Node = tuple[str, str, str]
+
+_NAME = re.compile(r"""^(['"])([A-Za-z_][\w$]*)\1$""")
+
+
+def model_alias(text: str) -> str | None:
+    """The relation name a dbt model file's own ``config(alias='x')`` gives its model.
+
+    dbt materialises the model as ``x``: SQL outside dbt's ``ref()`` (a view, a
+    SQLMesh model, an analysis) reads it as ``schema.x``, while ``ref()`` still
+    names the model. Read as text, like ``contract`` and ``enabled``
+    (``gate.formats.dbt.model_config``): a keyword or a ``{'alias': ...}``
+    literal, a later call winning. Only a quoted name counts; anything dbt would
+    have to evaluate (``var()``, Jinja, concatenation) gives ``None``, as does a
+    custom ``generate_alias_name`` macro's rewrite, which is not seen.
+    """
+    from gate.formats.dbt.model_config import _KEYWORD, _calls, _dict_literal, _split
+
+    found: str | None = None
+    for _offset, arguments in _calls(text):
+        for _at, piece in _split(arguments):
+            keyword = _KEYWORD.match(piece)
+            if keyword:
+                if keyword[1] == "alias":
+                    value = _NAME.match(piece[keyword.end() :].strip())
+                    found = value[2] if value else None
+                continue
+            entries = _dict_literal(piece[2:].strip() if piece.startswith("**") else piece)
+            for _e, key, value_text in entries or ():
+                if key == "alias":
+                    value = _NAME.match(value_text.strip())
+                    found = value[2] if value else None
+    return found.lower() if found else None
 
 
 @dataclass(frozen=True)
@@ -111,6 +144,8 @@ class _Graph:
     ends: dict[Node, dict[tuple[str, str, int], str]] = field(default_factory=dict)
     cut: dict[Node, str] = field(default_factory=dict)
     not_analysed: dict[str, NotAnalysed] = field(default_factory=dict)
+    #: Model name (a dbt file's stem) -> the relation its ``config(alias=)`` gives it.
+    aliases: dict[str, str] = field(default_factory=dict)
 
 
 class _Walk:
@@ -141,6 +176,7 @@ class _Walk:
         for problem in unreadable:
             self.graph.not_analysed.setdefault(problem.path, problem)
         self.files += len(texts)
+        self.learn_aliases(texts)
         return self.workers.map(
             _analyse_one,
             shared,
@@ -148,6 +184,19 @@ class _Walk:
             fork_threshold=_FORK_THRESHOLD,
             spawn_threshold=_SPAWN_THRESHOLD,
         )
+
+    def learn_aliases(self, texts: Sequence[tuple[str, bytes]]) -> None:
+        """The ``config(alias=)`` of each dbt model file read (a text scan, no parse)."""
+        for path, data in texts:
+            if not path.endswith(".sql") or b"alias" not in data:
+                continue
+            text = data.decode("utf-8", "replace")
+            if kind_of(path, text) != "dbt":
+                continue
+            alias = model_alias(text)
+            stem = posixpath.splitext(posixpath.basename(path))[0].lower()
+            if alias and alias != stem:
+                self.graph.aliases[stem] = alias
 
     def record(self, level: int, results: list[FileFlow]) -> dict[str, frozenset[str] | None]:
         """Hops and ends of one level; returns the output columns of the models reached."""
@@ -189,6 +238,10 @@ class _Walk:
         # The consumer scan walked most first readers already, from its own parse.
         known = [f for f in flows if f.path in first]
         done = {f.path for f in known}
+        passing = sorted(f.path for f in known if any(s.output for _k, _m, s in f.steps))
+        if passing:  # the scan's files are not kept: their aliases, from one batch read
+            texts, _unreadable = read_candidates(self.repo, self.head, passing, self.max_bytes)
+            self.learn_aliases(texts)
         results = known + self.analyse(sorted(p for p in first if p not in done), shared)
         outputs = self.record(0, results)
         seen: set[Node] = set()
@@ -226,12 +279,19 @@ class _Walk:
         wanted: dict[str, set[str]] = {}
         for _kind, model, column in frontier:
             wanted.setdefault(model, set()).add(column)
+        aliases = {name: self.graph.aliases[name] for name in wanted if name in self.graph.aliases}
         models = [
-            Dataset(id=name, path="", format="sql", columns=tuple(Column(c) for c in sorted(cols)))
+            Dataset(
+                id=name,
+                path="",
+                format="sql",
+                columns=tuple(Column(c) for c in sorted(cols)),
+                aliases=(aliases[name],) if name in aliases else (),
+            )
             for name, cols in sorted(wanted.items())
         ]
         index = NameIndex(models)
-        needles = {split_name(m)[-1] for m in wanted if split_name(m)}
+        needles = {split_name(m)[-1] for m in (*wanted, *aliases.values()) if split_name(m)}
         paths = self.repo.files_containing(
             self.head, self.config.globs, needles, ignore_case=True, words=True
         )
@@ -244,7 +304,8 @@ class _Walk:
 
         def own_only(path: str) -> bool:
             stem = posixpath.splitext(posixpath.basename(path))[0]
-            return stem in stems and not needles - {stem}
+            own = {stem, aliases.get(stem, stem)}
+            return stem in stems and not needles - own
 
         paths = [p for p in paths if p.endswith(".sql") and not own_only(p)]
         if not paths:

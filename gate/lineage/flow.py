@@ -163,6 +163,7 @@ class _Statement:
                     out.setdefault(name, {}).update(origins)
                     if root:
                         self._record(origins, name, "star", line)
+        found: dict[int, dict[Origin, bool]] = {}
         for column in self.scopes.columns(scope):
             self.scopes.budget.step()
             owner = self.scopes.owner(scope, column)
@@ -171,6 +172,7 @@ class _Statement:
             origins = self._origins(owner, column.name.lower(), depth)
             if not origins:
                 continue
+            found[id(column)] = origins
             usage = self.scopes.usage(column, scope)
             line = self.scopes.line(column)
             held = self.projection_of(column, select) if usage == "selected" else None
@@ -187,7 +189,35 @@ class _Statement:
                 for origin, was in passed.items():
                     how = "cast" if was else ("renamed" if output != origin[1] else "same")
                     self._record({origin: was}, output, how, line)
+        self._grouped_by_position(select, found)
         return out
+
+    def _grouped_by_position(
+        self, select: exp.Select, found: dict[int, dict[Origin, bool]]
+    ) -> None:
+        """``GROUP BY 1``: the columns of the first projection are grouping keys.
+
+        A named ``GROUP BY o.code`` ends a path at the grouping (its column sits in
+        the clause); a position names the same key through the projection, so the
+        columns inside that projection end there too, at the position's line. A
+        position past a ``*`` names a column that cannot be told: none is recorded.
+        """
+        group = select.args.get("group")
+        selects = select.selects
+        for key in group.expressions if group else ():
+            self.scopes.budget.step()
+            if not (isinstance(key, exp.Literal) and key.is_int):
+                continue
+            position = int(key.name)
+            if not 1 <= position <= len(selects):
+                continue
+            if any(self.scopes.is_star(p) for p in selects[:position]):
+                continue
+            line = self.scopes.line(key)
+            for column in selects[position - 1].find_all(exp.Column):
+                self.scopes.budget.step()
+                for table, name in found.get(id(column), {}):
+                    self.steps.append(Step(table, name, None, "grouped", line, self.target))
 
     def subquery(self, scope: Scope, parent: Scope) -> None:
         """A subquery's output is consumed where it sits (``k IN (SELECT c ...)``)."""

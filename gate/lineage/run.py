@@ -8,7 +8,7 @@ on, and the run has a breaking change that wants consumers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gate import rules
@@ -20,23 +20,29 @@ from gate.lineage.where import Where
 from gate.model import Change, Dataset
 
 if TYPE_CHECKING:  # the SQL analysis and the sources: only when a break wants readers
-    from gate.consumers.sql import ColumnsOf, TableName
+    from gate.consumers.sql import TableName
+    from gate.workers import Workers
 
 
-def _columns_of(datasets: Sequence[Dataset]) -> ColumnsOf:
-    """A contracted table's columns (both sides'), to attribute unqualified columns."""
-    index = NameIndex(datasets)
-    columns: dict[str, set[str]] = {}
-    for d in datasets:
-        columns.setdefault(d.id, set()).update(c.name.lower() for c in d.columns)
+class _ColumnsOf:
+    """A contracted table's columns (both sides'), to attribute unqualified columns.
 
-    def of(table: TableName) -> frozenset[str] | None:
-        ids = index.lookup(table)
+    A class rather than a closure: it travels to the worker processes that
+    analyse a manifest's readers (``gate.lineage.dbt_mesh``), so it must pickle.
+    """
+
+    def __init__(self, datasets: Sequence[Dataset]) -> None:
+        self.index = NameIndex(datasets)
+        columns: dict[str, set[str]] = {}
+        for d in datasets:
+            columns.setdefault(d.id, set()).update(c.name.lower() for c in d.columns)
+        self.columns = {k: frozenset(v) for k, v in columns.items()}
+
+    def __call__(self, table: TableName) -> frozenset[str] | None:
+        ids = self.index.lookup(table)
         if not ids:
             return None
-        return frozenset(name for i in ids for name in columns.get(i, ()))
-
-    return of
+        return frozenset(name for i in ids for name in self.columns.get(i, ()))
 
 
 def external_step(
@@ -48,13 +54,15 @@ def external_step(
     datasets: Sequence[Dataset],
     not_analysed: int,
     dialect: str,
+    workers: Workers | None = None,
 ) -> tuple[list[Change], list[str]]:
     """(changes, notices): external readers attached, usage-aware grades applied.
 
     ``base``/``head``: each side's config (only the base's ``lineage:`` is used;
     a HEAD edit is a notice); ``run``: the run's effective config (consumer
     search on or off, ``consumers.tables``); ``not_analysed``: consumer files
-    the in-repo search could not read.
+    the in-repo search could not read; ``workers``: the run's pool, where a
+    manifest's readers are analysed.
     """
     notices = changed_notice(base.lineage, head.lineage, head.source or base.source)
     lineage = base.lineage
@@ -68,7 +76,8 @@ def external_step(
     from gate.lineage.sources import external_reads
 
     ids = {d for c in wanting for d in (c.dataset, c.old_dataset) if d}
-    matcher = DatasetMatcher(datasets, lineage.datasets, run.consumers.tables)
+    tables = _with_file_aliases(where, datasets, run.consumers.tables)
+    matcher = DatasetMatcher(datasets, lineage.datasets, tables)
     memo: dict[str, bool] = {}
 
     def wanted(name: str) -> bool:
@@ -78,7 +87,7 @@ def external_step(
 
     names = [n for i in sorted(ids) for n in lineage.datasets.get(i, ())]
     reads, warnings = (
-        external_reads(lineage, where, wanted, names, dialect, _columns_of(datasets))
+        external_reads(lineage, where, wanted, names, dialect, _ColumnsOf(datasets), workers)
         if lineage.sources
         else ([], [])
     )
@@ -104,6 +113,44 @@ def external_step(
         changes, more = usage_aware(changes, Evidence(len(lineage.sources), tuple(gaps)), held)
         notices += more
     return changes, notices
+
+
+def _with_file_aliases(
+    where: Where, datasets: Sequence[Dataset], tables: Mapping[str, Sequence[str]]
+) -> Mapping[str, Sequence[str]]:
+    """``consumers.tables`` plus the ``config(alias='x')`` of each dbt contract's model file.
+
+    dbt materialises such a model as ``x``, the name an OpenLineage event or a
+    catalog gives it; the properties' ``config: alias:`` is already one of the
+    contract's names. The model files (of the compared contracts only) are read
+    at HEAD and at the base, and both sides' aliases count: a reader of either
+    relation is a reader (one batched read per side).
+    """
+    files: dict[str, list[Dataset]] = {}
+    for d in datasets:
+        if d.format == "dbt" and d.model_file and d.model_file.endswith(".sql"):
+            files.setdefault(d.model_file, []).append(d)
+    if not files:
+        return tables
+    from gate.consumers.names import configured
+    from gate.consumers.scan import read_candidates
+    from gate.limits import DEFAULT_LIMITS
+    from gate.lineage.downstream import model_alias
+
+    found: dict[str, dict[str, None]] = {}
+    for commit in dict.fromkeys((where.head_commit, where.base_commit)):
+        texts, _unreadable = read_candidates(
+            where.repo, commit, sorted(files), DEFAULT_LIMITS.consumer_bytes
+        )
+        for path, data in texts:
+            alias = model_alias(data.decode("utf-8", "replace"))
+            if alias is None:
+                continue
+            for d in files[path]:
+                found.setdefault(d.id, dict.fromkeys(configured(tables, d)))[alias] = None
+    if not found:
+        return tables
+    return {**tables, **{k: tuple(v) for k, v in found.items()}}
 
 
 def _claimed_by_added(changes: Sequence[Change], datasets: Sequence[Dataset]) -> dict[str, str]:

@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from gate.consumers.sql import ColumnsOf
-from gate.lineage.dbt_mesh import ManifestError, read_manifest
+from gate.lineage.dbt_mesh import ManifestError, read_manifest, unknown_columns
 from gate.lineage.external import ExternalRead
 from gate.lineage.fetch import Deadline, SourceError, fetch_url, is_url, read_path
 from gate.lineage.openlineage import EventsResult, LineageSourceError
 from gate.lineage.settings import LineageConfig
 from gate.lineage.where import Where
+from gate.workers import Workers
 
 
 def _warning(source: str, why: str) -> str:
@@ -44,14 +45,17 @@ def external_reads(
     wanted: Callable[[str], bool],
     names: Sequence[str],
     dialect: str,
-    columns_of: ColumnsOf = lambda _name: None,
+    columns_of: ColumnsOf | None = None,
+    workers: Workers | None = None,
 ) -> tuple[list[ExternalRead], list[str]]:
     """(reads, warnings): the reads of ``wanted`` datasets in every configured source.
 
     ``wanted`` is asked with a source's dataset name (a dbt unique id, an
     OpenLineage ``namespace/name``); ``names`` are the external names of the
     changed datasets the config maps (``lineage.datasets``), what a lineage API
-    is asked about. One warning per source that could not be read.
+    is asked about. One warning per source that could not be read. ``workers``:
+    the run's pool, where a manifest's readers are analysed (``columns_of``
+    must then pickle).
     """
     deadline = Deadline.after(config.timeout_seconds)
     reads: list[ExternalRead] = []
@@ -59,7 +63,15 @@ def external_reads(
     for location in config.dbt_manifests:
         try:
             data = _bytes(where, location, deadline)
-            reads += read_manifest(data, location, dialect, wanted, columns_of, deadline.left)
+            reads += read_manifest(
+                data,
+                location,
+                dialect,
+                wanted,
+                columns_of or unknown_columns,
+                deadline.left,
+                workers,
+            )
         except (SourceError, ManifestError) as exc:
             warnings.append(_warning(location, str(exc)))
     for location in config.openlineage_events:
