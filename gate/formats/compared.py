@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from gate.formats import constraints
-from gate.formats.dcs import PHYSICAL_TYPE_KEYS
+from gate.formats.dcs import PHYSICAL_TYPE_KEYS, TYPE_MAP
+from gate.formats.odcs import LOGICAL_TYPES
 
 #: What each compared key is, in a reviewer's words (the part a refusal names).
 _PARTS = {
@@ -105,6 +106,17 @@ _DCS_FIELD = frozenset(
 #: Keys below which everything is compared (the values themselves).
 _LEAVES = frozenset({"logicalTypeOptions", "enum", "relationships"})
 
+#: Keys only an ODCS *property* (a column) has: on a schema object they are unknown.
+_ODCS_COLUMN_ONLY = frozenset(
+    {"required", "unique", "primaryKey", "primaryKeyPosition", "logicalTypeOptions", "items"}
+)
+#: Scalar type names (ODCS logical types, DCS types): ``type: string`` names a column's type.
+_COLUMN_TYPE_NAMES = (frozenset(LOGICAL_TYPES) | frozenset(TYPE_MAP)) - {
+    "object",
+    "record",
+    "struct",
+}
+
 
 class Part:
     """Where a path lands: ``compared`` and the part's name (or the ignored key)."""
@@ -189,6 +201,29 @@ def _dcs(path: Sequence[object]) -> Part:
         else:
             return Part(True, last)
     return Part(True, last)
+
+
+def column_keys_on_object(fmt: str, path: Sequence[object], instance: object) -> list[str]:
+    """The keys that make the ODCS schema object at ``path`` a column written as a table.
+
+    ODCS lists a table's columns under its ``properties``. A schema entry with no
+    ``properties`` but with ``required``/``unique``/``primaryKey``/... or a
+    ``type: string`` is a column one level too high (seen in a public ODCS
+    "extension" that lists columns straight under ``schema``): read as written,
+    every column becomes a table without columns, so no type or ``required``
+    change would ever be compared. Empty for anything else, including an object
+    with ``type: table`` or with ``properties``.
+    """
+    is_object = (
+        fmt == "odcs" and len(path) == 2 and path[0] == "schema" and isinstance(path[1], int)
+    )
+    if not is_object or not isinstance(instance, dict) or "properties" in instance:
+        return []
+    found = [str(key) for key in instance if key in _ODCS_COLUMN_ONLY]
+    kind = instance.get("type")
+    if isinstance(kind, str) and kind.split("(")[0].strip().lower() in _COLUMN_TYPE_NAMES:
+        found.insert(0, "type")
+    return found
 
 
 def _fold(key: str) -> str:
