@@ -110,6 +110,8 @@ _LEAVES = frozenset({"logicalTypeOptions", "enum", "relationships"})
 _ODCS_COLUMN_ONLY = frozenset(
     {"required", "unique", "primaryKey", "primaryKeyPosition", "logicalTypeOptions", "items"}
 )
+#: Keys only a DCS *field* has (a model's ``primaryKey`` is a list of its fields).
+_DCS_COLUMN_ONLY = frozenset({"required", "unique", "enum", "references", "precision", "scale"})
 #: Scalar type names (ODCS logical types, DCS types): ``type: string`` names a column's type.
 _COLUMN_TYPE_NAMES = (frozenset(LOGICAL_TYPES) | frozenset(TYPE_MAP)) - {
     "object",
@@ -204,26 +206,32 @@ def _dcs(path: Sequence[object]) -> Part:
 
 
 def column_keys_on_object(fmt: str, path: Sequence[object], instance: object) -> list[str]:
-    """The keys that make the ODCS schema object at ``path`` a column written as a table.
+    """The keys that make the table at ``path`` a column written one level too high.
 
-    ODCS lists a table's columns under its ``properties``. A schema entry with no
-    ``properties`` but with ``required``/``unique``/``primaryKey``/... or a
-    ``type: string`` is a column one level too high (seen in a public ODCS
-    "extension" that lists columns straight under ``schema``): read as written,
-    every column becomes a table without columns, so no type or ``required``
-    change would ever be compared. Empty for anything else, including an object
-    with ``type: table`` or with ``properties``.
+    ODCS lists a table's columns under its ``properties``, DCS a model's under its
+    ``fields``. A table entry without them but with a column's type (``type:
+    string``) or, in ODCS, a column's ``required``/``unique``/``primaryKey``/...
+    is a column written as a table (seen in a public ODCS "extension" that lists
+    columns straight under ``schema``): read as written, every column becomes a
+    table without columns, so no type or ``required`` change is ever compared.
+    Empty for anything else, including ``type: table`` or a table with columns.
+    A DCS model takes extension keys, so there only a column's type counts.
     """
-    is_object = (
-        fmt == "odcs" and len(path) == 2 and path[0] == "schema" and isinstance(path[1], int)
-    )
-    if not is_object or not isinstance(instance, dict) or "properties" in instance:
+    if not isinstance(instance, dict) or len(path) != 2:
         return []
-    found = [str(key) for key in instance if key in _ODCS_COLUMN_ONLY]
+    if fmt == "odcs" and path[0] == "schema" and isinstance(path[1], int):
+        members, column_only = "properties", _ODCS_COLUMN_ONLY
+    elif fmt == "dcs" and path[0] == "models":
+        members, column_only = "fields", _DCS_COLUMN_ONLY
+    else:
+        return []
+    if members in instance:
+        return []
     kind = instance.get("type")
-    if isinstance(kind, str) and kind.split("(")[0].strip().lower() in _COLUMN_TYPE_NAMES:
-        found.insert(0, "type")
-    return found
+    typed = isinstance(kind, str) and kind.split("(")[0].strip().lower() in _COLUMN_TYPE_NAMES
+    if fmt == "dcs" and not typed:
+        return []
+    return (["type"] if typed else []) + [str(key) for key in instance if key in column_only]
 
 
 def _fold(key: str) -> str:

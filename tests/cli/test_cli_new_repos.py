@@ -68,3 +68,31 @@ def test_odcs_objects_with_extension_keys_are_still_compared(
     assert proc.returncode == 0, proc.stderr
     assert "model_added orders" in proc.stdout
     assert "this is a warning" in proc.stdout
+
+
+# The same shape in DCS (no public file showed it; the root cause is the one
+# above): a field written as a model, `type: string` with no `fields`, was a
+# model without columns and its type change passed.
+DCS_FIELD_AS_MODEL = (
+    "dataContractSpecification: 1.1.0\nid: c\ninfo: {{title: c, version: 1.0.0}}\n"
+    "models:\n  doc_id:\n    type: {kind}\n    required: true\n"
+)
+
+
+def test_dcs_fields_written_as_models_are_refused(cli: Cli, repo: GitRepo) -> None:
+    path = "contracts/docs.datacontract.yaml"
+    _pr(repo, path, DCS_FIELD_AS_MODEL.format(kind="string"), DCS_FIELD_AS_MODEL.format(kind="int"))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.startswith(
+        f"schema-gate: error: {path}:5: models.doc_id has 'type', 'required' but no 'fields'"
+    ), proc.stderr
+
+
+def test_dcs_model_without_fields_is_still_compared(cli: Cli, repo: GitRepo) -> None:
+    path = "contracts/docs.datacontract.yaml"
+    table = DCS_FIELD_AS_MODEL.format(kind="table")
+    _pr(repo, path, table.replace("doc_id", "other"), table)
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "doc_id" in proc.stdout
