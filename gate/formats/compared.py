@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from gate.formats import constraints
-from gate.formats.dcs import PHYSICAL_TYPE_KEYS
+from gate.formats.dcs import PHYSICAL_TYPE_KEYS, TYPE_MAP
+from gate.formats.odcs import LOGICAL_TYPES
 
 #: What each compared key is, in a reviewer's words (the part a refusal names).
 _PARTS = {
@@ -105,6 +106,19 @@ _DCS_FIELD = frozenset(
 #: Keys below which everything is compared (the values themselves).
 _LEAVES = frozenset({"logicalTypeOptions", "enum", "relationships"})
 
+#: Keys only an ODCS *property* (a column) has: on a schema object they are unknown.
+_ODCS_COLUMN_ONLY = frozenset(
+    {"required", "unique", "primaryKey", "primaryKeyPosition", "logicalTypeOptions", "items"}
+)
+#: Keys only a DCS *field* has (a model's ``primaryKey`` is a list of its fields).
+_DCS_COLUMN_ONLY = frozenset({"required", "unique", "enum", "references", "precision", "scale"})
+#: Scalar type names (ODCS logical types, DCS types): ``type: string`` names a column's type.
+_COLUMN_TYPE_NAMES = (frozenset(LOGICAL_TYPES) | frozenset(TYPE_MAP)) - {
+    "object",
+    "record",
+    "struct",
+}
+
 
 class Part:
     """Where a path lands: ``compared`` and the part's name (or the ignored key)."""
@@ -189,6 +203,35 @@ def _dcs(path: Sequence[object]) -> Part:
         else:
             return Part(True, last)
     return Part(True, last)
+
+
+def column_keys_on_object(fmt: str, path: Sequence[object], instance: object) -> list[str]:
+    """The keys that make the table at ``path`` a column written one level too high.
+
+    ODCS lists a table's columns under its ``properties``, DCS a model's under its
+    ``fields``. A table entry without them but with a column's type (``type:
+    string``) or, in ODCS, a column's ``required``/``unique``/``primaryKey``/...
+    is a column written as a table (seen in a public ODCS "extension" that lists
+    columns straight under ``schema``): read as written, every column becomes a
+    table without columns, so no type or ``required`` change is ever compared.
+    Empty for anything else, including ``type: table`` or a table with columns.
+    A DCS model takes extension keys, so there only a column's type counts.
+    """
+    if not isinstance(instance, dict) or len(path) != 2:
+        return []
+    if fmt == "odcs" and path[0] == "schema" and isinstance(path[1], int):
+        members, column_only = "properties", _ODCS_COLUMN_ONLY
+    elif fmt == "dcs" and path[0] == "models":
+        members, column_only = "fields", _DCS_COLUMN_ONLY
+    else:
+        return []
+    if members in instance:
+        return []
+    kind = instance.get("type")
+    typed = isinstance(kind, str) and kind.split("(")[0].strip().lower() in _COLUMN_TYPE_NAMES
+    if fmt == "dcs" and not typed:
+        return []
+    return (["type"] if typed else []) + [str(key) for key in instance if key in column_only]
 
 
 def _fold(key: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gate.formats.compared import near_miss
+from gate.formats.compared import column_keys_on_object, near_miss
 from gate.formats.compared import part as part_of
 from gate.formats.dcs import TYPE_MAP
 from gate.formats.validate.locate import _where
@@ -86,6 +86,7 @@ class _DcsKeys:
         if isinstance(models, YMap):
             for name, model in models.items():
                 if isinstance(model, YMap):
+                    self.field_as_model(models, name, model)
                     self.unknown(model, self.model, ["models", name])
                     self.fields(model.get("fields"), ["models", name], 0)
         definitions = doc.get("definitions")
@@ -94,6 +95,19 @@ class _DcsKeys:
                 if isinstance(definition, YMap):
                     self.field_keys(definition, ["definitions", name], 0, self.definition)
         return self.warnings
+
+    def field_as_model(self, models: YMap, name: Any, model: YMap) -> None:
+        """Refuse a field written one level too high: a model with a field's type, no ``fields``."""
+        misplaced = column_keys_on_object("dcs", ["models", name], model)
+        if misplaced:
+            keys = ", ".join(f"'{k}'" for k in misplaced)
+            raise ContractError(
+                self.path,
+                f"models.{name} has {keys} but no 'fields': those are a field's keys, so "
+                "this lists a column as a model; DCS puts a model's columns under its "
+                f"'fields' [{self.label} schema]",
+                models.key_line(name),
+            )
 
     def fields(self, fields: Any, where: list[Any], depth: int) -> None:
         if isinstance(fields, YMap) and depth < 64:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from gate.formats.compared import Part, near_miss
+from gate.formats.compared import Part, column_keys_on_object, near_miss
 from gate.formats.compared import part as part_of
 from gate.formats.validate.explain import _to_contract_error
 from gate.formats.validate.locate import _QUOTED, _UNKNOWN, _line, _short, _unexpected, _where
@@ -143,8 +143,18 @@ def _unknown_findings(fmt: str, name: str, error: Any, doc: Any, path: str) -> l
     where = _where(location)
     at = f" in {where}" if where else ""
     found: list[_Finding] = []
+    misplaced = column_keys_on_object(fmt, location, instance)
+    if misplaced:
+        keys = ", ".join(f"'{k}'" for k in misplaced)
+        message = (
+            f"{where} '{_short(instance.get('name'))}' has {keys} but no 'properties': "
+            "those are a column's keys, so this lists a column as a table; ODCS puts a "
+            f"table's columns under its 'properties' [{_LABELS[name]} schema]"
+        )
+        error_at = ContractError(path, message, _line(doc, location))
+        found.append(_Finding(error_at, Part(True, "columns"), None))
     for key in _unexpected(error, known):
-        if key in known:
+        if key in known or key in misplaced:
             continue
         line = _line(doc, [*location, key])
         meant = near_miss(key, known, instance)
