@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from gate.config import ConsumerConfig
 from gate.consumers import jinja
 from gate.consumers.impact import read_column
-from gate.consumers.names import NameIndex, as_resolved_at_head, split_name
+from gate.consumers.names import NameIndex, added_ids, as_resolved_at_head, split_name
 from gate.consumers.reader import as_sql, kind_of
 from gate.consumers.scan import read_candidates
 from gate.consumers.sql import Budget, SqlError, TableName
@@ -407,7 +407,8 @@ def attach(
     if not first:
         return Lineage(changes)
     datasets = as_resolved_at_head(base, head_datasets)
-    index = NameIndex(datasets, config.tables)
+    # As the consumer scan: a dataset the PR adds takes no read from a base one.
+    index = NameIndex(datasets, config.tables, added_ids(base, head_datasets, changes))
     walk = _Walk(repo, head, config, dialect, depth, workers or Workers(1))
     graph = walk.run(first, index, _contract_columns(datasets), flows)
     out = []
