@@ -171,7 +171,11 @@ def explain(
             out.append(change)
             continue
         positions = by_dataset.get(change.dataset, [])
-        if change.old_dataset and change.old_dataset != change.dataset:
+        if change.spec is rules.MODEL_RENAMED and change.old_dataset:
+            # "consumers still read the old name": a read of the new name is no such
+            # reader (it is the state the rename wants), so it is not listed.
+            positions = by_dataset.get(change.old_dataset, [])
+        elif change.old_dataset and change.old_dataset != change.dataset:
             positions = sorted(positions + by_dataset.get(change.old_dataset, []))
         matches = [found[i] for i in positions if _matches(change, found[i])]
         explained = replace(change, consumers=_consumers(matches))

@@ -162,4 +162,27 @@ def test_a_renamed_contract_keeps_the_readers_of_its_new_name(cli, tmp_path: Pat
     assert removed["consumers"] == []
     assert _broken(report) == []
     renamed = next(c for c in report["changes"] if c["rule"] == "model_renamed")
-    assert [c["path"] for c in renamed["consumers"]] == ["sql/report.sql"]
+    # it reads the new name: not one of the "consumers [that] still read" the old one
+    assert renamed["consumers"] == []
+
+
+def test_a_rename_lists_the_readers_of_the_old_name_not_of_the_new_one(cli, tmp_path: Path) -> None:
+    """``model_renamed`` says "consumers still read '<old>'": those are its readers,
+    and they break; a reader already on the new name is neither (a public Soda +
+    SQLMesh history, Doctacon/databox, listed one under its rename)."""
+    shop = ORDERS.replace("dataset: orders", "dataset: shop/orders")
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/shop.yml": shop,
+            "sql/old.sql": "select note\nfrom shop.orders\n",
+            "sql/new.sql": "select note\nfrom shop.orders_v2\n",
+        },
+    )
+    repo.write("soda/contracts/shop.yml", shop.replace("shop/orders", "shop/orders_v2"))
+    repo.commit("rename shop/orders")
+    code, report = _run(cli, repo)
+    assert code == 1
+    renamed = next(c for c in report["changes"] if c["rule"] == "model_renamed")
+    assert [c["path"] for c in renamed["consumers"]] == ["sql/old.sql"]
+    assert [b[0] for b in _broken(report)] == ["sql/old.sql"]
