@@ -1,9 +1,10 @@
 """The code ``dataclasses`` compiles for each class, kept beside the gate's byte code.
 
-Python 3.10-3.12's ``dataclasses`` writes a class's ``__init__``, ``__repr__``,
-``__eq__`` and, for a frozen class, ``__hash__``, ``__setattr__`` and
-``__delattr__`` as source text and compiles each with ``exec`` when the module
-defining the class is imported: about 1 ms of CPU per frozen class, and a run
+``dataclasses`` writes a class's ``__init__``, ``__repr__``, ``__eq__`` and,
+for a frozen class, ``__hash__``, ``__setattr__`` and ``__delattr__`` as source
+text and compiles it with ``exec`` (one text per method up to Python 3.12, one
+per class from 3.13) when the module defining the class is imported: on 3.11
+about 1 ms of CPU per frozen class, and a run
 imports some 70 of them before it reads anything (0.05-0.08 s of a K = 1 run,
 docs/performance.md). Byte code does not help: the text is made at import.
 
