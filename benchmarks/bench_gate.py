@@ -237,8 +237,9 @@ def compile_gate(root: Path) -> None:
         stdout=subprocess.DEVNULL,
     )
     subprocess.run(
-        [sys.executable, "-c", "from gate._dataclass_code import warm; warm()"],
+        [sys.executable, "-P", "-c", "from gate._dataclass_code import warm; warm()"],
         env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,
         check=False,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
