@@ -41,6 +41,7 @@ RUN python3 -m venv /build \
     && rm -rf /opt/venv/lib/python3*/site-packages/*/tests \
     && /opt/venv/bin/python -m compileall -q -j 0 /opt/venv/lib \
     && /opt/venv/bin/python -c "import gate.action" \
+    && /opt/venv/bin/python -P -c "from gate._dataclass_code import warm; warm()" \
     && SCHEMA_GATE_CACHE=/opt/schema-gate-cache /opt/venv/bin/python -P -c "from gate.formats.validate import warm; warm()"
 
 # --- the image -------------------------------------------------------------------

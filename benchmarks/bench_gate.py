@@ -228,11 +228,21 @@ print(parsed)
 
 
 def compile_gate(root: Path) -> None:
-    """Byte-compile ``root``'s gate package, as pip does at install."""
+    """Byte-compile ``root``'s gate package, as pip does at install, and fill its table
+    of dataclass code (gate/_dataclass_code.py) as the Action's image does; a
+    checkout without that module (an older gate) just does without."""
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", str(root / "gate")],
         check=True,
         stdout=subprocess.DEVNULL,
+    )
+    subprocess.run(
+        [sys.executable, "-P", "-c", "from gate._dataclass_code import warm; warm()"],
+        env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 

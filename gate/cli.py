@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from gate import __version__
+from gate import __version__, _dataclass_code
 
 if TYPE_CHECKING:
     from gate.engine import Settings
@@ -331,6 +331,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_rules:
         sys.stdout.write(render_rules())
         return 0
+    if _gc_tuned:  # the command (entry), not a host program: see gate._dataclass_code
+        _dataclass_code.install()
     from gate.model import ContractErrors, GateError
 
     try:
@@ -456,7 +458,9 @@ _GC_THRESHOLD = 50_000
 def entry() -> NoReturn:
     """The console script and ``python -m gate``."""
     tune_gc()
-    exit_now(main())
+    code = main()
+    _dataclass_code.save()  # only if a dataclass was compiled that the table lacked
+    exit_now(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,9 +231,37 @@ def detect(repo: Repo, commit: str | None, notices: list[str]) -> Found | None:
         return None
 
 
+#: The file names the globs above end with: one tree walk tells where they are.
+_NAMES = ("dbt_project.yml", "profiles.yml", "config.yaml", "config.yml", "config.py")
+_VENDORED = frozenset({"dbt_packages", "dbt_modules"})  # the globs' exclusions
+
+
+def _listed(
+    repo: Repo, commit: str | None, present: dict[str, str] | None, name: str, globs: Sequence[str]
+) -> list[str]:
+    """``sorted(repo.list_files(commit, globs))`` for ``globs`` = ``**/<name>`` minus the
+    vendored folders, from ``present`` (``Repo.named``) when that says it all: a
+    symlink among them is left to ``list_files`` (it follows, or refuses, links)."""
+    if present is None:
+        return sorted(repo.list_files(commit, globs))
+    paths = [
+        path
+        for path, mode in present.items()
+        if path.rpartition("/")[2] == name
+        and mode != "160000"  # a submodule is no file (list_files drops it too)
+        and _VENDORED.isdisjoint(path.split("/")[:-1])
+    ]
+    if any(present[path] == "120000" for path in paths):
+        return sorted(repo.list_files(commit, globs))
+    return sorted(paths)
+
+
 def _detect(repo: Repo, commit: str | None, notices: list[str]) -> Found | None:
-    projects = sorted(repo.list_files(commit, _PROJECT_GLOBS))
-    profiles = sorted(repo.list_files(commit, _PROFILES_GLOBS)) if projects else []
+    # At a commit, one walk finds every file the dialect may be read from (~13 ms
+    # of CPU at 10,000 files), instead of a listing per glob and a git grep (~30 ms).
+    present = repo.named(commit, _NAMES) if commit is not None else None
+    projects = _listed(repo, commit, present, "dbt_project.yml", _PROJECT_GLOBS)
+    profiles = _listed(repo, commit, present, "profiles.yml", _PROFILES_GLOBS) if projects else []
     docs = _Docs(repo, commit, [*projects, *profiles], notices)
     dbt = _agree(
         (f for p in projects if (f := _dbt_one(docs, p, profiles)) is not None),
@@ -242,6 +270,8 @@ def _detect(repo: Repo, commit: str | None, notices: list[str]) -> Found | None:
     )
     if dbt is not None:
         return dbt
+    if present is not None and not any(p.rpartition("/")[2] in _NAMES[2:] for p in present):
+        return None  # no config.yaml/.yml/.py at all: git grep would find none
     configs = sorted(repo.files_containing(commit, _SQLMESH_GLOBS, ["model_defaults"]))
     docs = _Docs(repo, commit, configs, notices)
     return _agree(

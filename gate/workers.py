@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import pickle
 import signal
 import sys
 import threading
@@ -161,6 +160,8 @@ def _claim(counter: Synchronized[int], limit: int) -> int | None:
 
 def _dumps_outcomes(outcomes: dict[int, list[R] | Exception]) -> bytes:
     """Pickle a worker's outcomes; an error that cannot travel travels as its text."""
+    import pickle  # here and below: a run without workers never needs it
+
     try:
         return pickle.dumps(outcomes, pickle.HIGHEST_PROTOCOL)
     except Exception:  # an unpicklable exception (or result): keep its message
@@ -184,6 +185,8 @@ def _serve(
     counter, answer with the outcomes of the ones run here), a call (warm-up,
     no answer), or the empty stop message.
     """
+    import pickle
+
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the gate's to handle
     for other in inherited:  # earlier workers' ends, copied by the fork
@@ -276,6 +279,8 @@ class Workers:
         """
         if not self._workers:
             return
+        import pickle
+
         message = pickle.dumps(("call", (fn, shared)), pickle.HIGHEST_PROTOCOL)
         for worker in self._workers:
             with contextlib.suppress(OSError):  # a dead worker fails the next batch
@@ -302,6 +307,8 @@ class Workers:
             if isinstance(outcome, Exception):
                 raise outcome
             return outcome
+        import pickle
+
         counter = self._counter
         assert counter is not None
         processes = self.jobs

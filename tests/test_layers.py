@@ -75,6 +75,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "gate.rules",
             "gate.escapes",
             "gate._renamed",
+            "gate._dataclass_code",  # the command's table of dataclass code (issue #26)
         ),
     ),
 )

@@ -218,3 +218,95 @@ def test_a_profile_symlinked_out_of_the_repository_is_a_notice(tmp_path: Path, c
     code, report = _run(cli, repo)
     assert (code, report["dialect_source"]) == (0, "the default")
     assert any(n.startswith("the repository's dialect was not read") for n in report["notices"])
+
+
+# one tree walk instead of a listing per glob and a git grep (issue #26)
+
+#: Paths the shortcut must tell apart as the globs do: vendored projects, names in
+#: another case, folders named like the files, files named like them with a suffix.
+TRICKY = {
+    "dbt_project.yml": PROJECT,
+    "Dbt_project.yml": PROJECT,
+    "dbt_packages/dep/dbt_project.yml": PROJECT,
+    "a/dbt_modules/dep/dbt_project.yml": PROJECT,
+    "lib/dbt_packages": "a file, not a folder\n",
+    "x/dbt_project.yml/inside.txt": "a folder named like the file\n",
+    "x/my_dbt_project.yml": PROJECT,
+    "profiles.yml": DUCKDB_PROFILE,
+    "dbt_packages/profiles.yml": DUCKDB_PROFILE,
+    "sub/profiles.yml.bak": DUCKDB_PROFILE,
+    "config.yml.txt": "model_defaults:\n  dialect: duckdb\n",
+}
+
+
+def test_the_one_walk_lists_what_the_globs_list(tmp_path: Path) -> None:
+    from gate.git import open_repo
+    from gate.repo_dialect import _NAMES, _PROFILES_GLOBS, _PROJECT_GLOBS, _listed
+
+    repo = GitRepo(tmp_path / "repo")
+    for path, text in TRICKY.items():
+        repo.write(path, text)
+    repo.commit("tricky")
+    # A submodule named like a project file: a gitlink, no file (list_files drops it).
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},sub/dbt_project.yml")
+    repo.git("commit", "-q", "-m", "a gitlink")
+    head = repo.head()
+    with open_repo(repo.path) as r:
+        present = r.named(head, _NAMES)
+        assert present["sub/dbt_project.yml"] == "160000"
+        assert "x/dbt_project.yml/inside.txt" not in present and "config.yml.txt" not in present
+        for name, globs in [("dbt_project.yml", _PROJECT_GLOBS), ("profiles.yml", _PROFILES_GLOBS)]:
+            listed = _listed(r, head, present, name, globs)
+            assert listed == sorted(r.list_files(head, globs)), name
+        assert _listed(r, head, present, "dbt_project.yml", _PROJECT_GLOBS) == ["dbt_project.yml"]
+
+
+def test_no_sqlmesh_config_anywhere_skips_the_grep(tmp_path: Path, cli: Cli) -> None:
+    """The git grep for ``model_defaults`` runs only where a config.yaml/.yml/.py exists."""
+    repo = _repo(tmp_path, {"config.yml.txt": "model_defaults:\n  dialect: duckdb\n"})
+    log = tmp_path / "git.log"
+    env = _logging_git(tmp_path, log)
+    args = ("--base", "main", "--head", "HEAD", "--format", "json")
+    report = json.loads(cli(repo.path, *args, env=env).stdout)
+    assert report["dialect_source"] == "the default"
+    assert "grep" not in log.read_text().split()
+    repo.checkout("main")
+    repo.write("conf/config.yml", "model_defaults:\n  dialect: duckdb\n")
+    repo.commit("a SQLMesh config")
+    log.write_text("")
+    report = json.loads(cli(repo.path, *args, env=env).stdout)
+    assert report["dialect_source"] == "conf/config.yml: SQLMesh model_defaults dialect"
+    assert "grep" in log.read_text().split()
+
+
+def test_a_symlinked_project_file_is_still_followed_by_the_listing(
+    tmp_path: Path, cli: Cli
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/orders.yaml", CONTRACT.format(type="numeric"))
+    repo.write("real/dbt_project.yml", PROJECT)
+    repo.write("real/profiles.yml", DUCKDB_PROFILE)
+    repo.symlink("shop/dbt_project.yml", "../real/dbt_project.yml")
+    repo.symlink("out/dbt_project.yml", str(tmp_path / "elsewhere.yml"))
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("contracts/orders.yaml", CONTRACT.format(type="numeric(18,2)"))
+    code, report = _run(cli, repo)
+    # The link out of the repository refuses the listing, as it always did: a notice.
+    assert (code, report["dialect_source"]) == (0, "the default")
+    assert any("out/dbt_project.yml" in n for n in report["notices"]), report["notices"]
+
+
+def _logging_git(tmp_path: Path, log: Path) -> dict[str, str]:
+    import os
+    import shutil
+
+    from tests.conftest import gate_env
+
+    real = shutil.which("git")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$1" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    return gate_env(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")

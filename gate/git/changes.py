@@ -10,10 +10,9 @@ outside the repository is refused (or, for a lenient search, made absent).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from gate.git.blobs import Blobs
@@ -105,6 +104,28 @@ class Changes:
         links = [r.old_path for r in raws if r.new_mode == _SYMLINK_MODE]
         targets = self._symlink_targets(commit, links) if links else {}
         return {r.old_path: targets.get(r.old_path, r.new_sha) for r in raws}
+
+    def named(self, commit: str, names: Collection[str]) -> dict[str, str]:
+        """Every file at ``commit`` whose last path segment is one of ``names``:
+        path -> mode (``100644``, ``120000`` for a symlink, ``160000`` a submodule).
+
+        One walk of the tree (``git ls-tree -r``) answers for all the names at once,
+        where a listing per ``**/<name>`` glob walks it again and matches every path
+        against every glob: a caller that asks where a few file names occur (the
+        dialect's sources) learns from this which listings and searches can find
+        nothing, and skips them.
+        """
+        commit = self._refs.resolve(commit)
+        out = self._git.out("ls-tree", "-r", "-z", "--full-tree", commit)
+        wanted = {os.fsencode(name) for name in names}
+        ends = tuple(sep + name for name in wanted for sep in (b"/", b"\t"))
+        found: dict[str, str] = {}
+        for entry in out.split(b"\0"):
+            if entry.endswith(ends):  # cheap first: most entries end otherwise
+                meta, _, path = entry.partition(b"\t")
+                if path.rpartition(b"/")[2] in wanted:
+                    found[os.fsdecode(path)] = meta.split(b" ", 1)[0].decode("ascii")
+        return found
 
     def _clean_worktree_head(self) -> str | None:
         """HEAD's sha when no tracked file differs from it (index or working tree), else None.
@@ -319,5 +340,7 @@ def _empty_tree(commit: str) -> str:
     commit's own id tells apart. Computed, not asked of ``git hash-object``: one
     process less per run.
     """
+    import hashlib  # here: most runs list nothing at a commit, and it loads OpenSSL
+
     algorithm = hashlib.sha256 if len(commit) == 64 else hashlib.sha1
     return algorithm(b"tree 0\0").hexdigest()

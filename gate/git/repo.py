@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 from gate.git import search
@@ -137,6 +137,11 @@ class Repo:
     def list_files(self, head: str | None, globs: Sequence[str]) -> dict[str, str | None]:
         """Every contract file at one side, for checks that look at all of them."""
         return self._changes.list_files(head, globs)
+
+    def named(self, commit: str, names: Collection[str]) -> dict[str, str]:
+        """Files at ``commit`` whose name (last path segment) is one of ``names``:
+        path -> git mode; one tree walk for all of them."""
+        return self._changes.named(commit, names)
 
     def files_containing(
         self,
