@@ -384,46 +384,60 @@ class PackageIndex:
         )
         abi = "cp" + python_version.replace(".", "")
         for lock in locks:
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "--no-deps",
-                    "--require-hashes",
-                    "--dest",
-                    str(self.files),
-                    "--python-version",
-                    python_version,
-                    "--implementation",
-                    "cp",
-                    "--abi",
-                    abi,
-                    "--abi",
-                    "abi3",
-                    "--abi",
-                    "none",
-                    # pip matches --platform tags literally: name every
-                    # manylinux level trixie's glibc (2.41) runs
-                    *(
-                        f"--platform=manylinux_2_{minor}_{machine}"
-                        for minor in (17, 24, 26, 27, 28, 31, 34, 35, 36, 38, 39, 41)
-                    ),
-                    f"--platform=manylinux2014_{machine}",
-                    "--platform=any",
-                    "-r",
-                    str(lock),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=1800,
-            )
+            proc = self._download(lock, python_version, abi, machine)
+            if proc.returncode != 0:  # once more, after a dropped connection
+                proc = self._download(lock, python_version, abi, machine)
             if proc.returncode != 0:
-                raise AssertionError(f"pip download -r {lock.name} failed: {proc.stderr[-3000:]}")
+                # the reason, not the pip configuration's notes about missing local indexes
+                lines = [
+                    line
+                    for line in proc.stderr.splitlines()
+                    if not line.startswith("WARNING: Location ")
+                ]
+                reason = "\n".join(lines)[-3000:]
+                raise AssertionError(f"pip download -r {lock.name} failed twice: {reason}")
         self._write_pages()
+
+    def _download(
+        self, lock: Path, python_version: str, abi: str, machine: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--require-hashes",
+                "--dest",
+                str(self.files),
+                "--python-version",
+                python_version,
+                "--implementation",
+                "cp",
+                "--abi",
+                abi,
+                "--abi",
+                "abi3",
+                "--abi",
+                "none",
+                # pip matches --platform tags literally: name every
+                # manylinux level trixie's glibc (2.41) runs
+                *(
+                    f"--platform=manylinux_2_{minor}_{machine}"
+                    for minor in (17, 24, 26, 27, 28, 31, 34, 35, 36, 38, 39, 41)
+                ),
+                f"--platform=manylinux2014_{machine}",
+                "--platform=any",
+                "-r",
+                str(lock),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
 
     def _write_pages(self) -> None:
         projects: dict[str, list[Path]] = {}
