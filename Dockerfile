@@ -10,9 +10,10 @@
 # Written for the classic builder as well as BuildKit (no RUN --mount, no
 # heredocs): GitHub's runner and Debian's docker.io may use either. Few
 # instructions, and none after the big layers: under the vfs storage driver
-# (the test suite's daemon) every instruction, even ENV or LABEL, copies the
-# whole file system so far (four metadata lines on this image took 81 s on a
-# loaded 2-core machine). The OCI labels are set by the release workflow.
+# (the test suite's daemon where the kernel mounts no overlay file system)
+# every instruction, even ENV or LABEL, copies the whole file system so far
+# (four metadata lines on this image took 81 s on a loaded 2-core machine).
+# The OCI labels are set by the release workflow.
 # smoke.Dockerfile repeats this file's instructions verbatim and adds Spark, so
 # a daemon that built this image builds the smoke image from its cached layers.
 #

@@ -88,9 +88,13 @@ COPY --from=build /opt /opt
 # setuptools of the hashed build lock, after checking the sdist's hash. The
 # slim image's packages are in /opt/venv already, at the same pins (the locks
 # agree: tests/e2e/test_release.py), so only Spark's are added.
+# The wheel is only a step on the way into /opt/venv, so it is stored, not
+# deflated (`--compression=stored`, setuptools' bdist_wheel): the same files
+# are installed, and the build skips compressing Spark's 450 MB of already
+# compressed jars (38 -> 18 CPU s measured, and no inflating them again).
 # hadolint ignore=DL3006
 FROM build AS smoke-build
-RUN /build/bin/pip wheel --require-hashes --no-deps --no-build-isolation --use-pep517 -w /smoke-wheels -r /src/smoke.txt \
+RUN /build/bin/pip wheel --require-hashes --no-deps --no-build-isolation --use-pep517 --config-settings=--build-option=--compression=stored -w /smoke-wheels -r /src/smoke.txt \
     && /build/bin/pip --python /opt/venv/bin/python install --no-deps --no-index /smoke-wheels/*.whl \
     && rm -rf /opt/venv/lib/python3*/site-packages/*/tests \
     && /opt/venv/bin/python -m compileall -q -j 0 /opt/venv/lib \

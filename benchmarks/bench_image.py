@@ -4,7 +4,8 @@
     sudo .venv/bin/python benchmarks/bench_image.py --runs 5 --images slim
 
 The images are those of tests/images.py (found by their content tag on a daemon
-kept with ``SCHEMA_GATE_DOCKER_HOST``, else built on a private vfs daemon).
+kept with ``SCHEMA_GATE_DOCKER_HOST``, else built on a private daemon: overlay2 where
+the kernel mounts an overlay, else vfs, ``tests/dockerd.py``'s ``storage_driver``).
 For each image it prints:
 
 - ``size_mb``: ``docker image inspect``'s Size, uncompressed, all layers;
@@ -13,9 +14,10 @@ For each image it prints:
   is the sum of the layers' compressed sizes, within a few percent of this);
 - ``load_s``: ``docker load`` of that gzipped tarball into a second, empty
   daemon: a proxy for a pull on a runner that has nothing cached, without the
-  download (decompress and unpack every layer). Our daemons use the vfs
-  storage driver, which copies every layer once more, so this overestimates
-  a runner's overlay2;
+  download (decompress and unpack every layer). Under the vfs storage
+  driver, which copies every layer once more, this overestimates a
+  runner's overlay2 (``SCHEMA_GATE_DOCKER_STORAGE=vfs`` forces it, for the
+  figures in the docs, measured on vfs);
 - ``start_s``: ``docker run --rm IMAGE --version`` (container start, Python's
   start, the CLI's import), median;
 - ``example_s``: ``docker run --rm -v REPO:/repo -w /repo IMAGE --base main

@@ -136,7 +136,7 @@ DOCKER_OPT_IN = "GATE_DOCKER_TESTS"
 def docker_opted_in(config: pytest.Config) -> bool:
     """Whether this run builds the action's images: ``GATE_DOCKER_TESTS=1`` or ``-m docker``.
 
-    The builds take minutes (two images under the vfs storage driver), so a
+    The builds take minutes (two images, a Debian base and PySpark), so a
     local ``pytest -q`` leaves them out and says so; ``.ci/run`` always opts in.
     """
     if os.environ.get(DOCKER_OPT_IN, "").strip() == "1":

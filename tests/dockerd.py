@@ -4,8 +4,9 @@ The action's images are built and run here the way GitHub builds and runs them,
 on a machine that reaches only Debian's and PyPI's registries:
 
 - :class:`Daemon` starts Debian's ``dockerd`` with its own data root and socket
-  (``--storage-driver=vfs --iptables=false --bridge=none``, so it needs no
-  kernel overlay support and leaves the host's network alone) and stops it by
+  (``--iptables=false --bridge=none``, so it leaves the host's network alone;
+  ``--storage-driver=overlay2`` where the kernel mounts an overlay there, else
+  ``vfs``, which needs no kernel support: :func:`storage_driver`) and stops it by
   its pid. Nothing outside its temporary folder is touched, and another
   daemon on the machine is not used.
 - :func:`import_base_image` builds the base image the Dockerfiles name
@@ -74,6 +75,7 @@ class Daemon:
         self.socket = folder / "docker.sock"
         self.log = folder / "dockerd.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.driver = ""  # the storage driver a started private daemon runs on
 
     @classmethod
     def find(cls, folder: Path) -> tuple[Daemon | None, str]:
@@ -115,7 +117,11 @@ class Daemon:
         return env
 
     def start(self, timeout: float = 90.0) -> str | None:
-        """Start the daemon; the reason it cannot run, or None once it answers."""
+        """Start the daemon; the reason it cannot run, or None once it answers.
+
+        On :func:`storage_driver`'s choice; where dockerd will not run on
+        overlay2 after all, once more on vfs.
+        """
         if sys.platform != "linux":
             return f"Docker scenarios need Linux (this is {sys.platform})"
         if os.geteuid() != 0:
@@ -124,11 +130,22 @@ class Daemon:
         if not dockerd or not shutil.which("docker"):
             return "dockerd/docker not installed (Debian: apt-get install docker.io)"
         self.folder.mkdir(parents=True, exist_ok=True)
+        driver = storage_driver(self.folder)
+        reason = self._start(dockerd, driver, timeout)
+        if reason is not None and driver != "vfs":
+            self.stop()
+            driver = "vfs"
+            reason = self._start(dockerd, driver, timeout)
+        if reason is None:
+            self.driver = driver
+        return reason
+
+    def _start(self, dockerd: str, driver: str, timeout: float) -> str | None:
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
                 [
                     dockerd,
-                    "--storage-driver=vfs",
+                    f"--storage-driver={driver}",
                     "--iptables=false",
                     "--ip-masq=false",
                     "--bridge=none",
@@ -151,12 +168,12 @@ class Daemon:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                return f"dockerd exited with {self.proc.returncode}: {self.tail()}"
+                return f"dockerd ({driver}) exited with {self.proc.returncode}: {self.tail()}"
             if self.docker("info", check=False, timeout=20).returncode == 0:
                 return None
             time.sleep(0.5)
         self.stop()
-        return f"dockerd did not answer within {timeout:.0f} s: {self.tail()}"
+        return f"dockerd ({driver}) did not answer within {timeout:.0f} s: {self.tail()}"
 
     def tail(self, lines: int = 5) -> str:
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -231,6 +248,45 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+#: Set to ``vfs`` (or another driver) to override :func:`storage_driver`'s choice.
+STORAGE_DRIVER_ENV = "SCHEMA_GATE_DOCKER_STORAGE"
+
+
+def storage_driver(folder: Path) -> str:
+    """``overlay2`` where the kernel mounts an overlay file system in ``folder``, else ``vfs``.
+
+    vfs needs nothing from the kernel but copies an image's whole file system
+    for every build step and every container: the smoke image's 1 GB for each
+    ``docker run``, and the file system so far for each instruction of a
+    build. That copying was most of the CPU the image tests cost (measured
+    in docs/github-action.md); overlay2 stacks the layers instead. The images
+    are the same on either driver (a driver stores layers, it does not make them).
+    """
+    chosen = os.environ.get(STORAGE_DRIVER_ENV, "").strip()
+    if chosen:
+        return chosen
+    probe = folder / "overlay-probe"
+    merged = probe / "merged"
+    try:
+        for part in ("lower", "upper", "work", "merged"):
+            (probe / part).mkdir(parents=True, exist_ok=True)
+        options = f"lowerdir={probe / 'lower'},upperdir={probe / 'upper'},workdir={probe / 'work'}"
+        mount = subprocess.run(
+            ["mount", "-t", "overlay", "overlay", "-o", options, str(merged)],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        if mount.returncode != 0:
+            return "vfs"
+        subprocess.run(["umount", str(merged)], capture_output=True, timeout=30, check=False)
+        return "overlay2"
+    except (OSError, subprocess.SubprocessError):
+        return "vfs"
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
 
 
 def base_image(daemon: Daemon, dockerfile: Path, folder: Path) -> tuple[str | None, str]:
@@ -328,46 +384,60 @@ class PackageIndex:
         )
         abi = "cp" + python_version.replace(".", "")
         for lock in locks:
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "--no-deps",
-                    "--require-hashes",
-                    "--dest",
-                    str(self.files),
-                    "--python-version",
-                    python_version,
-                    "--implementation",
-                    "cp",
-                    "--abi",
-                    abi,
-                    "--abi",
-                    "abi3",
-                    "--abi",
-                    "none",
-                    # pip matches --platform tags literally: name every
-                    # manylinux level trixie's glibc (2.41) runs
-                    *(
-                        f"--platform=manylinux_2_{minor}_{machine}"
-                        for minor in (17, 24, 26, 27, 28, 31, 34, 35, 36, 38, 39, 41)
-                    ),
-                    f"--platform=manylinux2014_{machine}",
-                    "--platform=any",
-                    "-r",
-                    str(lock),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=1800,
-            )
+            proc = self._download(lock, python_version, abi, machine)
+            if proc.returncode != 0:  # once more, after a dropped connection
+                proc = self._download(lock, python_version, abi, machine)
             if proc.returncode != 0:
-                raise AssertionError(f"pip download -r {lock.name} failed: {proc.stderr[-3000:]}")
+                # the reason, not the pip configuration's notes about missing local indexes
+                lines = [
+                    line
+                    for line in proc.stderr.splitlines()
+                    if not line.startswith("WARNING: Location ")
+                ]
+                reason = "\n".join(lines)[-3000:]
+                raise AssertionError(f"pip download -r {lock.name} failed twice: {reason}")
         self._write_pages()
+
+    def _download(
+        self, lock: Path, python_version: str, abi: str, machine: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--require-hashes",
+                "--dest",
+                str(self.files),
+                "--python-version",
+                python_version,
+                "--implementation",
+                "cp",
+                "--abi",
+                abi,
+                "--abi",
+                "abi3",
+                "--abi",
+                "none",
+                # pip matches --platform tags literally: name every
+                # manylinux level trixie's glibc (2.41) runs
+                *(
+                    f"--platform=manylinux_2_{minor}_{machine}"
+                    for minor in (17, 24, 26, 27, 28, 31, 34, 35, 36, 38, 39, 41)
+                ),
+                f"--platform=manylinux2014_{machine}",
+                "--platform=any",
+                "-r",
+                str(lock),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
 
     def _write_pages(self) -> None:
         projects: dict[str, list[Path]] = {}

@@ -1,7 +1,7 @@
 """The action's two images, built once per content: by ``.ci/run`` in the background, then by the tests.
 
-Building both images under the vfs storage driver is most of what the container
-scenarios cost (a Debian base from mmdebstrap, the locked packages, PySpark), so:
+Building both images is most of what the container scenarios cost (a Debian
+base from mmdebstrap, the locked packages, PySpark), so:
 
 - an image is tagged with a digest of everything it is built from (the build
   context .dockerignore lets through, both Dockerfiles, the base image's id):
@@ -253,13 +253,15 @@ def main(argv: list[str]) -> int:
         Daemon(folder).stop()
         return 0
     started = time.monotonic()
-    built, reason = build(_daemon_at(folder), folder, timings=folder / "timings.jsonl")
+    daemon = _daemon_at(folder)
+    built, reason = build(daemon, folder, timings=folder / "timings.jsonl")
     if built is None:
         print(f"images: not built: {reason}", file=sys.stderr)
         return 1
+    driver = daemon.docker("info", "--format", "{{.Driver}}", check=False).stdout.strip()
     print(
         f"images: {', '.join(b.tag for b in built.values())} ready after "
-        f"{time.monotonic() - started:.0f} s",
+        f"{time.monotonic() - started:.0f} s (storage driver {driver or 'unknown'})",
         file=sys.stderr,
     )
     return 0

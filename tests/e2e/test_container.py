@@ -67,7 +67,7 @@ from tests.images import IMAGES
 from tests.images import build as build_images
 
 # The first test of each image also builds it where .ci/run has not (tests/images.py),
-# which under the vfs storage driver on two cores takes several minutes.
+# which on two cores takes several minutes.
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(2400)]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
