@@ -233,7 +233,8 @@ def test_every_refused_contract_is_listed_in_the_comment_as_inert_text(tmp_path:
         ORDERS_PATH: "dataset: lake/shop/orders\ncolumns: [\n",
         f"soda/contracts/shop/{evil}.yaml": "dataset: lake/shop/evil\ncolumns: [\n",
         "soda/contracts/shop/payments.yaml": (
-            f'dataset: lake/shop/payments\ncolumns:\n  - name: id\n    "{evil}": 1\n'
+            # a column name carries the text: an unknown key is only a warning now
+            f'dataset: lake/shop/payments\ncolumns:\n  - name: "{evil}"\n    data_type: 1\n'
         ),
     }
     pr = make_pr(tmp_path, files)
