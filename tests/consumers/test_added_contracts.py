@@ -186,3 +186,50 @@ def test_a_rename_lists_the_readers_of_the_old_name_not_of_the_new_one(cli, tmp_
     renamed = next(c for c in report["changes"] if c["rule"] == "model_renamed")
     assert [c["path"] for c in renamed["consumers"]] == ["sql/old.sql"]
     assert [b[0] for b in _broken(report)] == ["sql/old.sql"]
+
+
+def test_a_rename_onto_a_readers_name_keeps_the_removal_an_error(cli, tmp_path: Path) -> None:
+    """The decoy, by rename instead of addition: the PR drops ``orders.note`` and
+    renames an unread contract (``misc``) to ``db/warehouse/orders``. The rename's
+    new name takes the reader of ``warehouse.orders`` (a renamed contract competes
+    as a base one), so ``orders`` is left with no reader; usage-aware severity must
+    not then grade the removal a warning: only ``model_renamed`` would stand, and
+    acknowledging that harmless-looking rename would pass the pull request."""
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "soda/contracts/misc.yml": "dataset: misc\ncolumns:\n  - name: a\n    data_type: bigint\n",
+            "sql/report.sql": "select note\nfrom warehouse.orders\n",
+            ".schema-gate.yml": "lineage:\n  usage_aware_severity: true\n",
+        },
+    )
+    repo.write("soda/contracts/orders.yml", WITHOUT_NOTE)
+    repo.write("soda/contracts/misc.yml", WAREHOUSE.replace("name: id", "name: a"))
+    repo.commit("drop note, rename misc onto the reader's name")
+    code, report = _run(cli, repo)
+    assert code == 1
+    renamed = next(c for c in report["changes"] if c["rule"] == "model_renamed")
+    assert (renamed["dataset"], renamed["old_dataset"]) == ("db/warehouse/orders", "misc")
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["severity"] == "error", removed["message"]
+    assert any("db/warehouse/orders" in n and "stays an error" in n for n in report["notices"])
+
+
+def test_a_rename_does_not_hold_back_its_own_removals(cli, tmp_path: Path) -> None:
+    """The control: a contract renamed and narrowed in one PR shares its names with
+    itself only; with no reader, its column removal is graded as before."""
+    shop = ORDERS.replace("dataset: orders", "dataset: shop/orders")
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/shop.yml": shop,
+            ".schema-gate.yml": "lineage:\n  usage_aware_severity: true\n",
+        },
+    )
+    renamed = WITHOUT_NOTE.replace("dataset: orders", "dataset: shop/orders_v2")
+    repo.write("soda/contracts/shop.yml", renamed)
+    repo.commit("rename and drop note")
+    code, report = _run(cli, repo)
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["severity"] == "warning", removed["message"]
