@@ -160,27 +160,45 @@ def _claimed_by_added(changes: Sequence[Change], datasets: Sequence[Dataset]) ->
     (``gate.consumers.names``): adding ``db/warehouse/orders`` takes the reader
     of ``warehouse.orders`` away from ``orders``. A removal from a dataset that
     shares its last name part with an added one is not lowered, whatever the
-    search found.
+    search found. A rename's new id counts as added here (the consumer scan
+    lets it compete as a base dataset, so renaming an unread ``misc`` to
+    ``db/warehouse/orders`` does take that reader), except for the renamed
+    dataset's own changes.
     """
     from gate.consumers.names import dataset_names
 
     by_id = {d.id: d for d in datasets}
     added = {c.dataset for c in changes if c.rule == rules.MODEL_ADDED.id}
-    lasts: dict[str, str] = {}
-    for dataset_id in sorted(added):
+    renamed = {
+        c.dataset: c.old_dataset
+        for c in changes
+        if c.rule == rules.MODEL_RENAMED.id and c.old_dataset and c.old_dataset != c.dataset
+    }
+    lasts: dict[str, list[str]] = {}
+    for dataset_id in sorted(added | renamed.keys()):
         if dataset_id in by_id:
             for name in dataset_names(by_id[dataset_id]):
-                lasts.setdefault(name[-1], dataset_id)
+                lasts.setdefault(name[-1], []).append(dataset_id)
     held: dict[str, str] = {}
     for change in changes:
+        pair = {d for d in (change.dataset, change.old_dataset) if d}
         for maybe in (change.dataset, change.old_dataset):
-            if not maybe or maybe in added or maybe not in by_id:
+            if not maybe or maybe in added or maybe in renamed or maybe not in by_id:
                 continue
             dataset_id = maybe
             for name in dataset_names(by_id[dataset_id]):
-                if name[-1] in lasts:
+                claimant = next(
+                    (
+                        i
+                        for i in lasts.get(name[-1], ())
+                        if i not in pair and renamed.get(i) not in pair
+                    ),
+                    None,
+                )
+                if claimant is not None:
+                    how = "renames to" if claimant in renamed else "adds"
                     held[dataset_id] = (
-                        f"{lasts[name[-1]]}, a contract this pull request adds, goes by a "
+                        f"{claimant}, a contract this pull request {how}, goes by a "
                         "name its readers may use, and could have claimed them"
                     )
     return held
