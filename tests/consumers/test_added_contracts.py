@@ -234,3 +234,33 @@ def test_a_rename_does_not_hold_back_its_own_removals(cli, tmp_path: Path) -> No
     assert code == 1  # the rename itself
     removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
     assert removed["severity"] == "warning", removed["message"]
+
+
+def test_a_table_name_the_pr_adds_to_the_config_keeps_the_removal_an_error(
+    cli, tmp_path: Path
+) -> None:
+    """The decoy, by config: ``consumers.tables`` takes the names of both sides, so
+    the PR's own ``misc: [warehouse.orders]`` gives a contract in a changed file a
+    longer name than ``orders`` for the reader of ``warehouse.orders``. That reader
+    went to ``misc``; ``orders`` had none, and usage-aware severity graded the
+    removal of the column it reads a warning: exit 0 on a broken reader."""
+    misc = "dataset: misc\ncolumns:\n  - name: a\n    data_type: bigint\n"
+    config = "lineage:\n  usage_aware_severity: true\n"
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "soda/contracts/misc.yml": misc,
+            "sql/report.sql": "select note\nfrom warehouse.orders\n",
+            ".schema-gate.yml": config,
+        },
+    )
+    repo.write("soda/contracts/orders.yml", WITHOUT_NOTE)
+    repo.write("soda/contracts/misc.yml", misc + "  - name: b\n    data_type: bigint\n")
+    repo.write(".schema-gate.yml", config + "consumers:\n  tables:\n    misc: [warehouse.orders]\n")
+    repo.commit("drop note, name misc after the reader's table")
+    code, report = _run(cli, repo)
+    assert code == 1
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["severity"] == "error", removed["message"]
+    assert any("misc" in n and "stays an error" in n for n in report["notices"]), report["notices"]
