@@ -105,6 +105,8 @@ def external_step(
         if not_analysed:
             gaps.append(f"{not_analysed} consumer file(s) could not be analysed")
         held = _claimed_by_added(changes, datasets)
+        for i, why in _claimed_by_config(changes, datasets, base, head).items():
+            held.setdefault(i, why)
         for w in warnings:  # a dataset a lineage API does not know: that dataset only
             if isinstance(w, DatasetWarning):
                 for i in sorted(ids):
@@ -151,6 +153,46 @@ def _with_file_aliases(
     if not found:
         return tables
     return {**tables, **{k: tuple(v) for k, v in found.items()}}
+
+
+def _claimed_by_config(
+    changes: Sequence[Change], datasets: Sequence[Dataset], base: Config, head: Config
+) -> dict[str, str]:
+    """Changed datasets whose readers a ``consumers.tables`` name this pull request
+    adds to another dataset could claim.
+
+    The run takes the names of both sides (``gate.policy``), and the longest name
+    wins a read: ``misc: [warehouse.orders]`` written in the PR's own config takes
+    the reader of ``warehouse.orders`` from ``orders``. Like an added contract's,
+    such a name holds back the grading of the datasets whose last name part it shares.
+    """
+    from gate.consumers.names import dataset_names, split_name
+    from gate.dbt.identity import bare_id
+
+    lasts: dict[str, list[str]] = {}
+    for owner, names in head.consumers.tables.items():
+        before = set(base.consumers.tables.get(owner, ()))
+        for written in names:
+            parts = split_name(written)
+            if parts and written not in before:
+                lasts.setdefault(parts[-1], []).append(owner)
+    if not lasts:
+        return {}
+    by_id = {d.id: d for d in datasets}
+    held: dict[str, str] = {}
+    for change in changes:
+        for maybe in (change.dataset, change.old_dataset):
+            if not maybe or maybe not in by_id:
+                continue
+            own = {maybe, bare_id(by_id[maybe]), change.dataset, change.old_dataset}
+            for name in dataset_names(by_id[maybe]):
+                other = next((k for k in lasts.get(name[-1], ()) if k not in own), None)
+                if other is not None:
+                    held[maybe] = (
+                        f"this pull request gives {other} a name in consumers.tables that "
+                        "its readers may use, which could have claimed them"
+                    )
+    return held
 
 
 def _claimed_by_added(changes: Sequence[Change], datasets: Sequence[Dataset]) -> dict[str, str]:
