@@ -264,3 +264,62 @@ def test_a_table_name_the_pr_adds_to_the_config_keeps_the_removal_an_error(
     removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
     assert removed["severity"] == "error", removed["message"]
     assert any("misc" in n and "stays an error" in n for n in report["notices"]), report["notices"]
+
+
+ODCS_MISC = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: misc-contract
+name: misc
+status: active
+version: 1.0.0
+schema:
+  - name: NAME
+    physicalName: misc_tbl
+    properties:
+      - name: a
+        logicalType: integer
+"""
+
+
+def test_a_name_the_pr_gives_an_existing_contract_does_not_take_a_reader(
+    cli, tmp_path: Path
+) -> None:
+    """The decoy, by a new name on a kept contract: the PR drops ``orders.note`` and
+    changes an ODCS object's logical name to ``warehouse.orders`` (its id, the
+    physicalName, stays: no change is reported on it). That name is the PR's own,
+    as an added contract's is: the reader of ``warehouse.orders`` stays ``orders``'s,
+    and breaks. It went to ``misc_tbl``, and usage-aware severity passed it (exit 0)."""
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "contracts/misc.odcs.yaml": ODCS_MISC.replace("NAME", "misc"),
+            "sql/report.sql": "select note\nfrom warehouse.orders\n",
+            ".schema-gate.yml": "lineage:\n  usage_aware_severity: true\n",
+        },
+    )
+    repo.write("soda/contracts/orders.yml", WITHOUT_NOTE)
+    repo.write("contracts/misc.odcs.yaml", ODCS_MISC.replace("NAME", "warehouse.orders"))
+    repo.commit("drop note, give misc the reader's table name")
+    code, report = _run(cli, repo)
+    assert code == 1
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["severity"] == "error", removed["message"]
+    assert [(c["path"], c["line"]) for c in removed["consumers"]] == [("sql/report.sql", 1)]
+    assert _broken(report) == [("sql/report.sql", 1, "orders", "note")]
+
+
+def test_a_name_a_kept_contract_already_had_still_competes_as_before() -> None:
+    """The control: only names the base side lacked wait for the base's datasets."""
+    from gate.consumers.names import added_names
+
+    orders = Dataset(id="orders", path="o.yml", format="soda")
+    misc = Dataset(id="misc_tbl", path="m.yml", format="odcs", aliases=("warehouse.orders",))
+    renamed = Dataset(id="misc_tbl", path="m.yml", format="odcs", aliases=("lake.orders",))
+    new = added_names([orders, misc], [orders, renamed], [])
+    assert new == frozenset({(("lake", "orders"), "misc_tbl")})
+    index = NameIndex([orders, misc, orders, renamed], added_names=new)
+    assert index.lookup(("warehouse", "orders")) == {"misc_tbl"}  # the base's own name
+    assert index.lookup(("lake", "orders")) == {"orders"}  # the PR's new name waits
+    assert index.claimants(("lake", "orders")) == {"misc_tbl"}
