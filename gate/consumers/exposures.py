@@ -92,7 +92,7 @@ def read_exposures(path: str, data: bytes, lookup: NameIndex | ScopedIndex) -> F
             if not table:
                 continue  # a metric()
             written = split_name(table)
-            also = tuple(sorted(lookup.claimants(written))) if index.added else ()
+            also = tuple(sorted(lookup.claimants(written))) if index.tiered else ()
             for dataset_id in sorted(lookup.lookup(written)):
                 found.append(Found(dataset_id, written, None, path, line, label, USAGE, also))
                 found.append(Found(dataset_id, written, "*", path, line, label, USAGE))

@@ -317,7 +317,7 @@ def test_a_name_a_kept_contract_already_had_still_competes_as_before() -> None:
     orders = Dataset(id="orders", path="o.yml", format="soda")
     misc = Dataset(id="misc_tbl", path="m.yml", format="odcs", aliases=("warehouse.orders",))
     renamed = Dataset(id="misc_tbl", path="m.yml", format="odcs", aliases=("lake.orders",))
-    new = added_names([orders, misc], [orders, renamed], [])
+    new = added_names([orders, misc], [orders, renamed])
     assert new == frozenset({(("lake", "orders"), "misc_tbl")})
     index = NameIndex([orders, misc, orders, renamed], added_names=new)
     assert index.lookup(("warehouse", "orders")) == {"misc_tbl"}  # the base's own name
