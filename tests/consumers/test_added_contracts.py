@@ -323,3 +323,35 @@ def test_a_name_a_kept_contract_already_had_still_competes_as_before() -> None:
     assert index.lookup(("warehouse", "orders")) == {"misc_tbl"}  # the base's own name
     assert index.lookup(("lake", "orders")) == {"orders"}  # the PR's new name waits
     assert index.claimants(("lake", "orders")) == {"misc_tbl"}
+
+
+def test_a_kept_contract_that_takes_a_new_name_keeps_its_own_removals_errors(
+    cli, tmp_path: Path
+) -> None:
+    """The other side of the rule above: the contract that takes the new name
+    (``misc_tbl`` now ``warehouse.orders``) and drops ``x`` loses the reader of
+    ``warehouse.orders`` to the base's ``orders``; with no reader found, its own
+    removal must not be graded a warning (exit 0 on a broken reader)."""
+    with_x = ODCS_MISC + "      - name: x\n        logicalType: integer\n"
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "contracts/misc.odcs.yaml": with_x.replace("NAME", "misc"),
+            "sql/report.sql": "select x\nfrom warehouse.orders\n",
+            ".schema-gate.yml": "lineage:\n  usage_aware_severity: true\n",
+        },
+    )
+    head = ODCS_MISC.replace("NAME", "warehouse.orders").replace("1.0.0", "2.0.0")
+    repo.write("contracts/misc.odcs.yaml", head)  # a major bump: the removal is announced
+    # orders changes too (a column added), so it is one of the run's datasets
+    repo.write("soda/contracts/orders.yml", ORDERS + "  - name: extra\n    data_type: string\n")
+    repo.commit("rename misc's logical name, drop x")
+    code, report = _run(cli, repo)
+    assert code == 1
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["dataset"] == "misc_tbl"
+    assert removed["severity"] == "error", removed["message"]
+    assert any("misc_tbl" in n and "stays an error" in n for n in report["notices"]), report[
+        "notices"
+    ]
