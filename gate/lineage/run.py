@@ -107,6 +107,8 @@ def external_step(
         held = _claimed_by_added(changes, datasets)
         for i, why in _claimed_by_config(changes, datasets, base, head).items():
             held.setdefault(i, why)
+        for i, why in _renamed_in_place(datasets).items():
+            held.setdefault(i, why)
         for w in warnings:  # a dataset a lineage API does not know: that dataset only
             if isinstance(w, DatasetWarning):
                 for i in sorted(ids):
@@ -192,6 +194,40 @@ def _claimed_by_config(
                         f"this pull request gives {other} a name in consumers.tables that "
                         "its readers may use, which could have claimed them"
                     )
+    return held
+
+
+def _renamed_in_place(datasets: Sequence[Dataset]) -> dict[str, str]:
+    """Kept datasets that take a name in this pull request another dataset shares.
+
+    A name the pull request gives a kept contract (an ODCS logical ``name``, a
+    dbt ``config.alias``) reads only what no base name agrees with
+    (``gate.consumers.names.added_names``): the reader of ``warehouse.orders`` stays
+    the base ``orders``'s, though it may be this dataset's. Its removals are
+    not graded down for want of readers. ``datasets``: the base side's, then HEAD's.
+    """
+    from gate.consumers.names import added_names, dataset_names
+
+    sides: dict[str, list[Dataset]] = {}
+    for dataset in datasets:
+        sides.setdefault(dataset.id, []).append(dataset)
+    kept = [pair for pair in sides.values() if len(pair) > 1]
+    new = added_names([p[0] for p in kept], [p[-1] for p in kept])
+    if not new:
+        return {}
+    lasts: dict[str, set[str]] = {}
+    for dataset in datasets:
+        for name in dataset_names(dataset):
+            lasts.setdefault(name[-1], set()).add(dataset.id)
+    held: dict[str, str] = {}
+    for name, dataset_id in sorted(new):
+        others = sorted(lasts.get(name[-1], set()) - {dataset_id})
+        if others:
+            held.setdefault(
+                dataset_id,
+                f"this pull request names it {'.'.join(name)}, which {others[0]} goes by "
+                "too: its readers may be counted as that dataset's",
+            )
     return held
 
 
