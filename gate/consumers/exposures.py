@@ -50,13 +50,20 @@ def read_exposures(path: str, data: bytes, lookup: NameIndex | ScopedIndex) -> F
             not_analysed=(NotAnalysed(path, f"dbt exposures: {exc.detail}", exc.line),)
         )
     exposures = doc.get(KEY) if isinstance(doc, dict) else None
-    if not isinstance(exposures, list):
+    if exposures is None:
         return FileResult()
+    if not isinstance(exposures, list):
+        # dbt refuses it, yet it names readers the gate cannot list: fail closed
+        line = doc.key_line(KEY) if isinstance(doc, YMap) else None
+        reason = "dbt exposures: 'exposures' is not a list"
+        return FileResult(not_analysed=(NotAnalysed(path, reason, line or 1),), kind="dbt")
     index = lookup.index if isinstance(lookup, ScopedIndex) else lookup
     found: list[Found] = []
     problems: list[NotAnalysed] = []
     for at, exposure in enumerate(exposures):
         if not isinstance(exposure, dict):
+            line = _line(exposures, at, None)
+            problems.append(NotAnalysed(path, "dbt exposures: an exposure is not a mapping", line))
             continue
         name = exposure.get("name")
         where = exposure.line if isinstance(exposure, YMap) else _line(exposures, at, None)
@@ -85,7 +92,7 @@ def read_exposures(path: str, data: bytes, lookup: NameIndex | ScopedIndex) -> F
             if not table:
                 continue  # a metric()
             written = split_name(table)
-            also = tuple(sorted(lookup.claimants(written))) if index.added else ()
+            also = tuple(sorted(lookup.claimants(written))) if index.tiered else ()
             for dataset_id in sorted(lookup.lookup(written)):
                 found.append(Found(dataset_id, written, None, path, line, label, USAGE, also))
                 found.append(Found(dataset_id, written, "*", path, line, label, USAGE))

@@ -9,8 +9,9 @@ agreement wins, so ``analytics.orders`` matches ``.../analytics/orders`` before 
 bare ``orders``. Teams whose naming differs add names in the config
 (``consumers.tables``).
 
-A contract the pull request adds competes only for names no base contract
-agrees with (``added_ids``, ``NameIndex.lookup``): adding ``db/warehouse/orders``
+A contract the pull request adds, or a name it gives a kept one, competes only
+for names no base contract agrees with (``added_ids``, ``added_names``,
+``NameIndex.lookup``): adding ``db/warehouse/orders``
 must not take the reader of ``warehouse.orders`` away from the base's ``orders``,
 or dropping ``orders.note`` would break that reader unseen. Where the added
 contract would have won, the name still resolves at HEAD (``NameIndex.claimants``),
@@ -118,6 +119,39 @@ def added_ids(
     return frozenset(d.id for d in head if d.id not in base_ids and d.id not in renamed)
 
 
+def added_names(
+    base: Sequence[Dataset],
+    head: Sequence[Dataset],
+    extra: Mapping[str, Sequence[str]] | None = None,
+) -> frozenset[tuple[Name, str]]:
+    """Aliases the pull request gives a dataset the base side already has: ``(name, id)``.
+
+    A kept contract that gains a name (an ODCS object's logical ``name``, a dbt
+    ``config.alias``) is as much the pull request's word as an added contract:
+    ``misc_tbl`` newly named ``warehouse.orders`` must not take the reader of
+    ``warehouse.orders`` from the base's ``orders`` either. Only aliases count:
+    the names an id and a dbt version make (the unpinned one moves with
+    ``latest_version``, ``as_resolved_at_head``) stay as they are. Added and
+    renamed datasets are left to ``added_ids``.
+    """
+    extra = extra or {}
+    before: dict[str, set[Name]] = {}
+    for dataset in base:
+        before.setdefault(dataset.id, set()).update(
+            dataset_names(dataset, configured(extra, dataset))
+        )
+    out: set[tuple[Name, str]] = set()
+    for dataset in head:
+        known = before.get(dataset.id)
+        if known is None:
+            continue
+        for alias in dataset.aliases:
+            name = split_name(alias) if alias else ()
+            if name and name not in known:
+                out.add((name, dataset.id))
+    return frozenset(out)
+
+
 def configured(extra: Mapping[str, Sequence[str]], dataset: Dataset) -> Sequence[str]:
     """The ``consumers.tables`` names of a dataset: by its id, or by its bare dbt
     model name when the run shows it as ``<project>.<model>``."""
@@ -139,9 +173,10 @@ Narrow = Callable[[set[str]], set[str]]
 class NameIndex:
     """Dataset ids by the table names consumers write.
 
-    ``added``: ids of datasets the pull request adds (``added_ids``). They own
-    only reads that no other dataset's name agrees with; ``claimants`` names
-    them where they would have won.
+    ``added``: ids of datasets the pull request adds (``added_ids``);
+    ``added_names``: names it gives datasets the base has (``added_names``).
+    They own only reads that no other name agrees with; ``claimants`` names
+    their datasets where they would have won.
     """
 
     def __init__(
@@ -149,42 +184,52 @@ class NameIndex:
         datasets: Iterable[Dataset],
         extra: Mapping[str, Sequence[str]] | None = None,
         added: Collection[str] = frozenset(),
+        added_names: Collection[tuple[Name, str]] = frozenset(),
     ) -> None:
         extra = extra or {}
-        self._by_last: dict[str, list[tuple[Name, str]]] = {}
+        #: last part -> (name, dataset id, whether the name is the pull request's own)
+        self._by_last: dict[str, list[tuple[Name, str, bool]]] = {}
         #: dbt model ids -> their project (lower-cased), for ``DbtScope``.
         self.projects: dict[str, str] = {}
         self.added = frozenset(added)
+        new_names = frozenset(added_names)
+        #: Whether any dataset or name is the pull request's own (then reads are tiered).
+        self.tiered = bool(self.added or new_names)
+        seen: set[tuple[Name, str]] = set()
         for dataset in datasets:
             if dataset.project is not None:
                 self.projects[dataset.id] = dataset.project.lower()
             for name in dataset_names(dataset, configured(extra, dataset)):
-                entries = self._by_last.setdefault(name[-1], [])
-                if (name, dataset.id) not in entries:
-                    entries.append((name, dataset.id))
+                if (name, dataset.id) not in seen:
+                    seen.add((name, dataset.id))
+                    new = dataset.id in self.added or (name, dataset.id) in new_names
+                    self._by_last.setdefault(name[-1], []).append((name, dataset.id, new))
 
     def best(self, written: Name, tier: bool | None = None) -> set[str]:
         """The ids whose names agree longest with ``written`` (several only on a
-        true tie), among all datasets (``tier=None``), the added ones (``True``)
-        or the others (``False``)."""
+        true tie), among all names (``tier=None``), the pull request's own
+        (``True``: ``added``, ``added_names``) or the others (``False``)."""
+        return {dataset_id for dataset_id, _new in self._winners(written, tier)}
+
+    def _winners(self, written: Name, tier: bool | None) -> set[tuple[str, bool]]:
         if not written:
             return set()
         best = 0
-        found: set[str] = set()
-        for name, dataset_id in self._by_last.get(written[-1], ()):
-            if tier is not None and (dataset_id in self.added) != tier:
+        found: set[tuple[str, bool]] = set()
+        for name, dataset_id, new in self._by_last.get(written[-1], ()):
+            if tier is not None and new != tier:
                 continue
             score = _overlap(written, name)
             if score > best:
-                best, found = score, {dataset_id}
+                best, found = score, {(dataset_id, new)}
             elif score and score == best:
-                found.add(dataset_id)
+                found.add((dataset_id, new))
         return found
 
     def lookup(self, written: Name, narrow: Narrow | None = None) -> set[str]:
         """The dataset ids a table reference reads: the base's datasets first, the
         added ones only for a name none of those agrees with (after ``narrow``)."""
-        if not self.added:
+        if not self.tiered:
             found = self.best(written)
             return narrow(found) if narrow is not None and found else found
         for tier in (False, True):
@@ -196,15 +241,17 @@ class NameIndex:
         return set()
 
     def claimants(self, written: Name, narrow: Narrow | None = None) -> set[str]:
-        """Added datasets that ``written`` names at least as well as any other:
-        the table still exists at HEAD under an added contract (a move, a rename
-        the diff could not pair), though the read stays its base owner's."""
-        if not self.added:
+        """Datasets that ``written`` names, by a name the pull request gave them, at
+        least as well as any other: the table still exists at HEAD under an added
+        contract or name (a move, a rename the diff could not pair), though the
+        read stays its base owner's."""
+        if not self.tiered:
             return set()
-        found = self.best(written)
+        winners = self._winners(written, None)
+        found = {dataset_id for dataset_id, _new in winners}
         if narrow is not None and found:
             found = narrow(found)
-        return found & self.added
+        return {dataset_id for dataset_id, new in winners if new and dataset_id in found}
 
     def needles(self) -> set[str]:
         """The last part of every name: what ``git grep -F -i`` looks for."""

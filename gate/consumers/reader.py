@@ -214,7 +214,7 @@ def _at_head(lookup: NameIndex | ScopedIndex, use: Use) -> tuple[str, ...]:
     if use.column is not None:
         return ()
     index = lookup.index if isinstance(lookup, ScopedIndex) else lookup
-    return tuple(sorted(lookup.claimants(use.table))) if index.added else ()
+    return tuple(sorted(lookup.claimants(use.table))) if index.tiered else ()
 
 
 def _passes(

@@ -20,6 +20,7 @@ from gate.consumers.names import (
     NameIndex,
     ScopedIndex,
     added_ids,
+    added_names,
     as_resolved_at_head,
     configured,
     search_words,
@@ -256,7 +257,8 @@ def _scan(
     ids = {c.dataset for c in wanted} | {c.old_dataset for c in wanted if c.old_dataset}
     # A contract the pull request adds owns no read a base contract's name agrees with.
     added = added_ids(base, head_datasets, changes)
-    index = NameIndex(as_resolved_at_head(base, head_datasets), config.tables, added)
+    new_names = added_names(base, head_datasets, config.tables)
+    index = NameIndex(as_resolved_at_head(base, head_datasets), config.tables, added, new_names)
     needles = _needles([*base, *head_datasets], ids, config)
     # dbt exposures are looked for beside the SQL and Python readers (one more git grep).
     from gate.consumers import exposures

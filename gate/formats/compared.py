@@ -15,7 +15,7 @@ unknown. ``near_miss`` is the typo guard for keys a schema lets through.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gate.formats import constraints
 from gate.formats.dcs import PHYSICAL_TYPE_KEYS, TYPE_MAP
@@ -232,6 +232,17 @@ def column_keys_on_object(fmt: str, path: Sequence[object], instance: object) ->
     if fmt == "dcs" and not typed:
         return []
     return (["type"] if typed else []) + [str(key) for key in instance if key in column_only]
+
+
+def other_name(
+    key: object, names: Mapping[str, str], known: Iterable[str], present: Iterable[object]
+) -> str | None:
+    """The ``known`` key another format calls ``key`` (``names``: folded name -> key),
+    when that key is absent at the same level, as for ``near_miss``."""
+    meant = names.get(_fold(str(key)))
+    if meant is None or meant not in known or meant in {str(k) for k in present}:
+        return None
+    return meant
 
 
 def _fold(key: str) -> str:

@@ -31,7 +31,13 @@ from dataclasses import dataclass, field, replace
 from gate.config import ConsumerConfig
 from gate.consumers import jinja
 from gate.consumers.impact import read_column
-from gate.consumers.names import NameIndex, added_ids, as_resolved_at_head, split_name
+from gate.consumers.names import (
+    NameIndex,
+    added_ids,
+    added_names,
+    as_resolved_at_head,
+    split_name,
+)
 from gate.consumers.reader import as_sql, kind_of
 from gate.consumers.scan import read_candidates
 from gate.consumers.sql import Budget, SqlError, TableName
@@ -407,8 +413,11 @@ def attach(
     if not first:
         return Lineage(changes)
     datasets = as_resolved_at_head(base, head_datasets)
-    # As the consumer scan: a dataset the PR adds takes no read from a base one.
-    index = NameIndex(datasets, config.tables, added_ids(base, head_datasets, changes))
+    # As the consumer scan: a dataset the PR adds, or a name it gives a kept one,
+    # takes no read from a base one.
+    added = added_ids(base, head_datasets, changes)
+    new_names = added_names(base, head_datasets, config.tables)
+    index = NameIndex(datasets, config.tables, added, new_names)
     walk = _Walk(repo, head, config, dialect, depth, workers or Workers(1))
     graph = walk.run(first, index, _contract_columns(datasets), flows)
     out = []

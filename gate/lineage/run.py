@@ -105,6 +105,10 @@ def external_step(
         if not_analysed:
             gaps.append(f"{not_analysed} consumer file(s) could not be analysed")
         held = _claimed_by_added(changes, datasets)
+        for i, why in _claimed_by_config(changes, datasets, base, head).items():
+            held.setdefault(i, why)
+        for i, why in _renamed_in_place(datasets).items():
+            held.setdefault(i, why)
         for w in warnings:  # a dataset a lineage API does not know: that dataset only
             if isinstance(w, DatasetWarning):
                 for i in sorted(ids):
@@ -153,6 +157,80 @@ def _with_file_aliases(
     return {**tables, **{k: tuple(v) for k, v in found.items()}}
 
 
+def _claimed_by_config(
+    changes: Sequence[Change], datasets: Sequence[Dataset], base: Config, head: Config
+) -> dict[str, str]:
+    """Changed datasets whose readers a ``consumers.tables`` name this pull request
+    adds to another dataset could claim.
+
+    The run takes the names of both sides (``gate.policy``), and the longest name
+    wins a read: ``misc: [warehouse.orders]`` written in the PR's own config takes
+    the reader of ``warehouse.orders`` from ``orders``. Like an added contract's,
+    such a name holds back the grading of the datasets whose last name part it shares.
+    """
+    from gate.consumers.names import dataset_names, split_name
+    from gate.dbt.identity import bare_id
+
+    lasts: dict[str, list[str]] = {}
+    for owner, names in head.consumers.tables.items():
+        before = set(base.consumers.tables.get(owner, ()))
+        for written in names:
+            parts = split_name(written)
+            if parts and written not in before:
+                lasts.setdefault(parts[-1], []).append(owner)
+    if not lasts:
+        return {}
+    by_id = {d.id: d for d in datasets}
+    held: dict[str, str] = {}
+    for change in changes:
+        for maybe in (change.dataset, change.old_dataset):
+            if not maybe or maybe not in by_id:
+                continue
+            own = {maybe, bare_id(by_id[maybe]), change.dataset, change.old_dataset}
+            for name in dataset_names(by_id[maybe]):
+                other = next((k for k in lasts.get(name[-1], ()) if k not in own), None)
+                if other is not None:
+                    held[maybe] = (
+                        f"this pull request gives {other} a name in consumers.tables that "
+                        "its readers may use, which could have claimed them"
+                    )
+    return held
+
+
+def _renamed_in_place(datasets: Sequence[Dataset]) -> dict[str, str]:
+    """Kept datasets that take a name in this pull request another dataset shares.
+
+    A name the pull request gives a kept contract (an ODCS logical ``name``, a
+    dbt ``config.alias``) reads only what no base name agrees with
+    (``gate.consumers.names.added_names``): the reader of ``warehouse.orders`` stays
+    the base ``orders``'s, though it may be this dataset's. Its removals are
+    not graded down for want of readers. ``datasets``: the base side's, then HEAD's.
+    """
+    from gate.consumers.names import added_names, dataset_names
+
+    sides: dict[str, list[Dataset]] = {}
+    for dataset in datasets:
+        sides.setdefault(dataset.id, []).append(dataset)
+    kept = [pair for pair in sides.values() if len(pair) > 1]
+    new = added_names([p[0] for p in kept], [p[-1] for p in kept])
+    if not new:
+        return {}
+    lasts: dict[str, set[str]] = {}
+    for dataset in datasets:
+        for name in dataset_names(dataset):
+            lasts.setdefault(name[-1], set()).add(dataset.id)
+    held: dict[str, str] = {}
+    for name, dataset_id in sorted(new):
+        others = sorted(lasts.get(name[-1], set()) - {dataset_id})
+        if others:
+            held.setdefault(
+                dataset_id,
+                f"this pull request names it {'.'.join(name)}, which {others[0]} goes by "
+                "too: its readers may be counted as that dataset's",
+            )
+    return held
+
+
 def _claimed_by_added(changes: Sequence[Change], datasets: Sequence[Dataset]) -> dict[str, str]:
     """Changed datasets whose readers a contract this pull request adds could claim.
 
@@ -160,27 +238,45 @@ def _claimed_by_added(changes: Sequence[Change], datasets: Sequence[Dataset]) ->
     (``gate.consumers.names``): adding ``db/warehouse/orders`` takes the reader
     of ``warehouse.orders`` away from ``orders``. A removal from a dataset that
     shares its last name part with an added one is not lowered, whatever the
-    search found.
+    search found. A rename's new id counts as added here (the consumer scan
+    lets it compete as a base dataset, so renaming an unread ``misc`` to
+    ``db/warehouse/orders`` does take that reader), except for the renamed
+    dataset's own changes.
     """
     from gate.consumers.names import dataset_names
 
     by_id = {d.id: d for d in datasets}
     added = {c.dataset for c in changes if c.rule == rules.MODEL_ADDED.id}
-    lasts: dict[str, str] = {}
-    for dataset_id in sorted(added):
+    renamed = {
+        c.dataset: c.old_dataset
+        for c in changes
+        if c.rule == rules.MODEL_RENAMED.id and c.old_dataset and c.old_dataset != c.dataset
+    }
+    lasts: dict[str, list[str]] = {}
+    for dataset_id in sorted(added | renamed.keys()):
         if dataset_id in by_id:
             for name in dataset_names(by_id[dataset_id]):
-                lasts.setdefault(name[-1], dataset_id)
+                lasts.setdefault(name[-1], []).append(dataset_id)
     held: dict[str, str] = {}
     for change in changes:
+        pair = {d for d in (change.dataset, change.old_dataset) if d}
         for maybe in (change.dataset, change.old_dataset):
-            if not maybe or maybe in added or maybe not in by_id:
+            if not maybe or maybe in added or maybe in renamed or maybe not in by_id:
                 continue
             dataset_id = maybe
             for name in dataset_names(by_id[dataset_id]):
-                if name[-1] in lasts:
+                claimant = next(
+                    (
+                        i
+                        for i in lasts.get(name[-1], ())
+                        if i not in pair and renamed.get(i) not in pair
+                    ),
+                    None,
+                )
+                if claimant is not None:
+                    how = "renames to" if claimant in renamed else "adds"
                     held[dataset_id] = (
-                        f"{lasts[name[-1]]}, a contract this pull request adds, goes by a "
+                        f"{claimant}, a contract this pull request {how}, goes by a "
                         "name its readers may use, and could have claimed them"
                     )
     return held

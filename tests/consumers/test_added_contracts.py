@@ -186,3 +186,172 @@ def test_a_rename_lists_the_readers_of_the_old_name_not_of_the_new_one(cli, tmp_
     renamed = next(c for c in report["changes"] if c["rule"] == "model_renamed")
     assert [c["path"] for c in renamed["consumers"]] == ["sql/old.sql"]
     assert [b[0] for b in _broken(report)] == ["sql/old.sql"]
+
+
+def test_a_rename_onto_a_readers_name_keeps_the_removal_an_error(cli, tmp_path: Path) -> None:
+    """The decoy, by rename instead of addition: the PR drops ``orders.note`` and
+    renames an unread contract (``misc``) to ``db/warehouse/orders``. The rename's
+    new name takes the reader of ``warehouse.orders`` (a renamed contract competes
+    as a base one), so ``orders`` is left with no reader; usage-aware severity must
+    not then grade the removal a warning: only ``model_renamed`` would stand, and
+    acknowledging that harmless-looking rename would pass the pull request."""
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "soda/contracts/misc.yml": "dataset: misc\ncolumns:\n  - name: a\n    data_type: bigint\n",
+            "sql/report.sql": "select note\nfrom warehouse.orders\n",
+            ".schema-gate.yml": "lineage:\n  usage_aware_severity: true\n",
+        },
+    )
+    repo.write("soda/contracts/orders.yml", WITHOUT_NOTE)
+    repo.write("soda/contracts/misc.yml", WAREHOUSE.replace("name: id", "name: a"))
+    repo.commit("drop note, rename misc onto the reader's name")
+    code, report = _run(cli, repo)
+    assert code == 1
+    renamed = next(c for c in report["changes"] if c["rule"] == "model_renamed")
+    assert (renamed["dataset"], renamed["old_dataset"]) == ("db/warehouse/orders", "misc")
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["severity"] == "error", removed["message"]
+    assert any("db/warehouse/orders" in n and "stays an error" in n for n in report["notices"])
+
+
+def test_a_rename_does_not_hold_back_its_own_removals(cli, tmp_path: Path) -> None:
+    """The control: a contract renamed and narrowed in one PR shares its names with
+    itself only; with no reader, its column removal is graded as before."""
+    shop = ORDERS.replace("dataset: orders", "dataset: shop/orders")
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/shop.yml": shop,
+            ".schema-gate.yml": "lineage:\n  usage_aware_severity: true\n",
+        },
+    )
+    renamed = WITHOUT_NOTE.replace("dataset: orders", "dataset: shop/orders_v2")
+    repo.write("soda/contracts/shop.yml", renamed)
+    repo.commit("rename and drop note")
+    code, report = _run(cli, repo)
+    assert code == 1  # the rename itself
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["severity"] == "warning", removed["message"]
+
+
+def test_a_table_name_the_pr_adds_to_the_config_keeps_the_removal_an_error(
+    cli, tmp_path: Path
+) -> None:
+    """The decoy, by config: ``consumers.tables`` takes the names of both sides, so
+    the PR's own ``misc: [warehouse.orders]`` gives a contract in a changed file a
+    longer name than ``orders`` for the reader of ``warehouse.orders``. That reader
+    went to ``misc``; ``orders`` had none, and usage-aware severity graded the
+    removal of the column it reads a warning: exit 0 on a broken reader."""
+    misc = "dataset: misc\ncolumns:\n  - name: a\n    data_type: bigint\n"
+    config = "lineage:\n  usage_aware_severity: true\n"
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "soda/contracts/misc.yml": misc,
+            "sql/report.sql": "select note\nfrom warehouse.orders\n",
+            ".schema-gate.yml": config,
+        },
+    )
+    repo.write("soda/contracts/orders.yml", WITHOUT_NOTE)
+    repo.write("soda/contracts/misc.yml", misc + "  - name: b\n    data_type: bigint\n")
+    repo.write(".schema-gate.yml", config + "consumers:\n  tables:\n    misc: [warehouse.orders]\n")
+    repo.commit("drop note, name misc after the reader's table")
+    code, report = _run(cli, repo)
+    assert code == 1
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["severity"] == "error", removed["message"]
+    assert any("misc" in n and "stays an error" in n for n in report["notices"]), report["notices"]
+
+
+ODCS_MISC = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: misc-contract
+name: misc
+status: active
+version: 1.0.0
+schema:
+  - name: NAME
+    physicalName: misc_tbl
+    properties:
+      - name: a
+        logicalType: integer
+"""
+
+
+def test_a_name_the_pr_gives_an_existing_contract_does_not_take_a_reader(
+    cli, tmp_path: Path
+) -> None:
+    """The decoy, by a new name on a kept contract: the PR drops ``orders.note`` and
+    changes an ODCS object's logical name to ``warehouse.orders`` (its id, the
+    physicalName, stays: no change is reported on it). That name is the PR's own,
+    as an added contract's is: the reader of ``warehouse.orders`` stays ``orders``'s,
+    and breaks. It went to ``misc_tbl``, and usage-aware severity passed it (exit 0)."""
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "contracts/misc.odcs.yaml": ODCS_MISC.replace("NAME", "misc"),
+            "sql/report.sql": "select note\nfrom warehouse.orders\n",
+            ".schema-gate.yml": "lineage:\n  usage_aware_severity: true\n",
+        },
+    )
+    repo.write("soda/contracts/orders.yml", WITHOUT_NOTE)
+    repo.write("contracts/misc.odcs.yaml", ODCS_MISC.replace("NAME", "warehouse.orders"))
+    repo.commit("drop note, give misc the reader's table name")
+    code, report = _run(cli, repo)
+    assert code == 1
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["severity"] == "error", removed["message"]
+    assert [(c["path"], c["line"]) for c in removed["consumers"]] == [("sql/report.sql", 1)]
+    assert _broken(report) == [("sql/report.sql", 1, "orders", "note")]
+
+
+def test_a_name_a_kept_contract_already_had_still_competes_as_before() -> None:
+    """The control: only names the base side lacked wait for the base's datasets."""
+    from gate.consumers.names import added_names
+
+    orders = Dataset(id="orders", path="o.yml", format="soda")
+    misc = Dataset(id="misc_tbl", path="m.yml", format="odcs", aliases=("warehouse.orders",))
+    renamed = Dataset(id="misc_tbl", path="m.yml", format="odcs", aliases=("lake.orders",))
+    new = added_names([orders, misc], [orders, renamed])
+    assert new == frozenset({(("lake", "orders"), "misc_tbl")})
+    index = NameIndex([orders, misc, orders, renamed], added_names=new)
+    assert index.lookup(("warehouse", "orders")) == {"misc_tbl"}  # the base's own name
+    assert index.lookup(("lake", "orders")) == {"orders"}  # the PR's new name waits
+    assert index.claimants(("lake", "orders")) == {"misc_tbl"}
+
+
+def test_a_kept_contract_that_takes_a_new_name_keeps_its_own_removals_errors(
+    cli, tmp_path: Path
+) -> None:
+    """The other side of the rule above: the contract that takes the new name
+    (``misc_tbl`` now ``warehouse.orders``) and drops ``x`` loses the reader of
+    ``warehouse.orders`` to the base's ``orders``; with no reader found, its own
+    removal must not be graded a warning (exit 0 on a broken reader)."""
+    with_x = ODCS_MISC + "      - name: x\n        logicalType: integer\n"
+    repo = _base(
+        tmp_path,
+        {
+            "soda/contracts/orders.yml": ORDERS,
+            "contracts/misc.odcs.yaml": with_x.replace("NAME", "misc"),
+            "sql/report.sql": "select x\nfrom warehouse.orders\n",
+            ".schema-gate.yml": "lineage:\n  usage_aware_severity: true\n",
+        },
+    )
+    head = ODCS_MISC.replace("NAME", "warehouse.orders").replace("1.0.0", "2.0.0")
+    repo.write("contracts/misc.odcs.yaml", head)  # a major bump: the removal is announced
+    # orders changes too (a column added), so it is one of the run's datasets
+    repo.write("soda/contracts/orders.yml", ORDERS + "  - name: extra\n    data_type: string\n")
+    repo.commit("rename misc's logical name, drop x")
+    code, report = _run(cli, repo)
+    assert code == 1
+    removed = next(c for c in report["changes"] if c["rule"] == "column_removed")
+    assert removed["dataset"] == "misc_tbl"
+    assert removed["severity"] == "error", removed["message"]
+    assert any("misc_tbl" in n and "stays an error" in n for n in report["notices"]), report[
+        "notices"
+    ]

@@ -176,3 +176,25 @@ def test_exposure_entries_resolve_as_model_refs_do() -> None:
     ]
     assert {f.column for f in result.found} == {None, "*"}
     assert read_exposures("e.yml", b"exposures: [\n", index).not_analysed
+
+
+def test_an_exposures_section_of_another_shape_is_not_analysed() -> None:
+    """Fail closed: ``exposures:`` as a mapping, or an exposure that is not a mapping,
+    names readers the gate cannot list; it was read as no exposure at all, so a
+    column removal the dashboard depends on was graded a warning."""
+    index = NameIndex([Dataset(id="stg_payments", path="m.yml", format="dbt")])
+    shapes = {
+        "a mapping": "exposures:\n  dash:\n    depends_on: [\"ref('stg_payments')\"]\n",
+        "a string entry": "exposures:\n  - \"ref('stg_payments')\"\n",
+        "a scalar": "exposures: ref('stg_payments')\n",
+    }
+    for shape, text in shapes.items():
+        result = read_exposures("models/e.yml", text.encode(), index)
+        assert not result.found, shape
+        assert [(n.path, n.line) for n in result.not_analysed] in (
+            [("models/e.yml", 1)],
+            [("models/e.yml", 2)],
+        ), shape
+    assert read_exposures("models/e.yml", b"exposures:\n", index) == read_exposures(
+        "models/e.yml", b"version: 2\n", index
+    )

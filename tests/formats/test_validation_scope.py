@@ -446,3 +446,64 @@ def test_a_near_miss_of_a_soda_key_is_still_refused(repo: GitRepo, cli: Cli) -> 
         f"{path}:8: unknown key 'data_typ' in columns[1] (did you mean 'data_type'?) "
         "[Soda column keys]"
     ), proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "meant"),
+    [
+        # dbt's, DCS's and ODCS's words for what Soda calls data_type, checks, valid_values:
+        # no near miss by spelling, yet each drops what the gate compares. A PR that
+        # writes 'type: string' for 'data_type: bigint' changed the type, and was
+        # reported as a mere type_removed warning (exit 0).
+        ("    data_type: bigint\n    source_column: amt", "    type: string\n", "data_type"),
+        ("    data_type: bigint\n    source_column: amt", "    logicalType: string\n", "data_type"),
+        (
+            "    source_column: amt",
+            "    source_column: amt\n    tests:\n      - missing:",
+            "checks",
+        ),
+        (
+            "    source_column: amt",
+            "    source_column: amt\n    accepted_values: [a]",
+            "valid_values",
+        ),
+    ],
+)
+def test_another_formats_name_for_a_compared_soda_key_is_refused(
+    repo: GitRepo, cli: Cli, old: str, new: str, meant: str
+) -> None:
+    path = "soda/contracts/orders.yaml"
+    base = SODA_WITH_OWN_KEYS.replace(
+        "    source_column: amt", "    source_column: amt\n    checks:\n      - missing:"
+    ).replace("    source_column: amt", "    source_column: amt\n    valid_values: [a, b]")
+    repo.write(path, base)
+    repo.commit("base")
+    repo.branch("feature")
+    head = base.replace(old, new)
+    if meant == "checks":
+        head = head.replace("    checks:\n      - missing:\n", "")
+    if meant == "valid_values":
+        head = head.replace("    valid_values: [a, b]\n", "")
+    assert head != base
+    repo.write(path, head)
+    repo.commit("another format's key")
+    proc = cli(repo.path, "--base", "main", "--head", "HEAD")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"(did you mean '{meant}'?) [Soda column keys]" in proc.stderr, proc.stderr
+
+
+def test_another_formats_key_beside_the_soda_one_is_only_a_warning(repo: GitRepo, cli: Cli) -> None:
+    """'type' next to 'data_type' drops nothing: Soda reads data_type, the gate too."""
+    path = "soda/contracts/orders.yaml"
+    text = SODA_WITH_OWN_KEYS.replace(
+        "    source_column: amt", "    source_column: amt\n    type: x"
+    )
+    repo.write(path, text)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(path, text.replace("amount\n    data_type: bigint", "amount\n    data_type: int"))
+    repo.commit("narrow amount")
+    proc = cli(repo.path, "--base", "main", "--head", "HEAD", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert any("unknown key 'type'" in w["message"] for w in report["warnings"])

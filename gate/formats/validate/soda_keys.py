@@ -6,8 +6,9 @@ others; v3 has a test that says so), and real projects use that: a generator's
 own ``source_table``/``source_column`` beside each column. So an unknown key is
 a warning, and the file is compared; what is refused is a near miss of a
 documented key that is absent at the same level (``colums`` with no
-``columns``, ``data_typ`` with no ``data_type``), which would silently drop
-part of the contract, and a contract without ``columns:`` or ``checks:``.
+``columns``, ``data_typ`` with no ``data_type``) or another format's name for
+it (``type``, ``tests``, ``accepted_values``), which would silently drop part
+of the contract, and a contract without ``columns:`` or ``checks:``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,25 @@ SODA_COLUMN_KEYS = frozenset(
 )
 
 
+#: Other formats' names (dbt's, DCS's, ODCS's) for a key the gate compares in a
+#: Soda contract. None is a near miss by spelling, yet each, written where the
+#: Soda key is absent, drops what it would say: ``type: string`` for
+#: ``data_type: bigint`` turned a type change into a ``type_removed`` warning.
+_OTHER_NAMES = {
+    "type": "data_type",
+    "logicaltype": "data_type",
+    "physicaltype": "data_type",
+    "tests": "checks",
+    "datatests": "checks",
+    "quality": "checks",
+    "acceptedvalues": "valid_values",
+    "allowedvalues": "valid_values",
+    "enum": "valid_values",
+    "fields": "columns",
+    "properties": "columns",
+}
+
+
 def _validate_soda(doc: Any, path: str) -> list[ContractWarning]:
     """Refuse a near miss of a Soda key or a contract with nothing to compare; warn the rest."""
     unknown = _Unknown(path)
@@ -105,9 +125,9 @@ class _Unknown:
                 continue
             # Here, not at the top: compared.py loads the DCS and ODCS parsers, which
             # a Soda-only run never needs unless a key is unknown.
-            from gate.formats.compared import near_miss
+            from gate.formats.compared import near_miss, other_name
 
-            meant = near_miss(key, known, mapping)
+            meant = near_miss(key, known, mapping) or other_name(key, _OTHER_NAMES, known, mapping)
             if meant is not None:
                 raise ContractError(
                     self.path,
