@@ -70,6 +70,18 @@ class GitRepo:
                 config.write(REPO_CONFIG)
 
     @classmethod
+    def with_pr_branch(
+        cls, path: str | os.PathLike[str], files: dict[str, str], branch: str = "feature"
+    ) -> GitRepo:
+        """``files`` committed on main, then ``branch`` checked out for the PR's commits."""
+        repo = cls(path)
+        for relpath, text in files.items():
+            repo.write(relpath, text)
+        repo.commit("base")
+        repo.branch(branch)
+        return repo
+
+    @classmethod
     def clone(cls, source: str, path: str | os.PathLike[str], *args: str) -> GitRepo:
         """``git clone [args] source path``; e.g. ``"--depth", "1"`` for a shallow clone."""
         dest = Path(path)

@@ -30,12 +30,7 @@ WAREHOUSE = "dataset: db/warehouse/orders\ncolumns:\n  - name: id\n    data_type
 
 
 def _base(tmp_path: Path, files: dict[str, str]) -> GitRepo:
-    repo = GitRepo(tmp_path / "r")
-    for path, text in files.items():
-        repo.write(path, text)
-    repo.commit("base")
-    repo.branch("feature")
-    return repo
+    return GitRepo.with_pr_branch(tmp_path / "r", files)
 
 
 def _run(cli, repo: GitRepo) -> tuple[int, dict]:

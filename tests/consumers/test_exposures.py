@@ -58,12 +58,7 @@ WITHOUT_METHOD = MODELS.replace("      - name: method\n        data_type: string
 
 
 def _repo(tmp_path: Path, extra: dict[str, str]) -> GitRepo:
-    repo = GitRepo(tmp_path / "r")
-    for path, text in {**FILES, **extra}.items():
-        repo.write(path, text)
-    repo.commit("base")
-    repo.branch("feature")
-    return repo
+    return GitRepo.with_pr_branch(tmp_path / "r", {**FILES, **extra})
 
 
 def _run(cli, repo: GitRepo) -> tuple[int, dict]:
