@@ -15,6 +15,7 @@ unknown. ``near_miss`` is the typo guard for keys a schema lets through.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 
 from gate.formats import constraints
@@ -274,12 +275,28 @@ def near_miss(key: object, known: Iterable[str], present: Iterable[object]) -> s
     to six letters), a swap, or only case and separators apart. A key that is
     merely unknown (``namespace``, ``isNullable``) is no near miss: the schema may
     allow it as an extension.
+
+    Called for every unknown key of a file a pull request writes (tens of
+    thousands fit under the node limit), so it costs a few dictionary lookups,
+    not a distance to every known key: only the known keys that share a
+    two-deletion variant with ``key`` can be within two edits (a substitution,
+    an insertion or a swap is undone by deleting one letter on each side), and
+    only those are measured. ``present`` is looked up, not copied, when it is a
+    mapping (the level's own keys).
     """
-    text = str(key)
-    folded = _fold(text)
-    absent = sorted(set(known) - {str(k) for k in present})
+    folded = _fold(str(key))
+    variants, longest = _variant_index(known if isinstance(known, frozenset) else frozenset(known))
+    if len(folded) > longest + 2:
+        return None
+    near: set[str] = set()
+    for variant in _deletions(folded):
+        near.update(variants.get(variant, ()))
+    here: Mapping[object, object] | set[str]
+    here = present if isinstance(present, Mapping) else {str(k) for k in present}
     best: tuple[int, str] | None = None
-    for candidate in absent:
+    for candidate in sorted(near):
+        if candidate in here:
+            continue
         other = _fold(candidate)
         if other == folded:
             return candidate
@@ -288,3 +305,24 @@ def near_miss(key: object, known: Iterable[str], present: Iterable[object]) -> s
         if distance <= bound and (best is None or distance < best[0]):
             best = (distance, candidate)
     return best[1] if best else None
+
+
+def _deletions(word: str, depth: int = 2) -> set[str]:
+    """``word`` and every string made from it by deleting up to ``depth`` letters."""
+    out, frontier = {word}, {word}
+    for _ in range(depth):
+        frontier = {w[:i] + w[i + 1 :] for w in frontier for i in range(len(w))}
+        out |= frontier
+    return out
+
+
+@functools.lru_cache(maxsize=128)
+def _variant_index(known: frozenset[str]) -> tuple[dict[str, tuple[str, ...]], int]:
+    """Each two-deletion variant of a known key (folded) -> the keys it comes from;
+    and the longest folded key (a longer ``key`` is more than two edits from all)."""
+    index: dict[str, set[str]] = {}
+    for candidate in known:
+        for variant in _deletions(_fold(candidate)):
+            index.setdefault(variant, set()).add(candidate)
+    longest = max((len(_fold(k)) for k in known), default=0)
+    return {v: tuple(sorted(c)) for v, c in index.items()}, longest
