@@ -53,6 +53,25 @@ class Scan:
     flows: tuple[FileFlow, ...] = ()
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What one scan reads with, shared by its SQL and its exposure readers:
+    a value, so that neither takes a dozen parameters that must stay in step."""
+
+    repo: Repo
+    head: str | None
+    config: ConsumerConfig
+    dialect: str
+    #: Which dataset a name in a reader means (an added contract takes no base read).
+    index: NameIndex
+    #: The words ``git grep`` looks for: the changed datasets' table names.
+    needles: set[str]
+    #: Both sides' datasets: a reader's column is checked against either.
+    datasets: tuple[Dataset, ...]
+    workers: Workers | None
+    projects: ProjectIndex | None
+
+
 #: What every file's analysis shares: dialect, name index, columns by dataset,
 #: size cap, and the breaking changes' columns by dataset (to follow downstream).
 _Shared = tuple[str, NameIndex, dict[str, frozenset[str]], int, dict[str, frozenset[str]]]
@@ -266,25 +285,12 @@ def _scan(
     exposure_search = repo.start_files_containing(
         head, (*exposures.GLOBS, *exclusions(config.sql)), [exposures.KEY], words=True
     )
+    context = _Context(
+        repo, head, config, dialect, index, needles, (*base, *head_datasets), workers, projects
+    )
     try:
-        sql = _scan_sql(
-            repo,
-            head,
-            wanted,
-            ids,
-            index,
-            needles,
-            base,
-            head_datasets,
-            config,
-            dialect,
-            workers,
-            projects,
-            search,
-        )
-        more = _scan_exposures(
-            repo, head, exposure_search, index, needles, [*base, *head_datasets], config, projects
-        )
+        sql = _scan_sql(context, wanted, search)
+        more = _scan_exposures(context, exposure_search)
     finally:
         if exposure_search is not None:
             exposure_search.cancel()
@@ -298,16 +304,7 @@ def _scan(
     )
 
 
-def _scan_exposures(
-    repo: Repo,
-    head: str | None,
-    pending: PendingSearch | None,
-    index: NameIndex,
-    needles: set[str],
-    datasets: Sequence[Dataset],
-    config: ConsumerConfig,
-    projects: ProjectIndex | None,
-) -> Scan:
+def _scan_exposures(context: _Context, pending: PendingSearch | None) -> Scan:
     """The dbt exposures that depend on a changed dataset (``gate.consumers.exposures``).
 
     Only properties files dbt reads (inside a project's resource paths) that
@@ -319,22 +316,32 @@ def _scan_exposures(
     paths = pending.result() if pending is not None else []
     if not paths:
         return Scan()
-    max_bytes = config.max_file_bytes or DEFAULT_LIMITS.consumer_bytes
-    texts, unreadable = read_candidates(repo, head, paths, max_bytes)
-    texts = [(path, data) for path, data in texts if _mentions_any(data, needles)]
+    max_bytes = context.config.max_file_bytes or DEFAULT_LIMITS.consumer_bytes
+    texts, unreadable = read_candidates(context.repo, context.head, paths, max_bytes)
+    texts = [(path, data) for path, data in texts if _mentions_any(data, context.needles)]
     if not texts:
         return Scan(not_analysed=tuple(unreadable))
-    index_at = projects if projects is not None else ProjectIndex(repo, head, "head")
+    index_at = context.projects
+    if index_at is None:
+        index_at = ProjectIndex(context.repo, context.head, "head")
     try:
         located = index_at.locate(path for path, _data in texts)
     except (ContractError, UsageError) as exc:
         reason = f"dbt exposures: its dbt project could not be read ({exc})"
         return Scan(not_analysed=(*unreadable, *(NotAnalysed(p, reason) for p, _d in texts)))
     texts = [(path, data) for path, data in texts if located.get(path) is not None]
-    scopes = _scopes(repo, head, [p for p, _d in texts], datasets, index_at, properties=True)
+    scopes = _scopes(
+        context.repo,
+        context.head,
+        [p for p, _d in texts],
+        context.datasets,
+        index_at,
+        properties=True,
+    )
     results = []
     for path, data in texts:
         scope = scopes.get(path)
+        index = context.index
         lookup: NameIndex | ScopedIndex = index if scope is None else ScopedIndex(index, scope)
         results.append(read_exposures(path, data, lookup))
     return Scan(
@@ -344,23 +351,10 @@ def _scan_exposures(
     )
 
 
-def _scan_sql(
-    repo: Repo,
-    head: str | None,
-    wanted: Sequence[Change],
-    ids: set[str],
-    index: NameIndex,
-    needles: set[str],
-    base: Sequence[Dataset],
-    head_datasets: Sequence[Dataset],
-    config: ConsumerConfig,
-    dialect: str,
-    workers: Workers | None,
-    projects: ProjectIndex | None,
-    search: Search | None,
-) -> Scan:
+def _scan_sql(context: _Context, wanted: Sequence[Change], search: Search | None) -> Scan:
     """The SQL and Python readers (``gate.consumers.reader``) of the changed datasets."""
-    datasets = [*base, *head_datasets]
+    repo, head, config, dialect = context.repo, context.head, context.config, context.dialect
+    needles, workers = context.needles, context.workers
     if search is not None and needles <= search.needles and search.pending.done():
         # The search is already over: nothing to overlap, and no analyser to load
         # (here or in the workers) when it found no file.
@@ -388,7 +382,7 @@ def _scan_sql(
     if not paths:
         return Scan()
     columns: dict[str, set[str]] = {}
-    for dataset in datasets:
+    for dataset in context.datasets:
         columns.setdefault(dataset.id, set()).update(c.name.lower() for c in dataset.columns)
     frozen = {k: frozenset(v) for k, v in columns.items()}
     # The bound in force (``config.with_base_limits``): checked on each file's
@@ -399,8 +393,8 @@ def _scan_sql(
         # The search looked for every changed dataset; only files that mention
         # a breaking one are worth analysing.
         texts = [(path, data) for path, data in texts if _mentions_any(data, needles)]
-    shared: _Shared = (dialect, index, frozen, max_bytes, _follow(wanted))
-    scopes = _scopes(repo, head, [p for p, _d in texts], datasets, projects)
+    shared: _Shared = (dialect, context.index, frozen, max_bytes, _follow(wanted))
+    scopes = _scopes(repo, head, [p for p, _d in texts], context.datasets, context.projects)
     items = [(path, data, scopes.get(path)) for path, data in texts]
     if workers is None:
         workers = Workers(1)
