@@ -22,7 +22,10 @@ names an untracked downstream manifest (a downloaded CI artifact) of
 broken contract (the worst case: every reader is analysed). Alternating run by
 run: the gate with lineage, the same gate without it (``--config
 no-lineage.schema-gate.yml``) and bench_gate.py's floor; ``--also DIR`` times
-another checkout's gate beside it (before/after). Medians of wall and CPU.
+another checkout's gate beside it (before/after; a DIR holding ``gate`` and a
+``sqlglot`` with sqlglotc's modules times the ``[fast]`` extra). ``--plain``:
+readers that read other columns without a star (see ``lineage_repo``).
+Medians of wall and CPU.
 
     python benchmarks/bench_external_manifest.py --gate --repeat 7 --also /tmp/before
 """
@@ -152,14 +155,20 @@ MANIFEST = "target/finance/manifest.json"
 NO_LINEAGE = "no-lineage.schema-gate.yml"
 
 
-def lineage_repo(n: int, k: int, sql_models: int, models: int, readers: int) -> Path:
-    """bench_consumers.py's repository, with ``lineage:`` at the base and a manifest."""
+def lineage_repo(
+    n: int, k: int, sql_models: int, models: int, readers: int, plain: bool = False
+) -> Path:
+    """bench_consumers.py's repository, with ``lineage:`` at the base and a manifest.
+
+    ``plain``: the readers read ``col_0`` and ``col_18`` without a star, not the
+    dropped ``col_19`` (the textual prefilter skips every one of them)."""
     from bench_consumers import OUT as CONSUMERS
     from bench_consumers import build
     from bench_gate import git
 
     source = build(n, [k], sql_models)
-    repo = CONSUMERS.parent / "external" / f"repo-{n}-sql{sql_models}-k{k}-m{models}-r{readers}"
+    name = f"repo-{n}-sql{sql_models}-k{k}-m{models}-r{readers}{'-plain' if plain else ''}"
+    repo = CONSUMERS.parent / "external" / name
     if (repo / ".built").exists():
         return repo
     subprocess.run(["rm", "-rf", str(repo)], check=True)
@@ -184,7 +193,9 @@ def lineage_repo(n: int, k: int, sql_models: int, models: int, readers: int) -> 
     path = repo / MANIFEST
     path.parent.mkdir(parents=True)
     upstreams = [f"table_{i}" for i in broken]
-    path.write_bytes(manifest(models, len(upstreams), readers, upstreams, ("col_0", "col_19")))
+    read = ("col_0", "col_18") if plain else ("col_0", "col_19")
+    template = PLAIN if plain else SQL
+    path.write_bytes(manifest(models, len(upstreams), readers, upstreams, read, template))
     (repo / ".built").write_text("")
     return repo
 
@@ -192,7 +203,9 @@ def lineage_repo(n: int, k: int, sql_models: int, models: int, readers: int) -> 
 def gate_runs(args: argparse.Namespace) -> int:
     from bench_gate import FLOOR, ROOT, alternating, compile_gate, git
 
-    repo = lineage_repo(args.contracts, args.changed, args.sql_models, args.models, args.readers)
+    repo = lineage_repo(
+        args.contracts, args.changed, args.sql_models, args.models, args.readers, args.plain
+    )
     roots = {"gate": ROOT, **{f"gate@{Path(d).name}": Path(d).resolve() for d in args.also}}
     for root in roots.values():
         compile_gate(root)
