@@ -239,7 +239,9 @@ def cannot_read(sql: str, spelt: re.Pattern[str] | None) -> bool:
     column under an alias; the parse does not see it either (it reads a column
     ``t``), so the prefilter loses nothing the gate saw.
     """
-    if spelt is None or not sql.isascii() or _IMPLICIT.search(sql) or not _SELECT.search(sql):
+    if spelt is None or not sql.isascii() or "*" in sql:  # most dbt SQL: a quick no
+        return False
+    if _IMPLICIT.search(sql) or not _SELECT.search(sql):
         return False
     return spelt.search(sql) is None
 
@@ -360,11 +362,14 @@ def _prefilter(
     if changed_columns is None:
         return jobs
     patterns: dict[str, re.Pattern[str] | None] = {}
+    compiled: dict[frozenset[str], re.Pattern[str] | None] = {}  # upstreams share columns
     out: list[_Job] = []
     for job, upstream in zip(jobs, upstreams, strict=True):
         if upstream not in patterns:
             wanted = changed_columns(upstream)
-            patterns[upstream] = None if wanted is None else _spelt(wanted)
+            if wanted is not None and wanted not in compiled:
+                compiled[wanted] = _spelt(wanted)
+            patterns[upstream] = None if wanted is None else compiled[wanted]
         skip = isinstance(job, tuple) and cannot_read(job[0], patterns[upstream])
         out.append(SKIPPED if skip else job)
     return out
