@@ -10,6 +10,7 @@ whenever the parse finds the changed column read, the prefilter does not skip.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -169,3 +170,43 @@ def test_the_changed_columns_are_those_the_reads_are_attached_by() -> None:
         ]
     )
     assert found == {"a": frozenset({"amount", "old_total"}), "b": None}
+
+
+def test_through_the_cli_a_reader_that_cannot_read_the_dropped_column_is_not_listed(
+    tmp_path: Path,
+) -> None:
+    """Wired from the run's changes: dropping ``discount_code`` lists the reader that
+    spells it; the one that reads other columns, and the one sqlglot cannot read
+    (which used to count as reading every column) but that never spells it, are
+    not listed. Removing the model wants every reader: all three are listed."""
+    from tests.lineage.mesh_repo import MODELS, PROPERTIES, drop, make
+    from tests.lineage.test_cli_lineage import run
+
+    manifest = json.loads(
+        _manifest(
+            [
+                f"select order_id, discount_code from {UP}",
+                f"select order_id, amount from {UP}",
+                f"select order_id from {UP} where",
+            ]
+        )
+        .decode()
+        .replace("platform", "jaffle_platform")
+    )
+    config = "lineage:\n  dbt_manifests: [ci/manifest.json]\n"
+    repo = make(tmp_path / "r", config, {"ci/manifest.json": json.dumps(manifest)})
+    repo.write(PROPERTIES, drop(MODELS, "discount_code"))
+    repo.commit("drop discount_code")
+    _code, report = run(repo)
+    change = next(c for c in report["changes"] if c["column"] == "discount_code")
+    assert [r["consumer"] for r in change["external_consumers"]] == ["fin.m0"]
+
+    repo.write(PROPERTIES, "models:\n  - name: stg_payments" + MODELS.split("stg_payments")[1])
+    repo.commit("remove stg_orders")
+    _code, report = run(repo)
+    removed = next(c for c in report["changes"] if c["rule"] == "model_removed")
+    assert sorted(r["consumer"] for r in removed["external_consumers"]) == [
+        "fin.m0",
+        "fin.m1",
+        "fin.m2",
+    ]
