@@ -9,6 +9,11 @@ SQL of the R readers only.
 
     python benchmarks/bench_external_manifest.py --models 5000 --changed 100 --readers 100
 
+``--plain`` writes the readers without the star CTE (``select src.id, src.amount_<i>
+from ... src``) and has the run want ``col_19``, which no reader spells: what
+the textual prefilter (``gate.lineage.dbt_mesh.cannot_read``) saves, timed with
+and without it.
+
 ``--gate`` times whole runs instead: bench_consumers.py's repository (10,000
 Soda contracts, 5,000 dbt models, a PR changing 100 contracts, every 10th
 dropping ``col_19``) with a ``lineage:`` section committed at the base that
@@ -17,7 +22,10 @@ names an untracked downstream manifest (a downloaded CI artifact) of
 broken contract (the worst case: every reader is analysed). Alternating run by
 run: the gate with lineage, the same gate without it (``--config
 no-lineage.schema-gate.yml``) and bench_gate.py's floor; ``--also DIR`` times
-another checkout's gate beside it (before/after). Medians of wall and CPU.
+another checkout's gate beside it (before/after; a DIR holding ``gate`` and a
+``sqlglot`` with sqlglotc's modules times the ``[fast]`` extra). ``--plain``:
+readers that read other columns without a star (see ``lineage_repo``).
+Medians of wall and CPU.
 
     python benchmarks/bench_external_manifest.py --gate --repeat 7 --also /tmp/before
 """
@@ -48,12 +56,19 @@ group by 1, 2
 """
 
 
+PLAIN = """select src.{first}, src.{column}, other.total
+from "warehouse"."platform"."{upstream}" as src
+left join "warehouse"."finance"."model_{other}" as other on src.id = other.id
+"""
+
+
 def manifest(
     models: int,
     changed: int,
     readers: int,
     upstreams: list[str] | None = None,
     columns: tuple[str, str] | None = None,
+    template: str = SQL,
 ) -> bytes:
     """``models`` nodes of project ``finance``; the first ``readers`` read an upstream
     of project ``platform`` (``stg_<k>`` for k < ``changed``, or ``upstreams``)."""
@@ -67,7 +82,9 @@ def manifest(
             upstream = ups[i % len(ups)]
             depends.append(f"model.platform.{upstream}")
         first, column = columns or ("id", f"amount_{i}")
-        sql = SQL.format(upstream=upstream or f"model_{i}", other=i + 1, first=first, column=column)
+        sql = template.format(
+            upstream=upstream or f"model_{i}", other=i + 1, first=first, column=column
+        )
         nodes[uid] = {
             "unique_id": uid,
             "name": f"model_{i}",
@@ -97,7 +114,7 @@ def in_process(args: argparse.Namespace) -> None:
     from gate.lineage.matching import DatasetMatcher
     from gate.model import Column, Dataset
 
-    data = manifest(args.models, args.changed, args.readers)
+    data = manifest(args.models, args.changed, args.readers, template=PLAIN if args.plain else SQL)
     datasets = [
         Dataset(
             id=f"stg_{k}",
@@ -109,32 +126,49 @@ def in_process(args: argparse.Namespace) -> None:
         for k in range(args.changed)
     ]
     ids = {d.id for d in datasets}
-    times = []
+    modes = {"prefilter off": None, "prefilter on": lambda _u: frozenset({"col_19"})}
+    if not args.plain:
+        modes = {"": None}
+    times: dict[str, list[float]] = {mode: [] for mode in modes}
     for _ in range(args.repeat):
-        start = time.process_time()
-        matcher = DatasetMatcher(datasets)
-        reads = read_manifest(data, "m.json", "spark", lambda u, m=matcher: bool(m.match(u) & ids))
-        matcher.reads_of(reads)
-        times.append(time.process_time() - start)
-    print(
-        f"{args.models} models, {len(data) / 1e6:.1f} MB, {len(reads)} external reads of "
-        f"{args.changed} changed models: {statistics.median(times):.3f} CPU s "
-        f"(median of {args.repeat})"
-    )
+        for mode, changed in modes.items():  # alternating
+            start = time.process_time()
+            matcher = DatasetMatcher(datasets)
+            reads = read_manifest(
+                data,
+                "m.json",
+                "spark",
+                lambda u, m=matcher: bool(m.match(u) & ids),
+                changed_columns=changed,
+            )
+            matcher.reads_of(reads)
+            times[mode].append(time.process_time() - start)
+    for mode, spent in times.items():
+        print(
+            f"{args.models} models, {len(data) / 1e6:.1f} MB, {len(reads)} external reads of "
+            f"{args.changed} changed models{', ' + mode if mode else ''}: "
+            f"{statistics.median(spent):.3f} CPU s (median of {args.repeat})"
+        )
 
 
 MANIFEST = "target/finance/manifest.json"
 NO_LINEAGE = "no-lineage.schema-gate.yml"
 
 
-def lineage_repo(n: int, k: int, sql_models: int, models: int, readers: int) -> Path:
-    """bench_consumers.py's repository, with ``lineage:`` at the base and a manifest."""
+def lineage_repo(
+    n: int, k: int, sql_models: int, models: int, readers: int, plain: bool = False
+) -> Path:
+    """bench_consumers.py's repository, with ``lineage:`` at the base and a manifest.
+
+    ``plain``: the readers read ``col_0`` and ``col_18`` without a star, not the
+    dropped ``col_19`` (the textual prefilter skips every one of them)."""
     from bench_consumers import OUT as CONSUMERS
     from bench_consumers import build
     from bench_gate import git
 
     source = build(n, [k], sql_models)
-    repo = CONSUMERS.parent / "external" / f"repo-{n}-sql{sql_models}-k{k}-m{models}-r{readers}"
+    name = f"repo-{n}-sql{sql_models}-k{k}-m{models}-r{readers}{'-plain' if plain else ''}"
+    repo = CONSUMERS.parent / "external" / name
     if (repo / ".built").exists():
         return repo
     subprocess.run(["rm", "-rf", str(repo)], check=True)
@@ -159,7 +193,9 @@ def lineage_repo(n: int, k: int, sql_models: int, models: int, readers: int) -> 
     path = repo / MANIFEST
     path.parent.mkdir(parents=True)
     upstreams = [f"table_{i}" for i in broken]
-    path.write_bytes(manifest(models, len(upstreams), readers, upstreams, ("col_0", "col_19")))
+    read = ("col_0", "col_18") if plain else ("col_0", "col_19")
+    template = PLAIN if plain else SQL
+    path.write_bytes(manifest(models, len(upstreams), readers, upstreams, read, template))
     (repo / ".built").write_text("")
     return repo
 
@@ -167,7 +203,9 @@ def lineage_repo(n: int, k: int, sql_models: int, models: int, readers: int) -> 
 def gate_runs(args: argparse.Namespace) -> int:
     from bench_gate import FLOOR, ROOT, alternating, compile_gate, git
 
-    repo = lineage_repo(args.contracts, args.changed, args.sql_models, args.models, args.readers)
+    repo = lineage_repo(
+        args.contracts, args.changed, args.sql_models, args.models, args.readers, args.plain
+    )
     roots = {"gate": ROOT, **{f"gate@{Path(d).name}": Path(d).resolve() for d in args.also}}
     for root in roots.values():
         compile_gate(root)
@@ -219,6 +257,7 @@ def main() -> int:
     parser.add_argument("--readers", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--gate", action="store_true", help="time whole runs (see above)")
+    parser.add_argument("--plain", action="store_true", help="readers without a star (above)")
     parser.add_argument("--contracts", type=int, default=10_000, help="--gate: N contracts")
     parser.add_argument("--sql-models", type=int, default=5_000, help="--gate: in-repo models")
     parser.add_argument("--also", metavar="DIR", action="append", default=[])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -185,6 +186,66 @@ def _escapes(scope: Scope, upstream: TableName, depth: int) -> bool:
     return False
 
 
+#: What lets SQL read a column without spelling its name: a star (``*``, ``t.*``,
+#: ``* EXCLUDE``, ``COUNT(*)``: any ``*``, multiplication and comments included),
+#: positional references and dollar-quoted text (``$1``: Snowflake), escapes that
+#: spell an identifier in other characters (``\x61``: BigQuery, ``U&"\0061"``:
+#: PostgreSQL), ``NATURAL JOIN`` (joins on every shared name), ``PIVOT``/``UNPIVOT``
+#: (group by every column not named), ``COLUMNS('regex')`` (DuckDB) and ``TABLE t``
+#: (``SELECT * FROM t``). Matched anywhere, in strings and comments too.
+_IMPLICIT = re.compile(
+    r"[*$\\]|u&|(?<![a-z0-9_])(?:natural|pivot|unpivot|columns|table)(?![a-z0-9_])",
+    re.IGNORECASE,
+)
+#: A query without ``SELECT`` (DuckDB's ``FROM t`` is ``SELECT * FROM t``).
+_SELECT = re.compile(r"(?<![a-z0-9_])select(?![a-z0-9_])", re.IGNORECASE)
+#: Characters a quoted identifier escapes by doubling (or a backslash): a column
+#: name holding one may be spelt otherwise in SQL, so it is never prefiltered.
+_QUOTES = frozenset("\"`'[]\\")
+
+
+def _spelt(columns: frozenset[str]) -> re.Pattern[str] | None:
+    """A pattern matching any of ``columns`` as a whole token; ``None``: no prefilter."""
+    tops = sorted({c.split(".", 1)[0] for c in columns})  # ``a.b`` is read through ``a``
+    if not tops or not all(t and t.isascii() and not _QUOTES & set(t) for t in tops):
+        return None
+    words = "|".join(re.escape(t) for t in tops)
+    return re.compile(rf"(?<![a-z0-9_])(?:{words})(?![a-z0-9_])", re.IGNORECASE)
+
+
+def cannot_read(sql: str, spelt: re.Pattern[str] | None) -> bool:
+    """Whether ``sql`` cannot read any of the columns ``spelt`` matches: its parse is skipped.
+
+    Why it is sound: SQL reads a column of a table by its name, or through one
+    of the forms that name no column (``_IMPLICIT``, a query without
+    ``SELECT``); with none of those present, a column whose name the text never
+    spells cannot be read. The spelling test errs towards "spelt": every
+    occurrence counts (in a string, a comment, a longer quoted name with a dot,
+    an alias, another table's column), case-insensitively whatever the quoting
+    (``"AMOUNT"``, ```amount```, ``[Amount]`` spell ``amount``), and a token
+    boundary is any character but an ASCII letter, digit or ``_``: an identifier
+    is bounded by characters that cannot continue it (``$``, which can, is an
+    ``_IMPLICIT`` form), and a digit before a name makes a number and an alias
+    (``1amount``), not a read. A name holding a quote, bracket or backslash may be
+    spelt with escapes (``"a""b"``), and a non-ASCII text or name may fold case
+    otherwise than Python's ``lower()``: neither is prefiltered (``_spelt``,
+    ``isascii``). Nested ``a.b`` is read through ``a``, the name tested.
+
+    What it changes: such a reader's SQL is not parsed, and its read says no
+    column (``frozenset()``), where the parse gave the columns it does read, or
+    ``None`` when sqlglot could not read the SQL or the SQL names the upstream
+    otherwise than its relation; either way it is not a reader of the changed
+    columns. A whole-row reference (``SELECT t FROM orders AS t``) reads every
+    column under an alias; the parse does not see it either (it reads a column
+    ``t``), so the prefilter loses nothing the gate saw.
+    """
+    if spelt is None or not sql.isascii() or "*" in sql:  # most dbt SQL: a quick no
+        return False
+    if _IMPLICIT.search(sql) or not _SELECT.search(sql):
+        return False
+    return spelt.search(sql) is None
+
+
 #: Below this many readers the pool costs more than it saves: a reader's
 #: compiled SQL takes ~2-3 ms of CPU (the consumer scan's own threshold).
 _FORK_THRESHOLD = 12
@@ -192,8 +253,10 @@ _SPAWN_THRESHOLD = 200
 
 #: One reader's analysis: its compiled SQL, the dialect and the upstream's relation
 #: as the SQL names it; ``None`` when there is nothing to analyse (no compiled SQL,
-#: an exposure).
-_Job = tuple[str, str, TableName] | None
+#: an exposure); ``SKIPPED`` when its SQL cannot read the changed columns
+#: (``cannot_read``: it reads none of them, unparsed).
+_Job = tuple[str, str, TableName] | str | None
+SKIPPED = "skipped"
 
 
 def unknown_columns(_table: TableName) -> frozenset[str] | None:
@@ -213,6 +276,7 @@ def read_manifest(
     columns_of: ColumnsOf = unknown_columns,
     tick: Callable[[], object] = _no_deadline,
     workers: Workers | None = None,
+    changed_columns: Callable[[str], frozenset[str] | None] | None = None,
 ) -> list[ExternalRead]:
     """Every read of a ``wanted`` node of another project by this manifest's project.
 
@@ -225,6 +289,11 @@ def read_manifest(
     is analysed there, as the consumer scan's files are (``columns_of`` and
     ``tick`` then travel to the workers: module-level functions or picklable
     objects, such as ``Deadline.left``). The reads come back in the same order.
+
+    ``changed_columns``: the columns of an upstream (by unique id) whose readers
+    the run wants; ``None`` (or no function): every column (a removed model).
+    A reader whose compiled SQL cannot read any of them (``cannot_read``) is
+    not parsed and reads no column.
     """
     try:
         manifest = json.loads(data)
@@ -262,6 +331,7 @@ def read_manifest(
                 continue
             found.append((node, upstream))
     jobs = [_job(node, upstream, sql_dialect, by_id) for node, upstream in found]
+    jobs = _prefilter(jobs, [upstream for _node, upstream in found], changed_columns)
     columns = _analyse_all(jobs, sql_dialect, columns_of, tick, workers)
     return [
         _read(node, upstream, project or node.get("package_name"), location, read)
@@ -280,6 +350,31 @@ def _job(
     return (compiled, dialect, _relation(by_id.get(upstream), upstream))
 
 
+def _prefilter(
+    jobs: list[_Job],
+    upstreams: list[str],
+    changed_columns: Callable[[str], frozenset[str] | None] | None,
+) -> list[_Job]:
+    """The jobs, each whose SQL cannot read its upstream's changed columns ``SKIPPED``.
+
+    Kept in the list (not dropped): the reads come back in order, one per job,
+    and a skipped job costs the pool nothing but its place."""
+    if changed_columns is None:
+        return jobs
+    patterns: dict[str, re.Pattern[str] | None] = {}
+    compiled: dict[frozenset[str], re.Pattern[str] | None] = {}  # upstreams share columns
+    out: list[_Job] = []
+    for job, upstream in zip(jobs, upstreams, strict=True):
+        if upstream not in patterns:
+            wanted = changed_columns(upstream)
+            if wanted is not None and wanted not in compiled:
+                compiled[wanted] = _spelt(wanted)
+            patterns[upstream] = None if wanted is None else compiled[wanted]
+        skip = isinstance(job, tuple) and cannot_read(job[0], patterns[upstream])
+        out.append(SKIPPED if skip else job)
+    return out
+
+
 def _load_dialect(dialect: str) -> None:
     """Import the manifest's dialect (ahead of the batch, in every process)."""
     from sqlglot.dialects.dialect import Dialect
@@ -296,7 +391,7 @@ def _analyse_all(
     workers: Workers | None,
 ) -> list[frozenset[str] | None]:
     """The columns each job's reader reads, in order; in the pool when it is worth it."""
-    if workers is None or sum(job is not None for job in jobs) < _FORK_THRESHOLD:
+    if workers is None or sum(isinstance(job, tuple) for job in jobs) < _FORK_THRESHOLD:
         workers = Workers(1)
     else:
         workers.prepare(_load_dialect, dialect)  # workers already running load it now
@@ -317,6 +412,8 @@ def _analyse_one(
     tick()
     if job is None:
         return None
+    if not isinstance(job, tuple):  # SKIPPED
+        return frozenset()
     sql, dialect, upstream = job
     try:
         return _columns(sql, dialect, upstream, columns_of)

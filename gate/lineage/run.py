@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from gate import rules
 from gate.config import Config
-from gate.consumers.impact import wants_consumers
+from gate.consumers.impact import read_column, wants_consumers
 from gate.consumers.names import NameIndex
 from gate.lineage.settings import changed_notice
 from gate.lineage.where import Where
@@ -86,8 +86,28 @@ def external_step(
         return memo[name]
 
     names = [n for i in sorted(ids) for n in lineage.datasets.get(i, ())]
+    columns = _changed_columns(wanting)
+
+    def changed_columns(name: str) -> frozenset[str] | None:
+        found: set[str] = set()
+        for dataset_id in matcher.match(name) & ids:
+            some = columns.get(dataset_id)
+            if some is None:
+                return None
+            found |= some
+        return frozenset(found) if found else None
+
     reads, warnings = (
-        external_reads(lineage, where, wanted, names, dialect, _ColumnsOf(datasets), workers)
+        external_reads(
+            lineage,
+            where,
+            wanted,
+            names,
+            dialect,
+            _ColumnsOf(datasets),
+            workers,
+            changed_columns,
+        )
         if lineage.sources
         else ([], [])
     )
@@ -117,6 +137,26 @@ def external_step(
         changes, more = usage_aware(changes, Evidence(len(lineage.sources), tuple(gaps)), held)
         notices += more
     return changes, notices
+
+
+def _changed_columns(wanting: Sequence[Change]) -> dict[str, frozenset[str] | None]:
+    """Per dataset id, the columns its breaking changes' readers read (``None``: all).
+
+    What ``gate.lineage.attach`` attaches a read by: a change without a column
+    (a removed model) wants every reader of its dataset, so its dataset gets
+    ``None`` and no reader of it is prefiltered.
+    """
+    out: dict[str, set[str] | None] = {}
+    for change in wanting:
+        column = read_column(change)
+        for dataset_id in {d for d in (change.dataset, change.old_dataset) if d}:
+            if column is None:
+                out[dataset_id] = None
+            else:
+                known = out.setdefault(dataset_id, set())
+                if known is not None:
+                    known.add(column)
+    return {k: None if v is None else frozenset(v) for k, v in out.items()}
 
 
 def _with_file_aliases(

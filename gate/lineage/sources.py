@@ -47,6 +47,7 @@ def external_reads(
     dialect: str,
     columns_of: ColumnsOf | None = None,
     workers: Workers | None = None,
+    changed_columns: Callable[[str], frozenset[str] | None] | None = None,
 ) -> tuple[list[ExternalRead], list[str]]:
     """(reads, warnings): the reads of ``wanted`` datasets in every configured source.
 
@@ -55,7 +56,9 @@ def external_reads(
     changed datasets the config maps (``lineage.datasets``), what a lineage API
     is asked about. One warning per source that could not be read. ``workers``:
     the run's pool, where a manifest's readers are analysed (``columns_of``
-    must then pickle).
+    must then pickle). ``changed_columns``: the columns of a ``wanted`` dataset
+    the run wants readers of (``None``: all), so a manifest reader whose SQL
+    cannot read them is not parsed (``gate.lineage.dbt_mesh.cannot_read``).
     """
     deadline = Deadline.after(config.timeout_seconds)
     reads: list[ExternalRead] = []
@@ -71,6 +74,7 @@ def external_reads(
                 columns_of or unknown_columns,
                 deadline.left,
                 workers,
+                changed_columns,
             )
         except (SourceError, ManifestError) as exc:
             warnings.append(_warning(location, str(exc)))
