@@ -12,6 +12,8 @@ from tests.gitrepo import GitRepo
 
 Cli = Callable[..., CompletedProcess[str]]
 
+ODCS_HEAD = "apiVersion: v3.0.2\nkind: DataContract\nid: c1\nversion: 1.0.0\nstatus: active\n"
+
 PROJECT = "name: shop\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
 
 ORDERS = (
@@ -83,3 +85,39 @@ def test_unversioning_a_versioned_model_is_still_a_rename(cli: Cli, repo: GitRep
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "model_renamed fct_orders" in proc.stdout
+
+
+# bitol-io/open-data-contract-standard's docs/examples/quality/column-accuracy.odcs.yaml
+# (before the v3 examples): an ODCS v2 contract, `kind: DataContract` with no
+# `apiVersion` and its tables in a `dataset:` list, was refused as a Soda
+# contract ("'dataset' must be a string, found a list"), which hides the reason.
+ODCS_V2 = (
+    "version: 1.0.0\nkind: DataContract\nuuid: 5358\ntype: tables\nstatus: current\n"
+    "dataset:\n  - table: air_quality\n    columns:\n"
+    "      - column: value\n        logicalType: number\n"
+)
+# the same era's adventureworks example: `standardVersion` and `dataset: {tables: [...]}`
+ODCS_V2_STANDARD = (
+    "version: '1.0.0'\nstandardVersion: '2.2.0'\nuuid: 6aea\nkind: managedDataset\n"
+    "dataset:\n  tables:\n    - table: department\n      columns:\n        - column: id\n"
+)
+
+
+def test_odcs_v2_is_refused_as_odcs_v2_not_as_soda(cli: Cli, repo: GitRepo) -> None:
+    repo.write("contracts/keep.odcs.yaml", ODCS_HEAD + "schema: []\n")
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("contracts/air.odcs.yaml", ODCS_V2)
+    repo.write("contracts/works.odcs.yaml", ODCS_V2_STANDARD)
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith(
+        "schema-gate: error: contracts/air.odcs.yaml:2: an ODCS v2 contract (no 'apiVersion'); "
+        "the gate reads ODCS v3 (apiVersion: v3.x, kind: DataContract"
+    ), proc.stderr
+    assert lines[1].startswith(
+        "schema-gate: error: contracts/works.odcs.yaml:2: an ODCS v2 contract (no 'apiVersion'); "
+    ), proc.stderr
+    assert "'dataset' must be a string" not in proc.stderr
