@@ -178,12 +178,14 @@ def _validated(fmt: str, doc: Any, path: str, contract: Contract, lenient: bool)
 
 def _odcs_v2(doc: dict[str, Any]) -> bool:
     """An ODCS v2 document: ``standardVersion``, or ``kind: DataContract`` with no
-    ``apiVersion`` and no Soda ``dataset:`` name (v2 listed its tables there)."""
+    ``apiVersion`` and its tables under ``dataset:`` (a list or mapping, not Soda's
+    name). A v3 ``schema:`` list missing its ``apiVersion`` keeps its own message."""
     if "apiVersion" in doc or "dataContractSpecification" in doc:
         return False
     if "standardVersion" in doc:
         return True
-    return doc.get("kind") == "DataContract" and not isinstance(doc.get("dataset"), str)
+    dataset = doc.get("dataset")
+    return doc.get("kind") == "DataContract" and isinstance(dataset, (list, dict))
 
 
 def exclude_hint(path: str) -> str:

@@ -121,3 +121,16 @@ def test_odcs_v2_is_refused_as_odcs_v2_not_as_soda(cli: Cli, repo: GitRepo) -> N
         "schema-gate: error: contracts/works.odcs.yaml:2: an ODCS v2 contract (no 'apiVersion'); "
     ), proc.stderr
     assert "'dataset' must be a string" not in proc.stderr
+
+
+def test_an_odcs_v3_file_missing_its_api_version_is_not_called_v2(cli: Cli, repo: GitRepo) -> None:
+    """`kind: DataContract` with a v3 `schema:` list and no `apiVersion` keeps its own message."""
+    repo.write("contracts/keep.odcs.yaml", ODCS_HEAD + "schema: []\n")
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("contracts/o.odcs.yaml", "kind: DataContract\nid: o\nschema:\n  - name: orders\n")
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert "shaped like an ODCS contract (a 'schema:' list) but without" in proc.stderr
+    assert "ODCS v2" not in proc.stderr
