@@ -18,7 +18,17 @@ from gate.model import Dataset
 
 
 def renamed(pair: DatasetPair) -> None:
+    """A dataset whose id changed, unless every reader still finds it by its old name.
+
+    A dbt model that gained ``versions:`` is read by ``ref('<model>')`` as its
+    latest version, the only version a reader of the unversioned model can use:
+    its id became ``<model>.v<N>`` but no ``ref()`` broke (the reverse breaks a
+    pinned ``ref('<model>', v=<N>)``, so it stays a rename). Where the table lives
+    (``alias``, ``schema``) is not compared, as for any dbt model.
+    """
     old, new = pair.old, pair.new
+    if old.format == "dbt" and not old.unpinned_name and new.unpinned_name == old.id:
+        return
     if old.id != new.id:
         pair.emit(
             rules.MODEL_RENAMED,

@@ -29,6 +29,24 @@ def _column_signature(dataset: Dataset, dialect: str) -> frozenset[tuple[str, st
 T = TypeVar("T", Dataset, Column)
 
 
+def _unpinned_ref(dataset: Dataset) -> tuple[str | None, str] | None:
+    """The name an unpinned dbt ``ref()`` reads this version by (its latest version)."""
+    if dataset.format != "dbt" or not dataset.unpinned_name:
+        return None
+    return dataset.project, dataset.unpinned_name
+
+
+def _unversioned_ref(dataset: Dataset) -> tuple[str | None, str] | None:
+    """The name a dbt ``ref()`` reads a model by: any dbt dataset not a latest version.
+
+    A version other than the latest has an id such as ``orders.v1``, which no
+    unpinned name equals, so it never pairs through this key.
+    """
+    if dataset.format != "dbt" or dataset.unpinned_name:
+        return None
+    return dataset.project, dataset.id
+
+
 def pair_unique(
     removed: list[T],
     added: list[T],
@@ -71,8 +89,10 @@ def pair_datasets(
 ) -> tuple[list[tuple[Dataset, Dataset]], list[Dataset], list[Dataset]]:
     """Pair datasets by id, then detect renames on the leftovers.
 
-    Returns (pairs, removed, added). A pair whose ids differ is a rename. Rename
-    evidence, strongest first: the same stable id (ODCS v3.1); the same contract
+    Returns (pairs, removed, added). A pair whose ids differ is a rename (but
+    see ``gate.diff.datasets.renamed``). Rename evidence, strongest first: the
+    same stable id (ODCS v3.1); a dbt model that gained or lost ``versions:``,
+    paired with the version an unpinned ``ref()`` resolves to; the same contract
     file (following git's rename detection) holding exactly one unpaired dataset
     on each side *and* sharing at least half of their column names
     (``columns_overlap``); the same columns with the same types, matching exactly
@@ -94,6 +114,10 @@ def pair_datasets(
     removed = [d for d in removed if d.enforced]
     added = [d for d in added if d.enforced]
     removed, added = pair_unique(removed, added, pairs, lambda d: d.stable_id)
+    # dbt: a model that gained (or lost) versions is the dataset an unpinned
+    # ref('<model>') resolves to on the other side, whatever its columns.
+    removed, added = pair_unique(removed, added, pairs, _unversioned_ref, _unpinned_ref)
+    removed, added = pair_unique(removed, added, pairs, _unpinned_ref, _unversioned_ref)
     path_pairs: list[tuple[Dataset, Dataset]] = []
     removed, added = pair_unique(
         removed, added, path_pairs, lambda d: renamed_paths.get(d.path, d.path), lambda d: d.path

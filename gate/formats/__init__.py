@@ -24,7 +24,7 @@ from gate.formats.common import describe
 from gate.formats.detect import DETECTORS
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.model import Column, Contract, ContractError, ContractWarning, Dataset
-from gate.yaml_load import MAX_DEPTH, load_yaml
+from gate.yaml_load import MAX_DEPTH, YMap, load_yaml
 
 if TYPE_CHECKING:
     from gate.formats.dbt.project import Project
@@ -112,6 +112,16 @@ def parse_document(
         raise ContractError(path, "empty file; expected a data contract")
     if not isinstance(doc, dict):
         raise ContractError(path, f"the top level must be a mapping, found {describe(doc)}", 1)
+    if _odcs_v2(doc):
+        # bitol-io/open-data-contract-standard's v2 examples: `dataset:` holds tables,
+        # so the Soda test would claim them and refuse for a reason that misleads.
+        key = "standardVersion" if "standardVersion" in doc else "kind"
+        raise ContractError(
+            path,
+            "an ODCS v2 contract (no 'apiVersion'); the gate reads ODCS v3 (apiVersion: v3.x, "
+            f"kind: DataContract, tables under 'schema:'); {exclude_hint(path)}",
+            doc.key_line(key) if isinstance(doc, YMap) else 1,
+        )
     for name, detect in DETECTORS:
         if detect(doc):
             module = format_module(name)
@@ -164,6 +174,18 @@ def _validated(fmt: str, doc: Any, path: str, contract: Contract, lenient: bool)
         warning = ContractWarning(broken.path, broken.detail, broken.line)
         contract = replace(contract, warnings=(warning,))
     return contract
+
+
+def _odcs_v2(doc: dict[str, Any]) -> bool:
+    """An ODCS v2 document: ``standardVersion``, or ``kind: DataContract`` with no
+    ``apiVersion`` and its tables under ``dataset:`` (a list or mapping, not Soda's
+    name). A v3 ``schema:`` list missing its ``apiVersion`` keeps its own message."""
+    if "apiVersion" in doc or "dataContractSpecification" in doc:
+        return False
+    if "standardVersion" in doc:
+        return True
+    dataset = doc.get("dataset")
+    return doc.get("kind") == "DataContract" and isinstance(dataset, (list, dict))
 
 
 def exclude_hint(path: str) -> str:
