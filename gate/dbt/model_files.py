@@ -249,7 +249,12 @@ def _over(relation: Relation | None, said: Mapping[str, str | None]) -> Relation
     """The model file's relation parts over what the properties and project said."""
     if relation is None or not said:
         return relation
-    return replace(relation, **said)
+    return replace(
+        relation,
+        database=said.get("database", relation.database),
+        schema=said.get("schema", relation.schema),
+        alias=said.get("alias", relation.alias),
+    )
 
 
 def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[str]:
