@@ -220,6 +220,10 @@ def apply_model_configs(
     files, found = _locate(repo, commit, datasets, projects)
     blobs = repo.read_blobs([b for p in files.values() if p and (b := found[p])])
     out = list(datasets)
+    for i, d in enumerate(datasets):
+        if i not in files and d.format == "dbt" and projects.get(d.path) is not None:
+            # Two files hold its name: whose config() counts is unknown, so is its relation.
+            out[i] = replace(d, relation=None)
     for i, path in files.items():
         if path is None:
             out[i] = replace(out[i], model_file_missing=True)

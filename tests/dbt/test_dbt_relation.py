@@ -356,3 +356,19 @@ def test_acknowledged_with_the_models_token(cli: Cli, repo: GitRepo, tmp_path: P
     code, report = run(cli, repo, "--pr-body-file", str(body))
     assert code == 0
     assert [c["acknowledged"] for c in moved(report)] == [True]
+
+
+def test_a_name_two_model_files_hold_has_no_known_relation(cli: Cli, repo: GitRepo) -> None:
+    """dbt allows a disabled file beside the built one; the gate cannot tell whose
+    ``config()`` counts, so it compares no relation rather than guess one."""
+    start(
+        repo,
+        {
+            "dbt_project.yml": project(),
+            "models/marts/_orders.yml": props(),
+            "models/a/orders.sql": "{{ config(schema='finance') }}\nselect 1 as id\n",
+        },
+    )
+    repo.write("models/b/orders.sql", "{{ config(enabled=false) }}\nselect 1 as id\n")
+    _code, report = run(cli, repo)
+    assert moved(report) == []
