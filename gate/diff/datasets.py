@@ -96,8 +96,9 @@ def relation_moved(pair: DatasetPair) -> None:
     )
     pair.emit(
         rules.MODEL_RELATION_CHANGED,
-        f"dataset '{pair.new.id}' is built into another relation: {said}{how}; dbt's ref() "
-        "follows, readers of the table outside dbt (SQL, dashboards, other repositories) break",
+        f"dataset '{pair.new.id}' is built into another relation: {said}{how}; readers "
+        "through dbt's ref() follow, readers that name the table (SQL outside dbt, "
+        "dashboards, other repositories) break",
         before=", ".join(f"{p}={_shown(old, p, mine)}" for p in moved),
         after=", ".join(f"{p}={_shown(new, p, mine)}" for p in moved),
         old_dataset=pair.old.id if renamed else None,
