@@ -63,7 +63,7 @@ def _shown(relation: Relation, part: str, macros: tuple[str, ...]) -> str:
     if part == "alias":
         if _MACRO[part] in macros:
             return "no alias"
-        return f"'{relation.default_alias}' (the model name)"
+        return f"'{relation.default_alias}' (dbt's default)"
     return "none (the target's)"
 
 

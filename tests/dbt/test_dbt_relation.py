@@ -155,7 +155,7 @@ def test_model_file_config_alias(cli: Cli, repo: GitRepo) -> None:
     assert code == 1
     change = moved(report)[0]
     assert (change["before"], change["after"]) == (
-        "alias='orders' (the model name)",
+        "alias='orders' (dbt's default)",
         "alias='fct_orders'",
     )
 
@@ -372,3 +372,30 @@ def test_a_name_two_model_files_hold_has_no_known_relation(cli: Cli, repo: GitRe
     repo.write("models/b/orders.sql", "{{ config(enabled=false) }}\nselect 1 as id\n")
     _code, report = run(cli, repo)
     assert moved(report) == []
+
+
+def test_a_versions_own_alias(cli: Cli, repo: GitRepo) -> None:
+    """``orders.v2`` is built as ``orders_v2`` (dbt's default alias for a version);
+    giving it the alias ``orders`` moves that version only."""
+    versions = "    versions:\n      - v: 1\n      - v: 2\n"
+    start(
+        repo,
+        {
+            "dbt_project.yml": project(),
+            "models/marts/_orders.yml": props() + versions,
+            "models/marts/orders_v1.sql": "select 1 as id\n",
+            "models/marts/orders_v2.sql": "select 1 as id\n",
+        },
+    )
+    repo.write(
+        "models/marts/_orders.yml",
+        props() + versions + "        config:\n          alias: orders\n",
+    )
+    code, report = run(cli, repo)
+    assert code == 1
+    assert found(report) == [("model_relation_changed", "orders.v2")]
+    change = moved(report)[0]
+    assert (change["before"], change["after"]) == (
+        "alias='orders_v2' (dbt's default)",
+        "alias='orders'",
+    )
