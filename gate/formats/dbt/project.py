@@ -177,7 +177,7 @@ def _levels(
                 if len(level) >= 64:
                     raise ContractError(path, "'models' nests deeper than 64 levels", line)
                 stack.append(((*level, key_text), require_mapping(value, path, name, line)))
-            elif name in relation.KEYS:
+            elif name in relation.KEYS and (value is not None or key_text.startswith("+")):
                 part = relation.KEYS[name]
                 said = relations.setdefault(level, {})
                 said[part] = relation.value(value, path, f"'{key_text}'", line)
