@@ -54,8 +54,19 @@ def verdict(repo: Path, parent: str, sha: str, extra: list[str]) -> dict[str, ob
     return row
 
 
-def replay(repo: Path, limit: int, extra: list[str]) -> list[dict[str, object]]:
-    log = git(repo, "log", "--first-parent", "--format=%H", f"-{limit}", "--", *PATHSPECS)
+def replay(
+    repo: Path,
+    limit: int,
+    extra: list[str],
+    log_args: list[str] | None = None,
+    pathspecs: list[str] | None = None,
+) -> list[dict[str, object]]:
+    """``log_args`` narrow git's choice of commits (``-G REGEX``: the commits whose diff
+    adds or removes a matching line); ``pathspecs`` add to the files that count."""
+    paths = [*PATHSPECS, *(pathspecs or [])]
+    log = git(
+        repo, "log", "--first-parent", "--format=%H", f"-{limit}", *(log_args or []), "--", *paths
+    )
     rows = []
     for sha in reversed(log.split()):
         parents = git(repo, "rev-list", "--parents", "-n", "1", sha).split()[1:]
@@ -82,6 +93,15 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write every row here")
     parser.add_argument("--compare", type=Path, nargs=2, metavar=("OLD", "NEW"))
     parser.add_argument("--gate-arg", action="append", default=[], help="passed to the gate")
+    parser.add_argument(
+        "--log-arg",
+        action="append",
+        default=[],
+        help="passed to git log to choose the commits (-G REGEX: diffs that touch it)",
+    )
+    parser.add_argument(
+        "--pathspec", action="append", default=[], help="more files that count (:(glob)**/*.sql)"
+    )
     args = parser.parse_args()
     if args.compare:
         old = {r["sha"]: r for r in json.loads(args.compare[0].read_text())}
@@ -96,7 +116,7 @@ def main() -> int:
     print("| repository | commit | verdict | warnings |")
     print("|---|---|---|---|")
     for repo in args.repos:
-        for row in replay(repo.resolve(), args.limit, args.gate_arg):
+        for row in replay(repo.resolve(), args.limit, args.gate_arg, args.log_arg, args.pathspec):
             rows.append(row)
             warn = "; ".join(row.get("warnings", []))[:120]  # type: ignore[arg-type]
             print(

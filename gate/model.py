@@ -112,6 +112,28 @@ class Column:
 
 
 @dataclass(frozen=True)
+class Relation:
+    """dbt: where a model's table lives, as its configs say (``None``: not configured).
+
+    ``database``, ``schema`` (the *custom* schema dbt's ``generate_schema_name``
+    appends to the target's) and ``alias`` are the values after dbt's precedence
+    (the model file's ``config()``, then its properties entry, then
+    ``dbt_project.yml`` by folder), trimmed; an expression the gate cannot
+    evaluate is kept as its text. ``default_alias`` is the name dbt's default
+    ``generate_alias_name`` uses without an alias (``orders``, ``orders_v2``).
+    ``quoted``: the parts the project's ``quoting:`` sets (their case counts).
+    ``macros``: the ``generate_*_name`` macros the project overrides (HEAD side).
+    """
+
+    database: str | None = None
+    schema: str | None = None
+    alias: str | None = None
+    default_alias: str = ""
+    quoted: frozenset[str] = frozenset()
+    macros: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Dataset:
     """A dataset consumers depend on, identified by ``id``.
 
@@ -172,6 +194,8 @@ class Dataset:
     #: An unenforced model is no contract, so this refuses only if the model file's
     #: own ``config()`` turns out to enforce it (the engine checks).
     unreadable: tuple[str, int | None] | None = field(default=None, compare=False)
+    #: dbt: the relation the model's configs give it (``None``: not a dbt model).
+    relation: Relation | None = field(default=None, compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

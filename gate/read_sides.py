@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from gate import declarations
 from gate.contract_files import UNTOUCHED, FileEntry, Parse, load
 from gate.dbt import model_files as dbt_model_files
+from gate.dbt import relation_macros
 from gate.dbt.changes import Entry
 from gate.duplicates import drop_old_clashes, duplicates
 from gate.model import ContractError, ContractWarning, Dataset
@@ -125,6 +126,7 @@ def read_sides(
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
     base = dbt_model_files.apply_model_configs(base_side.repo, base_side.commit, base, old_projects)
     head = dbt_model_files.apply_model_configs(head_side.repo, head_side.commit, head, new_projects)
+    head = relation_macros.mark(head_side.projects, head, new_projects, base)
     base, head = _unreadable_contracts(base, head, warnings, refused)
     # dbt allows a disabled model beside an enabled one of the same name.
     untouched = {e.path for e in entries if e.side == UNTOUCHED}

@@ -302,6 +302,16 @@ MODEL_DISABLED = Rule(
     breaks="consumers",
     explained_by_consumers=True,
 )
+MODEL_RELATION_CHANGED = Rule(
+    "model_relation_changed",
+    Severity.ERROR,
+    "A guarded dbt model's configured database, schema or alias changed: dbt builds it"
+    " elsewhere; ref() follows, readers of the table outside dbt break.",
+    "model",
+    DATASETS,
+    breaks="consumers",
+    explained_by_consumers=True,
+)
 TYPE_REMOVED = Rule(
     "type_removed",
     Severity.WARNING,
@@ -518,6 +528,7 @@ _CATALOGUE: tuple[Rule, ...] = (
     ENUM_DECLARED,
     CONSTRAINT_TIGHTENED,
     MODEL_DISABLED,
+    MODEL_RELATION_CHANGED,
     TYPE_REMOVED,
     ENUM_VALUE_ADDED,
     LATEST_VERSION_CHANGED,

@@ -21,7 +21,7 @@ from gate import rules
 from gate.consumers import explain
 from gate.consumers.reader import Found
 from gate.diff import default_severity, diff_datasets
-from gate.model import Change, Check, Column, Dataset, Relationship
+from gate.model import Change, Check, Column, Dataset, Relation, Relationship
 from gate.report.base import change_dict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,6 +106,12 @@ FIXTURES: dict[str, tuple[list[Dataset], list[Dataset], dict, set[str]]] = {
         {"constraint_tightened"},
     ),
     "model_disabled": ([ds("d", C)], [ds("d", C, enabled=False)], {}, {"model_disabled"}),
+    "model_relation_changed": (
+        [ds("d", C, relation=Relation(schema="marts", default_alias="d"))],
+        [ds("d", C, relation=Relation(schema="serving", default_alias="d"))],
+        {},
+        {"model_relation_changed"},
+    ),
     "type_removed": ([ds("d", C)], [ds("d", col(data_type=None))], {}, {"type_removed"}),
     "enum_value_added": (
         [ds("d", col(enum=("a",)))],

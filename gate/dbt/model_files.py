@@ -1,6 +1,6 @@
 """dbt model files (``.sql``, ``.py``) and their own ``config()`` calls.
 
-dbt ranks a model file's ``{{ config(contract=..., enabled=...) }}`` above its
+dbt ranks a model file's ``{{ config(contract=..., enabled=..., schema=...) }}`` above its
 properties file and ``dbt_project.yml`` (``gate.formats.dbt.model_config`` reads it as
 text). The model files of the dbt models a run compares are read (found beside
 their properties file, else by name in the project's model paths), and a
@@ -27,7 +27,7 @@ from gate.formats.dbt import flags as dbt_flags
 from gate.formats.dbt.model_config import read_settings
 from gate.formats.dbt.project import Project
 from gate.git import FileChange, Repo
-from gate.model import Dataset
+from gate.model import Dataset, Relation
 
 if TYPE_CHECKING:
     from gate.dbt.identity import bare_id
@@ -220,6 +220,10 @@ def apply_model_configs(
     files, found = _locate(repo, commit, datasets, projects)
     blobs = repo.read_blobs([b for p in files.values() if p and (b := found[p])])
     out = list(datasets)
+    for i, d in enumerate(datasets):
+        if i not in files and d.format == "dbt" and projects.get(d.path) is not None:
+            # Two files hold its name: whose config() counts is unknown, so is its relation.
+            out[i] = replace(d, relation=None)
     for i, path in files.items():
         if path is None:
             out[i] = replace(out[i], model_file_missing=True)
@@ -233,6 +237,7 @@ def apply_model_configs(
         out[i] = replace(
             out[i],
             model_file=path,
+            relation=_over(out[i].relation, dict(said.relation)),
             enforced=out[i].enforced if said.enforced is None else said.enforced,
             enabled=out[i].enabled if said.enabled is None else said.enabled,
             unevaluable=dbt_flags.merge(
@@ -242,6 +247,18 @@ def apply_model_configs(
             ),
         )
     return out
+
+
+def _over(relation: Relation | None, said: Mapping[str, str | None]) -> Relation | None:
+    """The model file's relation parts over what the properties and project said."""
+    if relation is None or not said:
+        return relation
+    return replace(
+        relation,
+        database=said.get("database", relation.database),
+        schema=said.get("schema", relation.schema),
+        alias=said.get("alias", relation.alias),
+    )
 
 
 def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[str]:

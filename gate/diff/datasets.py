@@ -1,6 +1,7 @@
 """The dataset family (``model_*``, ``contract_enforcement_*``, ``dbt_config_unevaluable``,
-``latest_version_changed``): a dataset added, removed, disabled, renamed or no
-longer guarded, and what an unpinned dbt reference resolves to.
+``latest_version_changed``): a dataset added, removed, disabled, renamed, moved
+to another relation or no longer guarded, and what an unpinned dbt reference
+resolves to.
 
 Handlers only: which datasets pair is ``gate.diff.pairing``, the walk is
 ``gate.diff.walk``.
@@ -14,7 +15,7 @@ from datetime import datetime
 from gate import rules
 from gate.diff.column_types import unknown_types
 from gate.diff.emitter import DatasetPair, Emitter
-from gate.model import Dataset
+from gate.model import Dataset, Relation
 
 
 def renamed(pair: DatasetPair) -> None:
@@ -37,6 +38,81 @@ def renamed(pair: DatasetPair) -> None:
             after=new.id,
             old_dataset=old.id,
         )
+
+
+#: Engines where a relation name's case never matters (Databricks/Spark/Hive, DuckDB,
+#: Redshift, Trino/Athena fold or match names case-insensitively, quoted or not).
+_CASELESS = frozenset(
+    {"databricks", "spark", "spark2", "hive", "duckdb", "redshift", "trino", "athena", "presto"}
+)
+#: Engines that fold unquoted names; dbt-snowflake quotes none unless ``quoting:`` says.
+_FOLDS_UNQUOTED = frozenset({"snowflake"})
+_MACRO = {
+    "database": "generate_database_name",
+    "schema": "generate_schema_name",
+    "alias": "generate_alias_name",
+}
+
+
+def _effective(relation: Relation, part: str, dialect: str, macros: tuple[str, ...]) -> str | None:
+    """The part as the default macros use it: an empty or missing alias is the model's
+    name (``generate_alias_name`` tests the alias for truth); case folded where the
+    engine folds it. A project macro (``macros``: HEAD's, for both sides) gets the
+    configured value as it is."""
+    value = getattr(relation, part)
+    if part == "alias" and _MACRO[part] not in macros and not value:
+        value = relation.default_alias
+    caseless = dialect in _CASELESS or (dialect in _FOLDS_UNQUOTED and part not in relation.quoted)
+    return value.casefold() if value is not None and caseless else value
+
+
+def _shown(relation: Relation, part: str, macros: tuple[str, ...]) -> str:
+    value = getattr(relation, part)
+    if value is not None and (value or part != "alias"):
+        return f"'{value}'"
+    if part == "alias":
+        if _MACRO[part] in macros:
+            return "no alias"
+        return f"'{relation.default_alias}' (dbt's default)"
+    return "none (the target's)"
+
+
+def relation_moved(pair: DatasetPair) -> None:
+    """A dbt model built into another relation: its configured database, schema or
+    alias changed (``dbt_project.yml`` by folder, properties ``config:``, the model's
+    ``config()``). ``ref()`` follows; a reader of ``analytics.orders`` outside dbt
+    does not. Only the meaning counts: a value restated elsewhere, trimmed, or in
+    another case where the engine folds it, is no move. For a rename, a default
+    alias that follows the name is the rename's own finding."""
+    old, new = pair.old.relation, pair.new.relation
+    if old is None or new is None:
+        return
+    renamed = pair.old.id != pair.new.id
+    mine = new.macros
+    moved = [
+        part
+        for part in ("database", "schema", "alias")
+        if _effective(old, part, pair.dialect, mine) != _effective(new, part, pair.dialect, mine)
+        and not (part == "alias" and renamed and not old.alias and not new.alias)
+    ]
+    if not moved:
+        return
+    said = ", ".join(f"{p} {_shown(old, p, mine)} -> {_shown(new, p, mine)}" for p in moved)
+    macros = [_MACRO[p] for p in moved if _MACRO[p] in mine]
+    how = (
+        f"; the final name is computed from it by the project's own {' and '.join(macros)}"
+        if macros
+        else ""
+    )
+    pair.emit(
+        rules.MODEL_RELATION_CHANGED,
+        f"dataset '{pair.new.id}' is built into another relation: {said}{how}; readers "
+        "through dbt's ref() follow, readers that name the table (SQL outside dbt, "
+        "dashboards, other repositories) break",
+        before=", ".join(f"{p}={_shown(old, p, mine)}" for p in moved),
+        after=", ".join(f"{p}={_shown(new, p, mine)}" for p in moved),
+        old_dataset=pair.old.id if renamed else None,
+    )
 
 
 def added(out: Emitter, new: Dataset, dialect: str) -> None:

@@ -69,6 +69,7 @@ def _dataset_pair(pair: DatasetPair) -> None:
     """Every rule over one pair of guarded datasets (same identity, or a rename)."""
     start = len(pair.out.changes)
     datasets.renamed(pair)
+    datasets.relation_moved(pair)
     walk_columns(pair, pair.old.columns, pair.new.columns, prefix="", parent_line=pair.new.line)
     checks.checks(pair, pair.old.checks, pair.new.checks, column=None)
     columns.primary_key(pair)

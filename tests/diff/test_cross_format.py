@@ -167,11 +167,16 @@ DBT_EXPRESSIONS = ("dbt_config_unevaluable",)
 #: Enforcement switched on (dbt only); tests/dbt/test_dbt_reading.py covers it end to end.
 DBT_ENFORCEMENT = ("contract_enforcement_added",)
 
+#: A dbt model built into another relation (dbt configs, not a contract field in the
+#: shared fixtures); tests/dbt/test_dbt_relation.py covers it end to end.
+DBT_RELATIONS = ("model_relation_changed",)
+
 
 def test_every_rule_has_a_cross_format_case() -> None:
     covered = {rule for findings in EXPECTED.values() for rule, _column in findings}
     others = set(FILE_LEVEL) | set(PLAIN_COLUMN_ONLY) | set(NEEDS_CLOCK) | set(DBT_VERSIONS)
     others |= set(DBT_MODEL_FILES) | set(DBT_EXPRESSIONS) | set(DBT_ENFORCEMENT)
+    others |= set(DBT_RELATIONS)
     assert covered | others | set(CONSUMER_RULES) == set(rules.RULES)
 
 

@@ -6,7 +6,8 @@ dbt ranks a model file's ``{{ config(...) }}`` (SQL) or ``dbt.config(...)``
 a model can switch its contract on or off there. The gate does not render
 Jinja; it splits the arguments of ``config(`` calls as text (brackets and
 quotes balanced) and reads ``contract={'enforced': true}`` /
-``contract={"enforced": True}`` and ``enabled=false``.
+``contract={"enforced": True}`` and ``enabled=false``, and the relation parts
+``schema=``/``alias=``/``database=`` (``gate.formats.dbt.relation``).
 
 A literal is folded (``true``/``False``, ``{{ false }}``). A value it cannot
 evaluate (``var('x')``, a ``{% set %}`` variable, ``not true``, ``(false)``,
@@ -22,6 +23,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gate.formats.dbt import relation
 from gate.formats.dbt.flags import ENABLED, ENFORCED, fold, shown
 
 #: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``.
@@ -44,10 +46,18 @@ class ModelSettings:
     enforced: bool | None = None
     enabled: bool | None = None
     unevaluable: tuple[tuple[str, str, int], ...] = ()
+    #: The relation parts (``database``, ``schema``, ``alias``) the calls set, as
+    #: (part, value) sorted: a string's text, ``None`` for ``none``, else ``{{ code }}``.
+    relation: tuple[tuple[str, str | None], ...] = ()
 
-    def meaning(self) -> tuple[bool | None, bool | None, frozenset[tuple[str, str]]]:
+    def meaning(
+        self,
+    ) -> tuple[
+        bool | None, bool | None, frozenset[tuple[str, str]], tuple[tuple[str, str | None], ...]
+    ]:
         """What the settings say, without where they are written."""
-        return self.enforced, self.enabled, frozenset((s, e) for s, e, _l in self.unevaluable)
+        unevaluable = frozenset((s, e) for s, e, _l in self.unevaluable)
+        return self.enforced, self.enabled, unevaluable, self.relation
 
 
 def _calls(source: str) -> list[tuple[int, str]]:
@@ -123,6 +133,7 @@ class _Reader:
         self.source = source
         self.values: dict[str, bool | None] = {ENFORCED: None, ENABLED: None}
         self.unknown: dict[str, tuple[str, int]] = {}
+        self.relation: dict[str, str | None] = {}
 
     def line(self, offset: int) -> int:
         return self.source.count("\n", 0, offset) + 1
@@ -155,6 +166,8 @@ class _Reader:
                 self.said(ENABLED, value, offset)
             elif key == "contract":
                 self.contract(value, offset)
+            elif key in relation.KEYS:
+                self.relation[relation.KEYS[key]] = relation.argument(value)
 
     def contract(self, value: str, offset: int) -> None:
         entries = _dict_literal(value)
@@ -191,6 +204,7 @@ def read_settings(source: bytes | str) -> ModelSettings:
             (setting, expression, line)
             for setting, (expression, line) in sorted(reader.unknown.items())
         ),
+        relation=tuple(sorted(reader.relation.items())),
     )
 
 

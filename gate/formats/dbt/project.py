@@ -13,8 +13,10 @@ In the tree a key starting with ``+`` is a config, a key whose value is not a
 mapping is a config, and any other mapping is a folder (so ``contract:``
 without ``+`` names a folder, in dbt and here).
 
-Only ``contract.enforced`` and ``enabled`` are read: they decide whether a
-model is a contract at all. Constant Jinja (``"{{ false }}"``) is folded; any
+Only ``contract.enforced`` and ``enabled`` are read as settings: they decide
+whether a model is a contract at all; ``database``/``schema``/``alias`` (and
+BigQuery's ``project``/``dataset``) are read as ``relations`` (where its table
+lives, ``gate.formats.dbt.relation``), with the project's ``quoting:``. Constant Jinja (``"{{ false }}"``) is folded; any
 other Jinja value (``"{{ target.name == 'prod' }}"``) cannot be evaluated
 without a warehouse profile, so it counts as ``true``: the gate then guards the
 model rather than silently skipping it.
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.formats.common import describe, require_mapping
+from gate.formats.dbt import relation
 from gate.formats.dbt.flags import fold, is_jinja
 from gate.model import ContractError
 from gate.yaml_load import YMap, load_yaml
@@ -68,12 +71,18 @@ class Project:
     model_paths: tuple[str, ...]
     source_paths: tuple[str, ...]
     levels: Mapping[tuple[str, ...], Settings]
+    #: Level -> the relation parts it sets (only levels that set one).
+    relations: Mapping[tuple[str, ...], relation.Said] = field(default_factory=dict)
+    #: The relation parts ``quoting:`` quotes (``database``, ``schema``, ``alias``).
+    quoted: frozenset[str] = frozenset()
     sql_folders: Mapping[str, tuple[str, ...] | None] | None = field(default=None, compare=False)
 
     @property
     def folder_configs(self) -> bool:
         """Whether any level below the project's own sets something (folders, models)."""
-        return any(len(level) > 1 and said != (None, None) for level, said in self.levels.items())
+        return any(
+            len(level) > 1 and said != (None, None) for level, said in self.levels.items()
+        ) or any(len(level) > 1 for level in self.relations)
 
     def source_path_of(self, path: str) -> tuple[str, tuple[str, ...]] | None:
         """The resource path holding ``path`` and the folders between them, or ``None``."""
@@ -97,6 +106,15 @@ class Project:
             if settings[1] is not None:
                 enabled = settings[1]
         return enforced, enabled
+
+    def resolve_relation(self, fqn: Sequence[str]) -> relation.Said:
+        """The relation parts the ``models:`` tree gives one model's fqn (most specific wins)."""
+        out: relation.Said = {}
+        for depth in range(len(fqn) + 1):
+            if tuple(fqn[:depth]) not in self.levels:
+                break  # as resolve(): the walk stops where the tree does
+            out.update(self.relations.get(tuple(fqn[:depth]), {}))
+        return out
 
 
 def is_project_file(path: str) -> bool:
@@ -138,9 +156,13 @@ def _paths(doc: YMap, key: str, old_key: str | None, default: str, path: str) ->
     return out
 
 
-def _levels(tree: YMap, path: str) -> dict[tuple[str, ...], Settings]:
-    """Flatten the ``models:`` config tree into level -> (enforced, enabled)."""
+def _levels(
+    tree: YMap, path: str
+) -> tuple[dict[tuple[str, ...], Settings], dict[tuple[str, ...], relation.Said]]:
+    """Flatten the ``models:`` config tree into level -> (enforced, enabled), and
+    level -> the relation parts it sets."""
     levels: dict[tuple[str, ...], Settings] = {}
+    relations: dict[tuple[str, ...], relation.Said] = {}
     stack: list[tuple[tuple[str, ...], YMap]] = [((), tree)]
     while stack:
         level, node = stack.pop()
@@ -155,6 +177,10 @@ def _levels(tree: YMap, path: str) -> dict[tuple[str, ...], Settings]:
                 if len(level) >= 64:
                     raise ContractError(path, "'models' nests deeper than 64 levels", line)
                 stack.append(((*level, key_text), require_mapping(value, path, name, line)))
+            elif name in relation.KEYS and (value is not None or key_text.startswith("+")):
+                part = relation.KEYS[name]
+                said = relations.setdefault(level, {})
+                said[part] = relation.value(value, path, f"'{key_text}'", line)
             elif name == "enabled" and value is not None:
                 enabled = _flag(value, path, f"'{key_text}'", line)
             elif name == "contract" and value is not None:
@@ -167,7 +193,16 @@ def _levels(tree: YMap, path: str) -> dict[tuple[str, ...], Settings]:
                         contract.key_line("enforced"),
                     )
         levels[level] = (enforced, enabled)
-    return levels
+    return levels, relations
+
+
+def _quoted(root: YMap) -> frozenset[str]:
+    """The relation parts the project's ``quoting:`` quotes (a literal ``true``)."""
+    quoting = root.get("quoting")
+    if not isinstance(quoting, dict):
+        return frozenset()
+    parts = {"database": "database", "schema": "schema", "identifier": "alias"}
+    return frozenset(part for key, part in parts.items() if quoting.get(key) is True)
 
 
 def parse_project(data: bytes | str, path: str) -> Project:
@@ -189,11 +224,14 @@ def parse_project(data: bytes | str, path: str) -> Project:
 
     models = root.get("models")
     tree = require_mapping(models, path, "'models'", root.key_line("models")) if models else None
+    levels, relations = _levels(tree, path) if tree is not None else ({(): (None, None)}, {})
     return Project(
         path=path,
         root=base,
         name=name.strip(),
         model_paths=in_repo(resolved["model-paths"]),
         source_paths=in_repo([p for paths in resolved.values() for p in paths]),
-        levels=_levels(tree, path) if tree is not None else {(): (None, None)},
+        levels=levels,
+        relations=relations,
+        quoted=_quoted(root),
     )

@@ -44,7 +44,7 @@ from gate.formats.common import (
     require_str,
 )
 from gate.formats.dbt import columns as dbt_columns
-from gate.formats.dbt import constraints, data_tests, settings
+from gate.formats.dbt import constraints, data_tests, relation, settings
 from gate.formats.dbt import flags as dbt_flags
 from gate.formats.dbt import versions as dbt_versions
 from gate.formats.dbt.constraints import CONSTRAINT_TYPES
@@ -52,7 +52,7 @@ from gate.formats.dbt.flags import Unevaluable
 from gate.formats.dbt.project import Project
 from gate.formats.detect import DBT_KEYS
 from gate.formats.detect import dbt as detect
-from gate.model import Column, Contract, ContractError, Dataset, Relationship
+from gate.model import Column, Contract, ContractError, Dataset, Relation, Relationship
 from gate.yaml_load import YMap
 
 __all__ = ["CONSTRAINT_TYPES", "DBT_KEYS", "FORMAT", "detect", "parse"]
@@ -90,9 +90,45 @@ class _Parser:
         """
         if self.project is None:
             return None, None
+        return self.project.resolve(self.fqn(stem, fqn_tail))
+
+    def fqn(self, stem: str, fqn_tail: tuple[str, ...]) -> tuple[str, ...]:
+        """The model's fqn in its project (``project_settings`` says which folder)."""
+        assert self.project is not None
         found = (self.project.sql_folders or {}).get(stem)
         folders = self.folders if found is None else found
-        return self.project.resolve((self.project.name, *folders, *fqn_tail))
+        return (self.project.name, *folders, *fqn_tail)
+
+    def relation(
+        self,
+        entries: tuple[tuple[YMap, str], ...],
+        placed: tuple[str, tuple[str, ...]],
+        default_alias: str,
+        enforced: bool,
+    ) -> Relation | None:
+        """Where the model's table lives: ``entries`` ((version, owner), (model, owner):
+        most specific first) over ``dbt_project.yml`` for the model's fqn (``placed``: file stem, fqn
+        tail). A bad value refuses only an enforced model's file (as its other keys)."""
+        try:
+            levels = [
+                relation.from_mapping(config, self.path, owner)
+                for entry, owner in entries
+                if isinstance(config := entry.get("config"), dict)
+            ]
+        except ContractError:
+            if enforced:
+                raise
+            return None
+        if self.project is not None:
+            levels.append(self.project.resolve_relation(self.fqn(*placed)))
+        said = relation.first(*levels)
+        return Relation(
+            database=said.get("database"),
+            schema=said.get("schema"),
+            alias=said.get("alias"),
+            default_alias=default_alias,
+            quoted=self.project.quoted if self.project is not None else frozenset(),
+        )
 
     def dataset(
         self,
@@ -224,6 +260,7 @@ class _Parser:
                     deprecation_date=deprecation,
                     aliases=settings.alias(model),
                     model_names=(name,),
+                    relation=self.relation(((model, owner),), (name, (name,)), name, resolved),
                     unevaluable=model_level,
                 )
             ]
@@ -268,6 +305,12 @@ class _Parser:
                     deprecation_date=settings.deprecation_date(version, self.path, v_owner)
                     or deprecation,
                     model_names=(stem,),
+                    relation=self.relation(
+                        ((version, v_owner), (model, owner)),
+                        (stem, (name, f"v{label}")),
+                        f"{name}_v{label.replace('.', '_')}",
+                        resolved,
+                    ),
                     unevaluable=dbt_flags.merge(model_level, tuple(v_found), decided),
                 )
             )
