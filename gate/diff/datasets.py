@@ -24,11 +24,11 @@ def renamed(pair: DatasetPair) -> None:
     A dbt model that gained ``versions:`` is read by ``ref('<model>')`` as its
     latest version, the only version a reader of the unversioned model can use:
     its id became ``<model>.v<N>`` but no ``ref()`` broke (the reverse breaks a
-    pinned ``ref('<model>', v=<N>)``, so it stays a rename). Where the table lives
-    (``alias``, ``schema``) is not compared, as for any dbt model.
+    pinned ``ref('<model>', v=<N>)``, so it stays a rename). Where the table now
+    lives (``<model>_v<N>`` unless aliased back) is ``relation_moved``'s question.
     """
     old, new = pair.old, pair.new
-    if old.format == "dbt" and not old.unpinned_name and new.unpinned_name == old.id:
+    if _gained_versions(old, new):
         return
     if old.id != new.id:
         pair.emit(
@@ -77,6 +77,11 @@ def _shown(relation: Relation, part: str, macros: tuple[str, ...]) -> str:
     return "none (the target's)"
 
 
+def _gained_versions(old: Dataset, new: Dataset) -> bool:
+    """An unversioned dbt model paired with the version ``ref('<model>')`` now reads."""
+    return old.format == "dbt" and not old.unpinned_name and new.unpinned_name == old.id
+
+
 def relation_moved(pair: DatasetPair) -> None:
     """A dbt model built into another relation: its configured database, schema or
     alias changed (``dbt_project.yml`` by folder, properties ``config:``, the model's
@@ -87,7 +92,9 @@ def relation_moved(pair: DatasetPair) -> None:
     old, new = pair.old.relation, pair.new.relation
     if old is None or new is None:
         return
-    renamed = pair.old.id != pair.new.id
+    # A model that gained versions keeps its name for ref() but not its default
+    # alias (``orders`` -> ``orders_v1``): a move, unlike a rename's own alias.
+    renamed = pair.old.id != pair.new.id and not _gained_versions(pair.old, pair.new)
     mine = new.macros
     moved = [
         part
@@ -111,7 +118,7 @@ def relation_moved(pair: DatasetPair) -> None:
         "dashboards, other repositories) break",
         before=", ".join(f"{p}={_shown(old, p, mine)}" for p in moved),
         after=", ".join(f"{p}={_shown(new, p, mine)}" for p in moved),
-        old_dataset=pair.old.id if renamed else None,
+        old_dataset=pair.old.id if pair.old.id != pair.new.id else None,
     )
 
 

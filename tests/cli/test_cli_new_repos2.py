@@ -134,3 +134,18 @@ def test_an_odcs_v3_file_missing_its_api_version_is_not_called_v2(cli: Cli, repo
     assert proc.returncode == 2, proc.stdout
     assert "shaped like an ODCS contract (a 'schema:' list) but without" in proc.stderr
     assert "ODCS v2" not in proc.stderr
+
+
+def test_versioning_without_the_old_alias_moves_the_table(cli: Cli, repo: GitRepo) -> None:
+    """Without ``alias: fct_orders`` dbt builds v1 as ``fct_orders_v1``: ref() readers
+    follow, SQL readers of ``fct_orders`` break, so the relation move is reported."""
+    after = _orders(latest="    latest_version: 1\n", versions="    versions:\n      - v: 1\n")
+    _dbt_pr(repo, _orders(), after, {})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "model_relation_changed fct_orders.v1" in proc.stdout, proc.stdout
+    assert "model_renamed" not in proc.stdout
+    # acknowledged by the name its readers know it by
+    acked = cli(repo.path, "--base", "main", "--accept", "fct_orders")
+    assert acked.returncode == 0, acked.stdout + acked.stderr
+    assert "ACKED" in acked.stdout
