@@ -14,6 +14,7 @@ from typing import Any
 from gate.formats import constraints as value_constraints
 from gate.formats.common import (
     describe,
+    direct_constructor,
     items,
     optional_bool,
     optional_int,
@@ -207,6 +208,8 @@ def _column_constraints(
     return tuple(sorted(found.items()))
 
 
+_new_column = direct_constructor(Column)
+
 #: The keys of a plain column (most columns): ``_plain_column`` reads it alone.
 _PLAIN_KEYS = frozenset({"name", "data_type", "optional", "description"})
 
@@ -232,7 +235,7 @@ def _plain_column(entry: Any, index: int) -> Column | None:
     ):
         return None
     description = entry.get("description")
-    return Column(
+    return _new_column(
         name=name,
         data_type=(data_type.strip() or None) if data_type is not None else None,
         line=entry.line,
