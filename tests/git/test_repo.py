@@ -85,3 +85,33 @@ def test_folders_holding_a_file_name_at_a_commit_and_in_the_working_tree(tmp_pat
             "staged",
             "untracked",
         ]
+
+
+def test_named_finds_each_file_of_a_name_whatever_its_folder(tmp_path) -> None:
+    """``Repo.named`` (one ``ls-tree`` walk, searched with ``bytes.find``, #26):
+    the root, nested folders, a symlink (its mode), git's order; never a longer
+    name that ends the same, a folder of that name, or a name with a tab in it."""
+    from gate.git import open_repo
+    from tests.gitrepo import GitRepo
+
+    g = GitRepo(tmp_path / "r")
+    g.write("dbt_project.yml", "a\n")
+    g.write("a/b/dbt_project.yml", "b\n")
+    g.write("a-b/dbt_project.yml", "c\n")
+    g.write("x/my_dbt_project.yml", "d\n")
+    g.write("dbt_project.yml.bak", "e\n")
+    g.write("y/dbt_project.yml/inner.txt", "f\n")
+    g.write("z/t\tdbt_project.yml", "g\n")
+    g.write("profiles.yml", "h\n")
+    g.symlink("l/dbt_project.yml", "../dbt_project.yml")
+    commit = g.commit("names")
+    with open_repo(g.path) as repo:
+        found = repo.named(commit, ["dbt_project.yml", "profiles.yml"])
+    assert found == {
+        "a-b/dbt_project.yml": "100644",
+        "a/b/dbt_project.yml": "100644",
+        "dbt_project.yml": "100644",
+        "l/dbt_project.yml": "120000",
+        "profiles.yml": "100644",
+    }
+    assert list(found) == sorted(found, key=str.encode)
