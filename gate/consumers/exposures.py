@@ -24,6 +24,9 @@ from typing import Any
 from gate.consumers import jinja
 from gate.consumers.names import NameIndex, ScopedIndex, split_name
 from gate.consumers.reader import FileResult, Found
+from gate.dbt.projects import literal
+from gate.formats.dbt.project import PROJECT_FILE
+from gate.git import Repo
 from gate.model import ContractError, NotAnalysed
 from gate.yaml_load import YList, YMap, load_yaml
 
@@ -33,6 +36,24 @@ USAGE = "exposure"
 GLOBS = ("**/*.yml", "**/*.yaml", "!**/target/**", "!**/dbt_packages/**", "!**/dbt_modules/**")
 #: The word a file must contain to declare exposures (``git grep -w``).
 KEY = "exposures"
+
+
+def globs(repo: Repo, head: str | None) -> tuple[str, ...]:
+    """``GLOBS`` under the folders that hold a ``dbt_project.yml`` at ``head``.
+
+    dbt reads exposures only inside a project (the scan keeps the files a
+    project reads), so the YAML elsewhere need not be searched: on a repository
+    of 10,000 Soda contracts and no dbt project, searching all of them was
+    80-130 ms of CPU per run with a break. No project: nothing to search.
+    """
+    folders = repo.folders_holding(head, PROJECT_FILE)
+    if not folders or "" in folders:
+        return GLOBS if folders else ()
+    kept = [g for g in GLOBS if not g.startswith("!")]
+    return (
+        *(f"{literal(folder)}/{glob}" for folder in folders for glob in kept),
+        *(g for g in GLOBS if g.startswith("!")),
+    )
 
 
 def _line(items: Any, index: int, fallback: int | None) -> int:

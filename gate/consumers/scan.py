@@ -282,8 +282,13 @@ def _scan(
     # dbt exposures are looked for beside the SQL and Python readers (one more git grep).
     from gate.consumers import exposures
 
-    exposure_search = repo.start_files_containing(
-        head, (*exposures.GLOBS, *exclusions(config.sql)), [exposures.KEY], words=True
+    exposure_globs = exposures.globs(repo, head)
+    exposure_search = (
+        repo.start_files_containing(
+            head, (*exposure_globs, *exclusions(config.sql)), [exposures.KEY], words=True
+        )
+        if exposure_globs
+        else None
     )
     context = _Context(
         repo, head, config, dialect, index, needles, (*base, *head_datasets), workers, projects

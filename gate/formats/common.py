@@ -8,12 +8,45 @@ style: ``soda/contracts/orders.yaml:12: column 'id' is declared twice``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import MISSING, fields
+from typing import Any, TypeVar
 
 from gate.model import Check, Column, ContractError, Dataset
 from gate.yaml_load import YList, YMap, line_of
+
+T = TypeVar("T")
+
+
+def direct_constructor(cls: type[T]) -> Callable[..., T]:
+    """A constructor of the frozen dataclass ``cls`` that sets all fields at once.
+
+    A frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, one call per field: for the model's 14-field
+    ``Column`` about three times the cost of filling the instance's ``__dict__``
+    in one step, which is what this does (the defaults, then ``values``). Only
+    for a class with no ``__post_init__``, no slots and plain defaults, which is
+    checked here; the caller passes every field without a default.
+    """
+    # Every field in declaration order (``__init__``'s), so ``vars()`` matches too;
+    # a field without a default keeps its place until ``values`` fills it.
+    defaults: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.default_factory is not MISSING:
+            raise TypeError(f"{cls.__name__}.{f.name}: a default factory")
+        defaults[f.name] = f.default
+    if hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__:
+        raise TypeError(f"{cls.__name__}: __post_init__ or slots")
+    new = object.__new__
+    set_dict = object.__setattr__
+
+    def construct(**values: Any) -> T:
+        instance = new(cls)
+        set_dict(instance, "__dict__", {**defaults, **values})
+        return instance
+
+    return construct
 
 
 def describe(value: Any) -> str:
@@ -328,6 +361,7 @@ __all__ = [
     "NestingGuard",
     "decimal_type",
     "describe",
+    "direct_constructor",
     "enum_from_checks",
     "items",
     "line_of",

@@ -14,6 +14,7 @@ from typing import Any
 from gate.formats import constraints as value_constraints
 from gate.formats.common import (
     describe,
+    direct_constructor,
     items,
     optional_bool,
     optional_int,
@@ -207,7 +208,48 @@ def _column_constraints(
     return tuple(sorted(found.items()))
 
 
+_new_column = direct_constructor(Column)
+
+#: The keys of a plain column (most columns): ``_plain_column`` reads it alone.
+_PLAIN_KEYS = frozenset({"name", "data_type", "optional", "description"})
+
+
+def _plain_column(entry: Any, index: int) -> Column | None:
+    """A column of plain keys only, read as ``_column`` reads it; ``None`` otherwise.
+
+    Most columns of a contract are a name and a type: without checks, options or
+    type attributes there is nothing to fold in, so the column is built straight
+    from its values (a third of the parse at K = 100, #26). Anything else, a value
+    of the wrong kind included, goes the general way and its messages.
+    """
+    if entry.__class__ is not YMap or not entry.keys() <= _PLAIN_KEYS:
+        return None
+    name = entry.get("name")
+    data_type = entry.get("data_type")
+    optional = entry.get("optional")
+    if (
+        name.__class__ is not str
+        or not (name := name.strip())
+        or (data_type is not None and data_type.__class__ is not str)
+        or (optional is not None and optional.__class__ is not bool)
+    ):
+        return None
+    description = entry.get("description")
+    return _new_column(
+        name=name,
+        data_type=(data_type.strip() or None) if data_type is not None else None,
+        line=entry.line,
+        position=index,
+        # Soda says nothing about nulls unless ``optional`` is set; keep that unknown.
+        required=False if optional else None,
+        description=description if isinstance(description, str) else None,
+    )
+
+
 def _column(entry: Any, index: int, line: int, path: str) -> Column:
+    plain = _plain_column(entry, index)
+    if plain is not None:
+        return plain
     mapping = require_mapping(entry, path, f"column #{index + 1}", line)
     if "name" not in mapping or mapping["name"] is None:
         raise ContractError(path, f"column #{index + 1} has no 'name'", mapping.line)

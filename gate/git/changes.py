@@ -11,6 +11,7 @@ outside the repository is refused (or, for a lenient search, made absent).
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -126,6 +127,26 @@ class Changes:
                 if path.rpartition(b"/")[2] in wanted:
                     found[os.fsdecode(path)] = meta.split(b" ", 1)[0].decode("ascii")
         return found
+
+    def folders_holding(self, head: str | None, name: str) -> list[str]:
+        """The folders (``""``: the root) that hold a file named ``name`` at one side,
+        sorted; ``name`` is a plain file name (no glob characters).
+
+        A superset, for scoping a search to those folders' subtrees: at a commit,
+        one ``ls-tree`` walk (any mode: a symlink counts); in the working tree, the
+        tracked files (HEAD's tree when ``diff-index`` found the tree clean, else
+        the index: a file deleted from disk still counts) and the untracked ones.
+        """
+        commit = head if head is not None else self._clean_worktree_head()
+        if commit is not None:
+            paths: Collection[str] = self.named(commit, [name])
+            if head is None:
+                paths = {*paths, *self._untracked(pathspecs([f"**/{name}"]))}
+        else:
+            specs = pathspecs([f"**/{name}"])
+            out = self._git.out("ls-files", "-z", "--full-name", "--cached", "--", *specs)
+            paths = nul_paths(out) | self._untracked(specs)
+        return sorted({posixpath.dirname(path) for path in paths})
 
     def _clean_worktree_head(self) -> str | None:
         """HEAD's sha when no tracked file differs from it (index or working tree), else None.

@@ -143,6 +143,11 @@ class Repo:
         path -> git mode; one tree walk for all of them."""
         return self._changes.named(commit, names)
 
+    def folders_holding(self, head: str | None, name: str) -> list[str]:
+        """Folders holding a file named ``name`` at ``head`` (``None``: the working
+        tree), a superset: what a search for files inside such folders is scoped to."""
+        return self._changes.folders_holding(head, name)
+
     def files_containing(
         self,
         head: str | None,

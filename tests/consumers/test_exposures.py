@@ -193,3 +193,33 @@ def test_an_exposures_section_of_another_shape_is_not_analysed() -> None:
     assert read_exposures("models/e.yml", b"exposures:\n", index) == read_exposures(
         "models/e.yml", b"version: 2\n", index
     )
+
+
+def test_a_yaml_file_outside_every_project_is_not_searched(cli, tmp_path: Path) -> None:
+    """dbt reads exposures only inside a project, so the search looks only under the
+    folders that hold a ``dbt_project.yml`` (#26: searching every YAML file of a
+    10,000-contract repository cost 80-130 ms per run). A file elsewhere, even one
+    too large to read, is then not listed as *not analysed*, and the removal is
+    lowered as it is without it; an exposure inside the project still counts."""
+    files = {
+        f"analytics/{path}": text for path, text in FILES.items() if path != ".schema-gate.yml"
+    }
+    big = EXPOSURES + "# " + "x" * 600 + "\n"
+    config = "lineage:\n  usage_aware_severity: true\nlimits:\n  consumer_bytes: 500\n"
+    repo = GitRepo.with_pr_branch(
+        tmp_path / "r", {**files, ".schema-gate.yml": config, "docs/_exposures.yml": big}
+    )
+    repo.write("analytics/models/_models.yml", WITHOUT_METHOD)
+    repo.commit("drop method")
+    code, report = _run(cli, repo)
+    assert code == 0
+    assert report["consumers_not_analysed"] == []
+    assert _change(report, "column_removed")["severity"] == "warning"
+    # inside the project, the same exposure keeps the removal an error
+    repo.write("analytics/models/marts/_exposures.yml", EXPOSURES)
+    repo.commit("an exposure in the project")
+    code, report = _run(cli, repo)
+    assert code == 1
+    removed = _change(report, "column_removed")
+    assert removed["severity"] == "error"
+    assert [c["path"] for c in removed["consumers"]] == ["analytics/models/marts/_exposures.yml"]

@@ -10,6 +10,7 @@ import pytest
 
 from gate.formats import parse_contract, soda
 from gate.model import Column, ContractError, Dataset
+from gate.yaml_load import load_yaml
 from tests.format_helpers import column_row, load_fixture
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "soda"
@@ -355,3 +356,53 @@ def test_a_variable_where_a_number_is_expected_is_kept_as_text() -> None:
     assert "must be a whole number" in refused(
         "dataset: d\ncolumns:\n  - name: id\n    valid_max_length: ten\n"
     )
+
+
+PLAIN_COLUMNS = [
+    "  - name: id\n    data_type: bigint\n",
+    "  - name: '  padded  '\n    data_type: '  varchar(10)  '\n",
+    "  - name: amount\n    data_type: ''\n",
+    "  - name: amount\n    data_type:\n",
+    "  - name: amount\n",
+    "  - name: amount\n    data_type: decimal\n    optional: true\n",
+    "  - name: amount\n    optional: false\n    description: the amount\n",
+    "  - name: amount\n    description: 12\n",
+]
+BROKEN_PLAIN_COLUMNS = [
+    "  - name: 12\n    data_type: int\n",
+    "  - name: '  '\n",
+    "  - name:\n    data_type: int\n",
+    "  - name: amount\n    data_type: 12\n",
+    "  - name: amount\n    data_type: true\n",
+    "  - name: amount\n    optional: 'yes'\n",
+    "  - data_type: int\n",
+]
+
+
+@pytest.mark.parametrize("column", PLAIN_COLUMNS)
+def test_a_plain_column_reads_as_the_general_way_reads_it(column: str) -> None:
+    """#26: a column of plain keys is built directly; an unknown key (which Soda
+    allows and the parser ignores) sends the same column the general way."""
+    from gate.formats.soda import _PLAIN_KEYS, _plain_column
+
+    plain = soda.parse(load_yaml(f"dataset: t\ncolumns:\n{column}", "c.yaml"), "c.yaml")
+    assert set(load_yaml(column, "c.yaml")[0]) <= _PLAIN_KEYS
+    assert _plain_column(load_yaml(column, "c.yaml")[0], 0) is not None
+    general = soda.parse(
+        load_yaml(f"dataset: t\ncolumns:\n{column.rstrip()}\n    x_other: 1\n", "c.yaml"), "c.yaml"
+    )
+    (a,), (b,) = plain.datasets[0].columns, general.datasets[0].columns
+    assert a == b
+    assert (a.line, a.description) == (b.line, b.description)
+
+
+@pytest.mark.parametrize("column", BROKEN_PLAIN_COLUMNS)
+def test_a_plain_column_of_the_wrong_kind_is_refused_as_before(column: str) -> None:
+    with pytest.raises(ContractError) as plain:
+        soda.parse(load_yaml(f"dataset: t\ncolumns:\n{column}", "c.yaml"), "c.yaml")
+    with pytest.raises(ContractError) as general:
+        soda.parse(
+            load_yaml(f"dataset: t\ncolumns:\n{column.rstrip()}\n    x_other: 1\n", "c.yaml"),
+            "c.yaml",
+        )
+    assert (plain.value.detail, plain.value.line) == (general.value.detail, general.value.line)

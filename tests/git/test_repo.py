@@ -52,3 +52,66 @@ def test_dubious_ownership_names_the_safe_directory_fix(
     with pytest.raises(GitError, match="dubious ownership") as err:
         open_repo(g.path / C)
     assert f"safe.directory {g.path}" in str(err.value)
+
+
+def test_folders_holding_a_file_name_at_a_commit_and_in_the_working_tree(tmp_path) -> None:
+    """What the exposure search is scoped to (#26): a superset of the folders that
+    hold the name, at a commit (one tree walk) and in the working tree: clean
+    (HEAD's tree and the untracked files) or not (the index, so a tracked file
+    deleted from disk still counts, and a staged one counts)."""
+    from gate.git import open_repo
+    from tests.gitrepo import GitRepo
+
+    g = GitRepo(tmp_path / "r")
+    g.write("dbt_project.yml", "name: a\n")
+    g.write("nested/dbt/dbt_project.yml", "name: b\n")
+    g.write("nested/dbt/models/x.yml", "version: 2\n")
+    g.write("other/not_dbt_project.yml", "x: 1\n")
+    commit = g.commit("projects")
+    with open_repo(g.path) as repo:
+        assert repo.folders_holding(commit, "dbt_project.yml") == ["", "nested/dbt"]
+        assert repo.folders_holding(None, "dbt_project.yml") == ["", "nested/dbt"]
+    g.write("untracked/dbt_project.yml", "name: c\n")
+    with open_repo(g.path) as repo:  # clean: HEAD's tree, and the untracked file
+        assert repo.folders_holding(None, "dbt_project.yml") == ["", "nested/dbt", "untracked"]
+        assert repo.folders_holding(commit, "dbt_project.yml") == ["", "nested/dbt"]
+    g.remove("nested/dbt/dbt_project.yml")
+    g.write("staged/dbt_project.yml", "name: d\n")
+    g.git("add", "staged/dbt_project.yml")
+    with open_repo(g.path) as repo:  # not clean: the index (deleted still counts)
+        assert repo.folders_holding(None, "dbt_project.yml") == [
+            "",
+            "nested/dbt",
+            "staged",
+            "untracked",
+        ]
+
+
+def test_named_finds_each_file_of_a_name_whatever_its_folder(tmp_path) -> None:
+    """``Repo.named`` (one ``ls-tree`` walk, searched with ``bytes.find``, #26):
+    the root, nested folders, a symlink (its mode), git's order; never a longer
+    name that ends the same, a folder of that name, or a name with a tab in it."""
+    from gate.git import open_repo
+    from tests.gitrepo import GitRepo
+
+    g = GitRepo(tmp_path / "r")
+    g.write("dbt_project.yml", "a\n")
+    g.write("a/b/dbt_project.yml", "b\n")
+    g.write("a-b/dbt_project.yml", "c\n")
+    g.write("x/my_dbt_project.yml", "d\n")
+    g.write("dbt_project.yml.bak", "e\n")
+    g.write("y/dbt_project.yml/inner.txt", "f\n")
+    g.write("z/t\tdbt_project.yml", "g\n")
+    g.write("profiles.yml", "h\n")
+    g.symlink("l/dbt_project.yml", "../dbt_project.yml")
+    commit = g.commit("names")
+    with open_repo(g.path) as repo:
+        found = repo.named(commit, ["dbt_project.yml", "profiles.yml"])
+    assert found == {
+        "a-b/dbt_project.yml": "100644",
+        "a/b/dbt_project.yml": "100644",
+        "dbt_project.yml": "100644",
+        "l/dbt_project.yml": "120000",
+        "profiles.yml": "100644",
+    }
+    assert list(found) == sorted(found, key=str.encode)

@@ -1,0 +1,37 @@
+"""gate.yaml_load's loader keeps no state of PyYAML's path resolvers (#26): the
+composer's two calls per node for them are no-ops, so the loader has its own
+empty table, whatever a host program adds to PyYAML's."""
+
+from __future__ import annotations
+
+import yaml
+import yaml.resolver
+
+from gate.yaml_load import YList, YMap, load_yaml
+
+DOC = "dataset: t\ncolumns:\n  - name: a\n    data_type: int\n  - name: b\n    tags: [x, {y: 1}]\n"
+
+
+def test_a_path_resolver_a_host_program_adds_does_not_reach_the_loader() -> None:
+    doc = DOC.replace("name: a", "name: only_in_this_test_a")  # not in the tag memo yet
+    had = "yaml_path_resolvers" in vars(yaml.resolver.Resolver)
+    saved = yaml.resolver.Resolver.yaml_path_resolvers
+    try:
+        yaml.resolver.Resolver.add_path_resolver("!host", ["columns", None, "name"], str)
+        assert yaml.resolver.Resolver.yaml_path_resolvers  # PyYAML's own loaders see it
+        after = load_yaml(doc, "c.yaml")
+    finally:
+        if had:
+            yaml.resolver.Resolver.yaml_path_resolvers = saved
+        else:
+            del yaml.resolver.Resolver.yaml_path_resolvers
+    assert after == load_yaml(doc, "c.yaml")
+    assert after["columns"][0]["name"] == "only_in_this_test_a"
+    assert after["columns"][1]["tags"] == ["x", {"y": 1}]
+
+
+def test_lines_survive_the_no_op_resolver_calls() -> None:
+    doc = load_yaml(DOC, "c.yaml")
+    assert isinstance(doc, YMap) and isinstance(doc["columns"], YList)
+    assert (doc.line, doc.key_line("columns"), doc["columns"].item_lines) == (1, 2, [3, 5])
+    assert doc["columns"][1]["tags"].line == 6
