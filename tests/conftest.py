@@ -172,6 +172,14 @@ CONNECT_TESTS = frozenset(
 #: Files whose tests a run with -n hands to the workers one by one: independent
 #: tests, each a real process with a JVM of its own, too long for one worker.
 SPREAD_FILES = frozenset({"tests/e2e/test_smoke_security.py"})
+#: Tests of :data:`SPREAD_FILES` that share one run (a module fixture): one unit.
+SHARED_RUNS = {
+    f"tests/e2e/test_smoke_security.py::{name}": "tests/e2e/test_smoke_security.py::broken"
+    for name in (
+        "test_unclosed_quote_and_corrupt_parquet_are_reported_in_one_line",
+        "test_contract_values_and_names_never_become_sql",
+    )
+}
 
 
 def xdist_scope(nodeid: str) -> str:
@@ -186,7 +194,7 @@ def xdist_scope(nodeid: str) -> str:
     if path.startswith(SPARK_FOLDER) or nodeid.split("[", 1)[0] in CONNECT_TESTS:
         return SPARK_FOLDER
     if path in SPREAD_FILES:
-        return nodeid
+        return SHARED_RUNS.get(nodeid, nodeid)
     return path
 
 
