@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +129,21 @@ def gate_process() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_gate_process
 
 
+@pytest.fixture(scope="session")
+def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Spark Connect server (tests/spark_fixtures.py), one per test process.
+
+    Started on first use and shared: tests/smoke/test_smoke_connect.py and the
+    real-process CLI runs that need no JVM of their own (:data:`CONNECT_TESTS`)
+    use the same server, where each such process with a local session started a
+    JVM: 16 s of CPU a run, against 1.4 s for the client and 0.4 to 5 s on the
+    server (measured, tests/e2e/test_cli_smoke.py's shop).
+    """
+    from tests.spark_fixtures import serve_connect
+
+    yield from serve_connect(tmp_path_factory)
+
+
 #: Set to 1 to run the Docker image tests (tests/e2e/test_container.py) in a whole-suite run.
 DOCKER_OPT_IN = "GATE_DOCKER_TESTS"
 
@@ -148,9 +163,23 @@ def docker_opted_in(config: pytest.Config) -> bool:
 #: with -n, one worker runs them all, so a run starts one Spark session, not one per
 #: worker (a session's start and first queries cost about 30 s of CPU, measured).
 SPARK_FOLDER = "tests/smoke/"
+#: Real-process tests that run the CLI on the ``connect_url`` server: with -n, in
+#: the unit of :data:`SPARK_FOLDER`, whose tests/smoke/test_smoke_connect.py starts
+#: that server, so a run starts one server, not one per worker.
+CONNECT_TESTS = frozenset(
+    {"tests/e2e/test_cli_smoke.py::test_failing_sample_fails_the_run_and_acks_do_not_silence_it"}
+)
 #: Files whose tests a run with -n hands to the workers one by one: independent
 #: tests, each a real process with a JVM of its own, too long for one worker.
 SPREAD_FILES = frozenset({"tests/e2e/test_smoke_security.py"})
+#: Tests of :data:`SPREAD_FILES` that share one run (a module fixture): one unit.
+SHARED_RUNS = {
+    f"tests/e2e/test_smoke_security.py::{name}": "tests/e2e/test_smoke_security.py::broken"
+    for name in (
+        "test_unclosed_quote_and_corrupt_parquet_are_reported_in_one_line",
+        "test_contract_values_and_names_never_become_sql",
+    )
+}
 
 
 def xdist_scope(nodeid: str) -> str:
@@ -158,13 +187,14 @@ def xdist_scope(nodeid: str) -> str:
 
     A file, as with xdist's ``--dist loadfile``, so its module fixtures (a Spark
     Connect server, the Docker daemon and images) start once; but all of
-    :data:`SPARK_FOLDER` is one unit, and each test of :data:`SPREAD_FILES` is its own.
+    :data:`SPARK_FOLDER` is one unit (with :data:`CONNECT_TESTS`), and each test of
+    :data:`SPREAD_FILES` is its own.
     """
     path = nodeid.split("::", 1)[0]
-    if path in SPREAD_FILES:
-        return nodeid
-    if path.startswith(SPARK_FOLDER):
+    if path.startswith(SPARK_FOLDER) or nodeid.split("[", 1)[0] in CONNECT_TESTS:
         return SPARK_FOLDER
+    if path in SPREAD_FILES:
+        return SHARED_RUNS.get(nodeid, nodeid)
     return path
 
 

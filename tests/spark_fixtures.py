@@ -2,14 +2,17 @@
 
 Nothing here mocks Spark. ``spark`` is a session-scoped local SparkSession
 started exactly as the gate starts its own (``gate.smoke.session.start``), so
-every test shares one JVM (startup is the slow part). ``connect_url`` starts a
-real Spark Connect server from the pyspark package's own
+every test shares one JVM (startup is the slow part). :func:`serve_connect`
+starts a real Spark Connect server from the pyspark package's own
 ``sbin/start-connect-server.sh`` on 127.0.0.1 and a free port, and stops it
-when the module is done. Both skip, with the reason, only where Java is absent.
+when the test session is done: tests/conftest.py's fixture ``connect_url``,
+one server per test process, shared by every test that asks for it (a
+session-scoped fixture imported into several modules would start one per
+module). Both skip, with the reason, only where Java is absent.
 
-Import the fixtures into a test module::
+Import the local session into a test module (``connect_url`` needs no import)::
 
-    from tests.spark_fixtures import connect_url, spark  # noqa: F401
+    from tests.spark_fixtures import spark  # noqa: F401
 """
 
 from __future__ import annotations
@@ -92,9 +95,11 @@ def _logs(folder: Path) -> str:
     return "\n".join(texts) or "(no server log)"
 
 
-@pytest.fixture(scope="module")
-def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Spark Connect server (pyspark's sbin scripts) for one test module."""
+def serve_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Spark Connect server (pyspark's sbin scripts): its URL, then it is stopped.
+
+    The fixture ``connect_url`` (tests/conftest.py) serves one per test process.
+    """
     skip_without_spark()
     import pyspark
 

@@ -1,4 +1,12 @@
-"""``--smoke-test`` through the real CLI: same run, same report, same exit codes."""
+"""``--smoke-test`` through the real CLI: same run, same report, same exit codes.
+
+The report of a failing sample is asserted over Spark Connect (the shared
+``connect_url`` server of tests/conftest.py), with no JVM of this process's own:
+what it asserts is the CLI's (exit code, JSON, acknowledgements); the same shop
+runs on a local session in-process in tests/smoke/test_smoke_cli.py. The runs
+that need a local JVM (limits, memory, hostile samples) are in
+tests/e2e/test_smoke_security.py.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +36,9 @@ def needs_spark() -> None:
 
 
 @pytest.mark.spark
-def test_failing_sample_fails_the_run_and_acks_do_not_silence_it(shop: GitRepo) -> None:
+def test_failing_sample_fails_the_run_and_acks_do_not_silence_it(
+    shop: GitRepo, connect_url: str
+) -> None:
     needs_spark()
     shop.write(f"{C}/orders.sample.csv", BAD)
     shop.write(
@@ -43,6 +53,8 @@ def test_failing_sample_fails_the_run_and_acks_do_not_silence_it(shop: GitRepo) 
         "json",
         "--accept",
         "shop.items",
+        "--spark-remote",
+        connect_url,
     )
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)

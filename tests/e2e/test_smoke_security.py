@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -64,7 +65,6 @@ def test_without_pyarrow_the_smoke_test_refuses_to_run(
     skip_without_spark()
     script = tmp_path / "no_pyarrow.py"
     script.write_text(NO_PYARROW, encoding="utf-8")
-    import subprocess
 
     proc = subprocess.run(
         [sys.executable, str(script), "--base", "main", "--smoke-test"],
@@ -127,10 +127,18 @@ def test_backtracking_regexes_are_refused_or_stopped(tmp_path: Path) -> None:
 # -- broken samples: one clear line, never a silent pass (issue #8, low) ------------------------
 
 
-@pytest.mark.spark
-def test_unclosed_quote_and_corrupt_parquet_are_reported_in_one_line(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def broken_and_hostile(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> subprocess.CompletedProcess[str]:
+    """One run (one JVM, 16 s of CPU) over the broken samples and the SQL-like values.
+
+    The two tests below assert on their own datasets of this one report: each
+    asserted a run (and a JVM) of its own, with nothing between their datasets
+    (tests/conftest.py keeps the two in one unit of work with -n).
+    """
     skip_without_spark()
-    repo = GitRepo(tmp_path / "repo")
+    repo = GitRepo(tmp_path_factory.mktemp("broken-and-hostile") / "repo")
     repo.write(
         "contracts/notes.yaml",
         "dataset: notes\ncolumns:\n  - name: id\n    data_type: int\n  - name: note\n",
@@ -139,8 +147,17 @@ def test_unclosed_quote_and_corrupt_parquet_are_reported_in_one_line(tmp_path: P
     repo.write("contracts/notes.sample.csv", 'id,note\n1,fine\n2,"never closed\n3a,x\n4,y\n')
     repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
     repo.write("contracts/orders.sample.parquet", "PAR1 this is not parquet PAR1")
-    repo.commit("broken samples")
-    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    repo.write("contracts/hostile.yaml", HOSTILE_CONTRACT)
+    repo.write("contracts/hostile.sample.csv", HOSTILE_SAMPLE)
+    repo.commit("broken samples, values that look like SQL")
+    return run_gate_process(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+
+
+@pytest.mark.spark
+def test_unclosed_quote_and_corrupt_parquet_are_reported_in_one_line(
+    broken_and_hostile: subprocess.CompletedProcess[str],
+) -> None:
+    proc = broken_and_hostile
     assert proc.returncode == 1, proc.stderr
     for noise in ("Py4J", "An error occurred while calling", "at org.apache", "Traceback"):
         assert noise not in proc.stderr and noise not in proc.stdout
@@ -287,21 +304,20 @@ evil,ab
 
 
 @pytest.mark.spark
-def test_contract_values_and_names_never_become_sql(tmp_path: Path) -> None:
+def test_contract_values_and_names_never_become_sql(
+    broken_and_hostile: subprocess.CompletedProcess[str],
+) -> None:
     """Quotes, braces, markers and backticks in values and names are compared as text.
 
     The aggregation runs as SQL text (``gate.smoke.sqlexpr``): had any of
     these been spliced into it, the query would fail, match every row, or
     read ``{frame}`` as the placeholder; each is just a value here.
     """
-    skip_without_spark()
-    repo = GitRepo(tmp_path / "repo")
-    repo.write("contracts/hostile.yaml", HOSTILE_CONTRACT)
-    repo.write("contracts/hostile.sample.csv", HOSTILE_SAMPLE)
-    repo.commit("values that look like SQL")
-    proc = run_gate_process(repo.path, "--base", "main", "--smoke-test", "--format", "json")
+    proc = broken_and_hostile  # the hostile dataset beside the broken samples' (above)
     assert proc.returncode == 1, proc.stderr
-    dataset = json.loads(proc.stdout)["smoke"]["datasets"][0]
+    [dataset] = [
+        d for d in json.loads(proc.stdout)["smoke"]["datasets"] if d["dataset"] == "hostile"
+    ]
     assert dataset["status"] == "failed" and dataset["rows"] == 7
     checks = {
         (r["name"], r["column"]): (r["status"], r["failed_rows"], r["samples"])

@@ -1,7 +1,8 @@
 """The smoke test through a real Spark Connect server: same findings as a local session.
 
 The server is pyspark's own ``sbin/start-connect-server.sh`` on 127.0.0.1
-(``tests.spark_fixtures.connect_url``), started once for this module.
+(the fixture ``connect_url`` of tests/conftest.py), started once per test process and
+shared with the end-to-end tests that run the CLI on it (tests/e2e/test_cli_smoke.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from tests.spark_fixtures import (
     by_id,
     check_repo,
     comparable,
-    connect_url,  # noqa: F401  (the server fixture)
     datasets_in,
     find,
     spark,  # noqa: F401  (the local session, for comparison)
@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 def test_remote_findings_equal_local_findings(
     spark: Any,  # noqa: F811
-    connect_url: str,  # noqa: F811
+    connect_url: str,
     tmp_path: Path,
 ) -> None:
     root, datasets = check_repo(tmp_path)
@@ -50,7 +50,7 @@ def test_remote_findings_equal_local_findings(
 
 
 def test_remote_reads_parquet_and_writes_quarantine_on_this_machine(
-    connect_url: str,  # noqa: F811
+    connect_url: str,
     tmp_path: Path,
 ) -> None:
     write_files(
