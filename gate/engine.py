@@ -194,8 +194,11 @@ def _sides(repo: Repo, settings: Settings) -> tuple[Side, Side]:
         trace, steps.CONFIG, lambda: load_config(repo, head_commit, settings.config), described
     )
     head = head_side(repo, settings.head, head_sha, head_config)
+    # The floor is the base branch's config now (the tip of --base), not where the
+    # PR branched: an old branch must not dodge a tightening landed since.
+    tip_sha = resolve_base(repo, settings.base, settings.head, False)
     floor = steps.timed(
-        trace, steps.CONFIG, lambda: base_config(repo, base_sha, settings.config), described
+        trace, steps.CONFIG, lambda: base_config(repo, tip_sha, settings.config), described
     )
     return base_side(repo, settings.base, base_sha, floor, head), head
 

@@ -182,3 +182,39 @@ def test_a_frozen_policy_stays_frozen_in_the_pr_that_removes_it(tmp_path: Path, 
     code, report = _json(cli, repo)
     assert code == 1
     assert [(c["rule"], c["severity"]) for c in report["changes"]] == [("column_added", "error")]
+
+
+def test_a_pr_branched_before_a_tightening_is_judged_by_it(tmp_path: Path, cli: Cli) -> None:
+    """The floor is the base branch as it is now, not as it was where the PR branched.
+
+    Attack: main freezes the dataset; the author branches from a commit before
+    the freeze (or keeps an old branch) and adds a column. Compared from the
+    merge-base, whose config had no freeze, the column passed as additive,
+    although merging it lands an addition main forbids. The diff stays measured
+    from the merge-base; only the settings come from the tip of --base.
+    """
+    repo = _repo(tmp_path, {})
+    repo.checkout("main")
+    repo.write(
+        ".schema-gate.yml",
+        "policies:\n  - datasets: ['lake/shop/*']\n    schema_contract: freeze\n",
+    )
+    repo.commit("freeze the shop")
+    repo.checkout("feature")  # branched before the freeze
+    repo.write(f"{C}/orders.yaml", ORDERS + "  - name: memo\n    data_type: string\n")
+    repo.commit("add memo")
+    for head in ((), ("--head", "HEAD")):
+        code, report = _json(cli, repo, *head)
+        assert code == 1
+        assert [(c["rule"], c["severity"]) for c in report["changes"]] == [
+            ("column_added", "error")
+        ]
+        assert [r[1] for r in _relaxations(report)] == ["policies"]
+    # The changes are still measured from the merge-base: main's own commits
+    # since the branch point are not reported as this PR's.
+    repo.checkout("main")
+    repo.write(f"{C}/items.yaml", "dataset: lake/shop/items\ncolumns:\n  - name: id\n")
+    repo.commit("items on main")
+    repo.checkout("feature")
+    _code, report = _json(cli, repo)
+    assert [c["dataset"] for c in report["changes"]] == ["lake/shop/orders"]
