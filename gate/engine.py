@@ -212,7 +212,9 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
 
     read = _read(base, head, policy, parse)
     file_changes, old, new = read.files, read.base, read.head
-    severity_of = dbt_identity.policy_severity(policy.config.severity_fn(), [*old, *new])
+    severity_of = dbt_identity.policy_severity(
+        policy.config.severity_fn(), [*old, *new], _renamed_projects(file_changes)
+    )
 
     # The consumer search starts before the diff and runs beside it (see start_search).
     search = start_consumer_search(head.repo, head.commit, old, new, policy.config.consumers)
@@ -324,11 +326,7 @@ def _dbt_identities(
 ) -> tuple[list[Dataset], list[Dataset]]:
     """dbt models under the names the two sides share: a renamed project is
     followed, and two projects with one model name are told apart."""
-    renamed_projects = {
-        e.base.name: e.head.name
-        for e in file_changes
-        if e.base and e.head and e.base.root == e.head.root and e.base.name != e.head.name
-    }
+    renamed_projects = _renamed_projects(file_changes)
     if renamed_projects:
         base = dbt_identity.follow_renames(base, renamed_projects)
     if dbt_identity.shared_names(base, head):
@@ -336,6 +334,15 @@ def _dbt_identities(
         # A qualified ``platform.orders`` may meet another declaration of that id.
         refuse(duplicates([d for d in head if declarations.declares(d)]))
     return base, head
+
+
+def _renamed_projects(file_changes: Sequence[Entry]) -> dict[str, str]:
+    """dbt projects renamed in place (``name:`` changed, same folder): base -> HEAD name."""
+    return {
+        e.base.name: e.head.name
+        for e in file_changes
+        if e.base and e.head and e.base.root == e.head.root and e.base.name != e.head.name
+    }
 
 
 def _diff(

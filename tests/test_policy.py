@@ -218,3 +218,32 @@ def test_a_pr_branched_before_a_tightening_is_judged_by_it(tmp_path: Path, cli: 
     repo.checkout("feature")
     _code, report = _json(cli, repo)
     assert [c["dataset"] for c in report["changes"]] == ["lake/shop/orders"]
+
+
+def test_renaming_the_dbt_project_does_not_escape_its_frozen_policy(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """``platform.*`` in the base config freezes every model of the ``platform``
+    project. Attack: the PR renames the project (``name:`` in dbt_project.yml)
+    and adds a column; the models then went by ``plat2.orders`` only, no policy
+    matched, and the addition passed as additive."""
+    orders = (
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: order_id\n        data_type: int\n"
+    )
+    project = "name: platform\nversion: '1.0'\nprofile: shop\n"
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("dbt_project.yml", project)
+    repo.write("models/orders.sql", "select 1 as order_id\n")
+    repo.write("models/orders.yml", orders)
+    repo.write(
+        ".schema-gate.yml", "policies:\n  - datasets: ['platform.*']\n    schema_contract: freeze\n"
+    )
+    repo.commit("a frozen dbt project")
+    repo.branch("feature")
+    repo.write("dbt_project.yml", project.replace("platform", "plat2"))
+    repo.write("models/orders.sql", "select 1 as order_id, 'x' as memo\n")
+    repo.write("models/orders.yml", orders + "      - name: memo\n        data_type: string\n")
+    code, report = _json(cli, repo)
+    assert code == 1
+    assert [(c["rule"], c["severity"]) for c in report["changes"]] == [("column_added", "error")]
