@@ -314,7 +314,9 @@ def _read(base: Side, head: Side, policy: RunConfig, parse: Parse) -> _Read:
     refused += declared_elsewhere(head, globs, file_changes, old, new, parse, schema_warnings)
     # Every refusal at once, in the order git lists the files (ContractErrors).
     refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])
-    elsewhere = still_declared(head, globs, file_changes, old, new, parse)
+    # Evidence that a removed dataset is still declared comes only from files
+    # that were contracts at the base: a glob the PR adds cannot supply a copy.
+    elsewhere = still_declared(head, policy.base_globs or globs, file_changes, old, new, parse)
     old, copies = base_copies.single(old, new, elsewhere)
     warnings += copies
     old, new = _dbt_identities(file_changes, old, new)

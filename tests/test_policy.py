@@ -247,3 +247,52 @@ def test_renaming_the_dbt_project_does_not_escape_its_frozen_policy(
     code, report = _json(cli, repo)
     assert code == 1
     assert [(c["rule"], c["severity"]) for c in report["changes"]] == [("column_added", "error")]
+
+
+@pytest.mark.parametrize(
+    ("base_config", "head_config", "stale_copy"),
+    [
+        # an exclude the PR drops: the archive is checked from now on
+        (
+            'contracts:\n  - "contracts/**/*.yaml"\n  - "!contracts/archive/**"\n',
+            'contracts:\n  - "contracts/**/*.yaml"\n',
+            "contracts/archive/orders_2023.yaml",
+        ),
+        # a glob the PR adds: a documentation example is checked from now on
+        (
+            None,
+            'contracts:\n  - "contracts/**/*.yaml"\n  - "docs/**/*.yaml"\n',
+            "docs/examples/orders.yaml",
+        ),
+    ],
+)
+def test_globs_a_pr_widens_bring_no_copy_that_hides_a_removal(
+    tmp_path: Path, cli: Cli, base_config: str | None, head_config: str, stale_copy: str
+) -> None:
+    """New globs count at once (more files checked is stricter), but a file
+    they bring in was no contract at the base. Attack: the PR deletes the live
+    contract and widens the globs over an unchanged stale copy (an archived
+    version, a docs example) declaring the same dataset; the gate took that
+    copy for a second declaration at the base, so the removal "removed
+    nothing" and the run passed."""
+    stale = "dataset: lake/shop/orders\ncolumns:\n  - name: order_id\n    data_type: int\n"
+    files = {stale_copy: stale}
+    if base_config:
+        files[".schema-gate.yml"] = base_config
+    repo = _repo(tmp_path, files)
+    repo.write(".schema-gate.yml", head_config)
+    repo.remove(f"{C}/orders.yaml")
+    code, report = _json(cli, repo)
+    assert code == 1
+    assert [c["rule"] for c in report["changes"]] == ["model_removed"]
+    assert not any("removes nothing" in n for n in report["notices"])
+
+
+def test_a_copy_the_base_globs_cover_still_declares_the_dataset(tmp_path: Path, cli: Cli) -> None:
+    """The other side of the line: a second copy that was a contract at the base
+    still declares the dataset, so deleting one copy removes nothing."""
+    repo = _repo(tmp_path, {f"{C}/copy/orders.yaml": ORDERS})
+    repo.remove(f"{C}/orders.yaml")
+    code, report = _json(cli, repo)
+    assert code == 0
+    assert any("removes nothing" in n for n in report["notices"])
