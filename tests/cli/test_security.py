@@ -645,3 +645,23 @@ def test_a_huge_config_file_exits_2(shop: GitRepo) -> None:
         "schema-gate: error: .schema-gate.yml: the file is 3,145,731 bytes, more than the "
         "limit of 2,097,152; a config file may not be larger"
     )
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "sparse"])
+def test_an_endless_or_huge_pr_body_file_exits_2(
+    shop: GitRepo, tmp_path: Path, source: str
+) -> None:
+    """``--pr-body-file /dev/zero`` (or any stream that does not end) was read
+    whole before anything looked at its size: the run grew until the kernel
+    killed it (exit -9). A description is at most a few MB on any platform
+    (GitHub: 65,536 characters, GitLab: 1,000,000), so the read stops there."""
+    path = source
+    if source == "sparse":
+        path = str(tmp_path / "body.md")
+        with open(path, "wb") as body:
+            body.truncate(64 << 20)  # 64 MiB of zeros, no disk used
+    shop.write(f"{C}/orders.yaml", _contract("shop.orders", [("id", "int")]))
+    proc = run_gate(shop.path, "--base", "main", "--pr-body-file", path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert f"--pr-body-file {path}" in proc.stderr and "more than" in proc.stderr
