@@ -665,3 +665,33 @@ def test_an_endless_or_huge_pr_body_file_exits_2(
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert f"--pr-body-file {path}" in proc.stderr and "more than" in proc.stderr
+
+
+@pytest.mark.parametrize("head", [("--head", "HEAD"), ()])
+@pytest.mark.parametrize("link", ["soda/contracts/orders.yaml", "soda/contracts/sub/orders.yaml"])
+def test_editing_the_file_a_symlinked_contract_points_at_is_compared(
+    tmp_path: Path, head: tuple[str, ...], link: str
+) -> None:
+    """Attack: the contract at a glob is a symlink (on the base branch already)
+    to a file outside the globs; the PR edits that file only. git lists the
+    link only when its own text changes, so the contract changed unseen: a
+    dropped column passed, "0 changed contract file(s)"."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("shared/orders.yaml", _contract("shop.orders", [("id", "bigint"), ("note", "int")]))
+    target = "../" * link.count("/") + "shared/orders.yaml"
+    repo.symlink(link, target)
+    repo.commit("a contract kept beside its pipeline")
+    repo.branch("feature")
+    repo.write("shared/orders.yaml", _contract("shop.orders", [("id", "bigint")]))
+    repo.commit("drop note")
+    proc = run_gate(repo.path, "--base", "main", "--format", "json", *head)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(c["rule"], c["column"], c["path"]) for c in report["changes"]] == [
+        ("column_removed", "note", link)
+    ]
+    # Unchanged, the link compares nothing.
+    repo.write("README.md", "x\n")
+    repo.commit("unrelated")
+    repo.git("checkout", "-q", "-b", "later", "main")
+    assert run_gate(repo.path, "--base", "main", *head).returncode == 0
