@@ -695,3 +695,27 @@ def test_editing_the_file_a_symlinked_contract_points_at_is_compared(
     repo.commit("unrelated")
     repo.git("checkout", "-q", "-b", "later", "main")
     assert run_gate(repo.path, "--base", "main", *head).returncode == 0
+
+
+def test_dbt_versions_cannot_multiply_a_models_columns_past_the_bound(tmp_path: Path) -> None:
+    """Attack: every version of a dbt model repeats the model's columns (``include:
+    all`` is the default), so 100 KB of properties (1,000 versions, 2,000
+    columns) expanded to 2,000,000 columns: 59 s to parse, 98 s for the run,
+    under every limit. The columns versions expand to are bounded per file."""
+    columns = "".join(f"      - name: c{i}\n        data_type: int\n" for i in range(400))
+    versions = "".join(f"      - v: {v}\n" for v in range(1, 601))
+    properties = (
+        "version: 2\nmodels:\n  - name: orders\n    latest_version: 1\n    config:\n"
+        f"      contract:\n        enforced: true\n    columns:\n{columns}    versions:\n"
+    )
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write("models/orders.yml", properties + "      - v: 1\n")
+    repo.write("models/orders_v1.sql", "select 1 as c0\n")
+    repo.commit("one version")
+    repo.branch("feature")
+    repo.write("models/orders.yml", properties + versions)
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1
+    assert "models/orders.yml:3: model 'orders': 600 versions of 400 columns" in proc.stderr
