@@ -719,3 +719,34 @@ def test_dbt_versions_cannot_multiply_a_models_columns_past_the_bound(tmp_path: 
     assert proc.returncode == 2, proc.stdout
     assert proc.stderr.count("\n") == 1
     assert "models/orders.yml:3: model 'orders': 600 versions of 400 columns" in proc.stderr
+
+
+def test_dcs_references_cannot_expand_a_small_file_exponentially(tmp_path: Path) -> None:
+    """Attack: DCS ``definitions`` whose object fields ``$ref`` the next definition,
+    four fields a level, twelve levels: 2.5 KB naming 4,194,304 leaf fields. The
+    columns limit was checked once every reference was expanded: no answer
+    after 300 s. The fields a file builds ($ref expansions included) are bounded
+    while they are built."""
+    defs = "".join(
+        f"  d{k}:\n    type: object\n    fields:\n"
+        + "".join(f"      f{w}:\n        $ref: '#/definitions/d{k + 1}'\n" for w in range(4))
+        for k in range(11)
+    )
+    contract = (
+        "dataContractSpecification: 1.1.0\nid: x\ninfo: {title: x, version: 1.0.0}\n"
+        f"definitions:\n{defs}  d11:\n    type: int\n"
+        "models:\n  m:\n    fields:\n      id: {type: bigint}\n      root:\n"
+        "        $ref: '#/definitions/d0'\n"
+    )
+    repo = GitRepo(tmp_path / "r")
+    repo.write(
+        "x.datacontract.yaml",
+        contract.replace("      root:\n        $ref: '#/definitions/d0'\n", ""),
+    )
+    repo.commit("a model")
+    repo.branch("feature")
+    repo.write("x.datacontract.yaml", contract)
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1
+    assert "x.datacontract.yaml:" in proc.stderr and "50,000 fields" in proc.stderr
