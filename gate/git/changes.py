@@ -56,7 +56,13 @@ class FileChange:
 
 
 class Changes:
-    """Listings of one repository's files: what changed, and what is there at one side."""
+    """Listings of one repository's files: what changed, and what is there at one side.
+
+    Why one class of ~240 lines: every listing shares the refs, the blob reader,
+    the working tree and the run's caches (the untracked files, the tree walks
+    that find symlinked contracts); split apart, each piece would take all of
+    them as arguments.
+    """
 
     def __init__(self, git: Git, refs: Refs, blobs: Blobs, worktree: Worktree) -> None:
         self._git = git
