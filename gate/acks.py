@@ -181,30 +181,44 @@ class AckResult:
     ambiguous: tuple[tuple[Token, tuple[str, ...]], ...] = ()
 
 
-def _targets(
-    value: str, datasets: dict[str, set[str]], short_names: Mapping[str, set[str]]
-) -> tuple[set[str], tuple[str, ...]]:
-    """(datasets a token acknowledges, candidates when it is ambiguous).
+@dataclass(frozen=True)
+class _Names:
+    """Every name a token may use, each with the changed datasets it names: one
+    lookup per token (a 64 KB description holds 13,000 of them, and a PR may
+    change thousands of datasets; checking every pair took minutes)."""
 
-    ``datasets`` maps each changed dataset's id to every id it goes by (its old
-    id too, for a rename, and dbt's ``<project>.<model>`` spellings). A full id
-    wins; a short name (``schema.table``, or the bare model name of a dbt model
-    whose name two projects share) counts only when it names exactly one
-    dataset, so ``shop.orders`` never acknowledges both ``bronze/shop/orders``
-    and ``gold/shop/orders``, nor ``stg_orders`` both ``platform.stg_orders``
-    and ``finance.stg_orders``.
-    """
-    exact = {d for d, ids in datasets.items() if value in ids}
-    if exact:
-        return exact, ()
-    short = {
-        d
-        for d, ids in datasets.items()
-        if any(value in names_for(i) or value in short_names.get(i, ()) for i in ids)
-    }
-    if len(short) > 1:
-        return set(), tuple(sorted(short))
-    return short, ()
+    exact: dict[str, set[str]]
+    short: dict[str, set[str]]
+
+    @classmethod
+    def of(cls, datasets: dict[str, set[str]], short_names: Mapping[str, set[str]]) -> _Names:
+        exact: dict[str, set[str]] = {}
+        short: dict[str, set[str]] = {}
+        for dataset, ids in datasets.items():
+            for i in ids:
+                exact.setdefault(i, set()).add(dataset)
+                for name in (*names_for(i), *short_names.get(i, ())):
+                    short.setdefault(name, set()).add(dataset)
+        return cls(exact, short)
+
+    def targets(self, value: str) -> tuple[set[str], tuple[str, ...]]:
+        """(datasets a token acknowledges, candidates when it is ambiguous).
+
+        A changed dataset goes by its id, its old id too for a rename, and dbt's
+        ``<project>.<model>`` spellings. A full id wins; a short name
+        (``schema.table``, or the bare model name of a dbt model whose name two
+        projects share) counts only when it names exactly one dataset, so
+        ``shop.orders`` never acknowledges both ``bronze/shop/orders`` and
+        ``gold/shop/orders``, nor ``stg_orders`` both ``platform.stg_orders``
+        and ``finance.stg_orders``.
+        """
+        exact = self.exact.get(value)
+        if exact:
+            return set(exact), ()
+        short = self.short.get(value, set())
+        if len(short) > 1:
+            return set(), tuple(sorted(short))
+        return set(short), ()
 
 
 def apply(
@@ -237,8 +251,9 @@ def apply(
     unmatched: list[Token] = []
     ambiguous: list[tuple[Token, tuple[str, ...]]] = []
     seen: set[str] = set()
+    names = _Names.of(datasets, short_names)
     for token in tokens:
-        targets, candidates = _targets(token.value, datasets, short_names)
+        targets, candidates = names.targets(token.value)
         if targets:
             acked |= targets
             matched.add(token.value)
@@ -275,9 +290,11 @@ def apply_consumer_breaks(changes: Sequence[Change], tokens: Iterable[Token]) ->
     }
     matched = {t.value for t in tokens if t.value in broken}
     unmatched: list[Token] = []
+    listed: set[str] = set()
     for token in tokens:
-        if token.value not in broken and token.value not in {t.value for t in unmatched}:
+        if token.value not in broken and token.value not in listed:
             unmatched.append(token)
+            listed.add(token.value)
     out = [
         replace(change, acknowledged=True)
         if not change.spec.acknowledgeable

@@ -244,17 +244,36 @@ def render_rules() -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Bytes of a PR description file: every platform's limit fits (GitHub 65,536
+#: characters, GitLab 1,000,000), and an endless stream (``/dev/zero``) stops here
+#: instead of filling memory until the kernel kills the run.
+MAX_PR_BODY_BYTES = 8 * 1024 * 1024
+
+
 def _read_pr_body(path: str | None) -> str | None:
     from gate.model import UsageError
 
     if path is None:
         return None
-    if path == "-":
-        return sys.stdin.read()
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        if path == "-":
+            raw = getattr(sys.stdin, "buffer", None)  # a text stream when embedded
+            data = (
+                raw.read(MAX_PR_BODY_BYTES + 1)
+                if raw is not None
+                else sys.stdin.read(MAX_PR_BODY_BYTES + 1).encode("utf-8", "replace")
+            )
+        else:
+            with open(path, "rb") as body:
+                data = body.read(MAX_PR_BODY_BYTES + 1)
     except OSError as exc:
         raise UsageError(f"cannot read --pr-body-file {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_PR_BODY_BYTES:
+        raise UsageError(
+            f"--pr-body-file {path} holds more than {MAX_PR_BODY_BYTES:,} bytes; a PR "
+            "description is far shorter (GitHub allows 65,536 characters)"
+        )
+    return data.decode("utf-8", errors="replace")
 
 
 def _check_config_path(path: str | None) -> None:

@@ -194,8 +194,11 @@ def _sides(repo: Repo, settings: Settings) -> tuple[Side, Side]:
         trace, steps.CONFIG, lambda: load_config(repo, head_commit, settings.config), described
     )
     head = head_side(repo, settings.head, head_sha, head_config)
+    # The floor is the base branch's config now (the tip of --base), not where the
+    # PR branched: an old branch must not dodge a tightening landed since.
+    tip_sha = resolve_base(repo, settings.base, settings.head, False)
     floor = steps.timed(
-        trace, steps.CONFIG, lambda: base_config(repo, base_sha, settings.config), described
+        trace, steps.CONFIG, lambda: base_config(repo, tip_sha, settings.config), described
     )
     return base_side(repo, settings.base, base_sha, floor, head), head
 
@@ -209,7 +212,9 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
 
     read = _read(base, head, policy, parse)
     file_changes, old, new = read.files, read.base, read.head
-    severity_of = dbt_identity.policy_severity(policy.config.severity_fn(), [*old, *new])
+    severity_of = dbt_identity.policy_severity(
+        policy.config.severity_fn(), [*old, *new], _renamed_projects(file_changes)
+    )
 
     # The consumer search starts before the diff and runs beside it (see start_search).
     search = start_consumer_search(head.repo, head.commit, old, new, policy.config.consumers)
@@ -309,7 +314,9 @@ def _read(base: Side, head: Side, policy: RunConfig, parse: Parse) -> _Read:
     refused += declared_elsewhere(head, globs, file_changes, old, new, parse, schema_warnings)
     # Every refusal at once, in the order git lists the files (ContractErrors).
     refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])
-    elsewhere = still_declared(head, globs, file_changes, old, new, parse)
+    # Evidence that a removed dataset is still declared comes only from files
+    # that were contracts at the base: a glob the PR adds cannot supply a copy.
+    elsewhere = still_declared(head, policy.base_globs or globs, file_changes, old, new, parse)
     old, copies = base_copies.single(old, new, elsewhere)
     warnings += copies
     old, new = _dbt_identities(file_changes, old, new)
@@ -321,11 +328,7 @@ def _dbt_identities(
 ) -> tuple[list[Dataset], list[Dataset]]:
     """dbt models under the names the two sides share: a renamed project is
     followed, and two projects with one model name are told apart."""
-    renamed_projects = {
-        e.base.name: e.head.name
-        for e in file_changes
-        if e.base and e.head and e.base.root == e.head.root and e.base.name != e.head.name
-    }
+    renamed_projects = _renamed_projects(file_changes)
     if renamed_projects:
         base = dbt_identity.follow_renames(base, renamed_projects)
     if dbt_identity.shared_names(base, head):
@@ -333,6 +336,15 @@ def _dbt_identities(
         # A qualified ``platform.orders`` may meet another declaration of that id.
         refuse(duplicates([d for d in head if declarations.declares(d)]))
     return base, head
+
+
+def _renamed_projects(file_changes: Sequence[Entry]) -> dict[str, str]:
+    """dbt projects renamed in place (``name:`` changed, same folder): base -> HEAD name."""
+    return {
+        e.base.name: e.head.name
+        for e in file_changes
+        if e.base and e.head and e.base.root == e.head.root and e.base.name != e.head.name
+    }
 
 
 def _diff(

@@ -74,6 +74,9 @@ class RunConfig:
     relaxed: tuple[Relaxation, ...]
     #: What the dialect detection had to say (a notice each).
     dialect_notices: tuple[str, ...]
+    #: The globs of the base side alone: which unchanged files were contracts
+    #: there (``globs`` also holds the ones the PR adds, checked at once).
+    base_globs: tuple[str, ...] = ()
 
 
 def resolve(
@@ -98,6 +101,7 @@ def resolve(
         dialect=name,
         dialect_source=source,
         relaxed=relaxed + switched,
+        base_globs=tuple(contracts or base.config.contracts or DEFAULT_GLOBS),
         dialect_notices=tuple(notices),
     )
 

@@ -182,3 +182,117 @@ def test_a_frozen_policy_stays_frozen_in_the_pr_that_removes_it(tmp_path: Path, 
     code, report = _json(cli, repo)
     assert code == 1
     assert [(c["rule"], c["severity"]) for c in report["changes"]] == [("column_added", "error")]
+
+
+def test_a_pr_branched_before_a_tightening_is_judged_by_it(tmp_path: Path, cli: Cli) -> None:
+    """The floor is the base branch as it is now, not as it was where the PR branched.
+
+    Attack: main freezes the dataset; the author branches from a commit before
+    the freeze (or keeps an old branch) and adds a column. Compared from the
+    merge-base, whose config had no freeze, the column passed as additive,
+    although merging it lands an addition main forbids. The diff stays measured
+    from the merge-base; only the settings come from the tip of --base.
+    """
+    repo = _repo(tmp_path, {})
+    repo.checkout("main")
+    repo.write(
+        ".schema-gate.yml",
+        "policies:\n  - datasets: ['lake/shop/*']\n    schema_contract: freeze\n",
+    )
+    repo.commit("freeze the shop")
+    repo.checkout("feature")  # branched before the freeze
+    repo.write(f"{C}/orders.yaml", ORDERS + "  - name: memo\n    data_type: string\n")
+    repo.commit("add memo")
+    for head in ((), ("--head", "HEAD")):
+        code, report = _json(cli, repo, *head)
+        assert code == 1
+        assert [(c["rule"], c["severity"]) for c in report["changes"]] == [
+            ("column_added", "error")
+        ]
+        assert [r[1] for r in _relaxations(report)] == ["policies"]
+    # The changes are still measured from the merge-base: main's own commits
+    # since the branch point are not reported as this PR's.
+    repo.checkout("main")
+    repo.write(f"{C}/items.yaml", "dataset: lake/shop/items\ncolumns:\n  - name: id\n")
+    repo.commit("items on main")
+    repo.checkout("feature")
+    _code, report = _json(cli, repo)
+    assert [c["dataset"] for c in report["changes"]] == ["lake/shop/orders"]
+
+
+def test_renaming_the_dbt_project_does_not_escape_its_frozen_policy(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """``platform.*`` in the base config freezes every model of the ``platform``
+    project. Attack: the PR renames the project (``name:`` in dbt_project.yml)
+    and adds a column; the models then went by ``plat2.orders`` only, no policy
+    matched, and the addition passed as additive."""
+    orders = (
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: order_id\n        data_type: int\n"
+    )
+    project = "name: platform\nversion: '1.0'\nprofile: shop\n"
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("dbt_project.yml", project)
+    repo.write("models/orders.sql", "select 1 as order_id\n")
+    repo.write("models/orders.yml", orders)
+    repo.write(
+        ".schema-gate.yml", "policies:\n  - datasets: ['platform.*']\n    schema_contract: freeze\n"
+    )
+    repo.commit("a frozen dbt project")
+    repo.branch("feature")
+    repo.write("dbt_project.yml", project.replace("platform", "plat2"))
+    repo.write("models/orders.sql", "select 1 as order_id, 'x' as memo\n")
+    repo.write("models/orders.yml", orders + "      - name: memo\n        data_type: string\n")
+    code, report = _json(cli, repo)
+    assert code == 1
+    assert [(c["rule"], c["severity"]) for c in report["changes"]] == [("column_added", "error")]
+
+
+@pytest.mark.parametrize(
+    ("base_config", "head_config", "stale_copy"),
+    [
+        # an exclude the PR drops: the archive is checked from now on
+        (
+            'contracts:\n  - "contracts/**/*.yaml"\n  - "!contracts/archive/**"\n',
+            'contracts:\n  - "contracts/**/*.yaml"\n',
+            "contracts/archive/orders_2023.yaml",
+        ),
+        # a glob the PR adds: a documentation example is checked from now on
+        (
+            None,
+            'contracts:\n  - "contracts/**/*.yaml"\n  - "docs/**/*.yaml"\n',
+            "docs/examples/orders.yaml",
+        ),
+    ],
+)
+def test_globs_a_pr_widens_bring_no_copy_that_hides_a_removal(
+    tmp_path: Path, cli: Cli, base_config: str | None, head_config: str, stale_copy: str
+) -> None:
+    """New globs count at once (more files checked is stricter), but a file
+    they bring in was no contract at the base. Attack: the PR deletes the live
+    contract and widens the globs over an unchanged stale copy (an archived
+    version, a docs example) declaring the same dataset; the gate took that
+    copy for a second declaration at the base, so the removal "removed
+    nothing" and the run passed."""
+    stale = "dataset: lake/shop/orders\ncolumns:\n  - name: order_id\n    data_type: int\n"
+    files = {stale_copy: stale}
+    if base_config:
+        files[".schema-gate.yml"] = base_config
+    repo = _repo(tmp_path, files)
+    repo.write(".schema-gate.yml", head_config)
+    repo.remove(f"{C}/orders.yaml")
+    code, report = _json(cli, repo)
+    assert code == 1
+    assert [c["rule"] for c in report["changes"]] == ["model_removed"]
+    assert not any("removes nothing" in n for n in report["notices"])
+
+
+def test_a_copy_the_base_globs_cover_still_declares_the_dataset(tmp_path: Path, cli: Cli) -> None:
+    """The other side of the line: a second copy that was a contract at the base
+    still declares the dataset, so deleting one copy removes nothing."""
+    repo = _repo(tmp_path, {f"{C}/copy/orders.yaml": ORDERS})
+    repo.remove(f"{C}/orders.yaml")
+    code, report = _json(cli, repo)
+    assert code == 0
+    assert any("removes nothing" in n for n in report["notices"])

@@ -27,7 +27,10 @@ def approve(
     reviews: decide.Reviews | None = None,
 ) -> Approved:
     """``changes`` with the approval policy of the base side applied (a no-op by default)."""
-    rules = base_rules(base.repo, base.sha, head.commit, base.config, head.config)
+    # CODEOWNERS as the base branch has it now, like its config (gate.engine reads
+    # that at the tip of --base): an old branch must not keep an owner since removed.
+    tip = base.repo.resolve(base.ref) if base.ref else base.sha
+    rules = base_rules(base.repo, tip, head.commit, base.config, head.config)
     if not rules.policy.active:
         return Approved(tuple(changes), {}, rules.notices)
     owned = {c.dataset for c in changes if rules.policy.rule_for(c.dataset).approval != "none"}

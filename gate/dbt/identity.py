@@ -133,20 +133,28 @@ def ack_names(datasets: Iterable[Dataset]) -> tuple[dict[str, set[str]], dict[st
     return exact, short
 
 
-def policy_severity(severity_of: SeverityFn, datasets: Iterable[Dataset]) -> SeverityFn:
+def policy_severity(
+    severity_of: SeverityFn,
+    datasets: Iterable[Dataset],
+    renamed_projects: Mapping[str, str] | None = None,
+) -> SeverityFn:
     """``severity_of`` where a policy may name a dbt model either way.
 
     A policy written for ``stg_orders`` still covers ``platform.stg_orders``
     when the run qualifies the name, and ``platform.*`` covers every model of
     the ``platform`` project whether or not its name is shared. Policies only
     ever raise a severity to ``error``, so a model gets the strictest answer
-    over its names.
+    over its names. A project renamed in place (``renamed_projects``: base name
+    -> HEAD name) keeps its base name too: a pull request that renames it must
+    not slip out of the base config's ``platform.*`` policy.
     """
+    before = {new: old for old, new in (renamed_projects or {}).items()}
     names: dict[str, set[str]] = {}
     for dataset in datasets:
         if dataset.project is not None:
             bare = bare_id(dataset)
-            names.setdefault(dataset.id, set()).update({bare, f"{dataset.project}.{bare}"})
+            projects = {dataset.project, before.get(dataset.project, dataset.project)}
+            names.setdefault(dataset.id, set()).update({bare, *(f"{p}.{bare}" for p in projects)})
             names[dataset.id].discard(dataset.id)
     if not names:
         return severity_of

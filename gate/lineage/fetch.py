@@ -258,7 +258,10 @@ def read_path(
             raise SourceError(f"{over[rel]:,} bytes is over the {max_bytes:,}-byte bound")
         if rel in found:
             return found[rel]
-        if head_commit is not None and repo.existing(head_commit, [rel]):
+        # Compared without --head, the working tree's own commit holds the PR's
+        # files: one committed there is no artifact either.
+        pr_commit = head_commit if head_commit is not None else repo.resolve("HEAD")
+        if repo.existing(pr_commit, [rel]):
             raise SourceError(
                 "not on the base branch, and this pull request adds it; a pull request "
                 "does not supply the evidence it is judged on"

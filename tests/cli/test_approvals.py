@@ -396,3 +396,18 @@ def test_a_group_declared_twice_has_no_owner_and_blocks(dbt_shop: GitRepo) -> No
     code, out = run(dbt_shop, "--approved-by", "@acme/finance")
     assert code == 1
     assert out["changes"][0]["approvals"]["missing"][0]["error"] == "the contract names no owner"
+
+
+def test_a_branch_older_than_the_codeowners_is_judged_by_the_current_ones(owned: GitRepo) -> None:
+    """Like the approvals: policy, CODEOWNERS is the base branch's as it is now.
+    Attack: @bob owned the reports when the PR branched and has since been
+    replaced by @acme/finance alone on main; read at the merge-base, @bob's
+    approval (an accomplice's) still cleared the break."""
+    owned.checkout("main")
+    owned.write(".github/CODEOWNERS", "* @alice\n/reports/ @acme/finance\n")
+    owned.commit("bob leaves the reports")
+    owned.checkout("feature")  # not merged: the PR still branches before it
+    code, out = run(owned, "--approved-by", "bob")
+    assert code == 1
+    assert out["changes"][0]["approvals"]["missing"][0]["owners"] == ["@acme/finance"]
+    assert run(owned, "--approved-by", "@acme/finance")[0] == 0

@@ -645,3 +645,108 @@ def test_a_huge_config_file_exits_2(shop: GitRepo) -> None:
         "schema-gate: error: .schema-gate.yml: the file is 3,145,731 bytes, more than the "
         "limit of 2,097,152; a config file may not be larger"
     )
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "sparse"])
+def test_an_endless_or_huge_pr_body_file_exits_2(
+    shop: GitRepo, tmp_path: Path, source: str
+) -> None:
+    """``--pr-body-file /dev/zero`` (or any stream that does not end) was read
+    whole before anything looked at its size: the run grew until the kernel
+    killed it (exit -9). A description is at most a few MB on any platform
+    (GitHub: 65,536 characters, GitLab: 1,000,000), so the read stops there."""
+    path = source
+    if source == "sparse":
+        path = str(tmp_path / "body.md")
+        with open(path, "wb") as body:
+            body.truncate(64 << 20)  # 64 MiB of zeros, no disk used
+    shop.write(f"{C}/orders.yaml", _contract("shop.orders", [("id", "int")]))
+    proc = run_gate(shop.path, "--base", "main", "--pr-body-file", path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert f"--pr-body-file {path}" in proc.stderr and "more than" in proc.stderr
+
+
+@pytest.mark.parametrize("head", [("--head", "HEAD"), ()])
+@pytest.mark.parametrize("link", ["soda/contracts/orders.yaml", "soda/contracts/sub/orders.yaml"])
+def test_editing_the_file_a_symlinked_contract_points_at_is_compared(
+    tmp_path: Path, head: tuple[str, ...], link: str
+) -> None:
+    """Attack: the contract at a glob is a symlink (on the base branch already)
+    to a file outside the globs; the PR edits that file only. git lists the
+    link only when its own text changes, so the contract changed unseen: a
+    dropped column passed, "0 changed contract file(s)"."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("shared/orders.yaml", _contract("shop.orders", [("id", "bigint"), ("note", "int")]))
+    target = "../" * link.count("/") + "shared/orders.yaml"
+    repo.symlink(link, target)
+    repo.commit("a contract kept beside its pipeline")
+    repo.branch("feature")
+    repo.write("shared/orders.yaml", _contract("shop.orders", [("id", "bigint")]))
+    repo.commit("drop note")
+    proc = run_gate(repo.path, "--base", "main", "--format", "json", *head)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(c["rule"], c["column"], c["path"]) for c in report["changes"]] == [
+        ("column_removed", "note", link)
+    ]
+    # Unchanged, the link compares nothing.
+    repo.write("README.md", "x\n")
+    repo.commit("unrelated")
+    repo.git("checkout", "-q", "-b", "later", "main")
+    assert run_gate(repo.path, "--base", "main", *head).returncode == 0
+
+
+def test_dbt_versions_cannot_multiply_a_models_columns_past_the_bound(tmp_path: Path) -> None:
+    """Attack: every version of a dbt model repeats the model's columns (``include:
+    all`` is the default), so 100 KB of properties (1,000 versions, 2,000
+    columns) expanded to 2,000,000 columns: 59 s to parse, 98 s for the run,
+    under every limit. The columns versions expand to are bounded per file."""
+    columns = "".join(f"      - name: c{i}\n        data_type: int\n" for i in range(400))
+    versions = "".join(f"      - v: {v}\n" for v in range(1, 601))
+    properties = (
+        "version: 2\nmodels:\n  - name: orders\n    latest_version: 1\n    config:\n"
+        f"      contract:\n        enforced: true\n    columns:\n{columns}    versions:\n"
+    )
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write("models/orders.yml", properties + "      - v: 1\n")
+    repo.write("models/orders_v1.sql", "select 1 as c0\n")
+    repo.commit("one version")
+    repo.branch("feature")
+    repo.write("models/orders.yml", properties + versions)
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1
+    assert "models/orders.yml:3: model 'orders': 600 versions of 400 columns" in proc.stderr
+
+
+def test_dcs_references_cannot_expand_a_small_file_exponentially(tmp_path: Path) -> None:
+    """Attack: DCS ``definitions`` whose object fields ``$ref`` the next definition,
+    four fields a level, twelve levels: 2.5 KB naming 4,194,304 leaf fields. The
+    columns limit was checked once every reference was expanded: no answer
+    after 300 s. The fields a file builds ($ref expansions included) are bounded
+    while they are built."""
+    defs = "".join(
+        f"  d{k}:\n    type: object\n    fields:\n"
+        + "".join(f"      f{w}:\n        $ref: '#/definitions/d{k + 1}'\n" for w in range(4))
+        for k in range(11)
+    )
+    contract = (
+        "dataContractSpecification: 1.1.0\nid: x\ninfo: {title: x, version: 1.0.0}\n"
+        f"definitions:\n{defs}  d11:\n    type: int\n"
+        "models:\n  m:\n    fields:\n      id: {type: bigint}\n      root:\n"
+        "        $ref: '#/definitions/d0'\n"
+    )
+    repo = GitRepo(tmp_path / "r")
+    repo.write(
+        "x.datacontract.yaml",
+        contract.replace("      root:\n        $ref: '#/definitions/d0'\n", ""),
+    )
+    repo.commit("a model")
+    repo.branch("feature")
+    repo.write("x.datacontract.yaml", contract)
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1
+    assert "x.datacontract.yaml:" in proc.stderr and "50,000 fields" in proc.stderr

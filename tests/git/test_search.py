@@ -52,3 +52,73 @@ def test_files_containing_runs_meanwhile_while_git_searches(tmp_path: Path) -> N
         assert calls == [1, 1]
         with pytest.raises(ZeroDivisionError):  # the caller's own error, git stopped
             repo.files_containing("HEAD", ["models/*.sql"], many, meanwhile=lambda: 1 / 0)
+
+
+def test_many_needles_find_what_fixed_strings_find(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From 64 needles on they are searched as tries (-E): the same files as -F,
+    for needles that are prefixes of one another, hold regex characters, differ
+    only in case or sit next to word characters."""
+    needles = [
+        *(f"shop.orders_{i}" for i in range(40)),
+        "a", "ab", "abc", "a.b", "a.b.c", "x+y", "(p)", "[q]", "r|s", "t*", "u?", "{v}",
+        "^w", "x$", "back\\slash", "dé", "lake/shop/Orders", "under_score", "-dash",
+        "sp ace", "tab\there", "é", "ü.x", "a{2}", "q.*", "z\\",
+    ]  # fmt: skip
+    assert len(needles) >= 64
+    texts = [
+        "select * from shop.orders_7\n", "shop.orders_7x\n", "xshop.orders_39\n",
+        "a.b.cd\n", "a.bc\n", "zab\n", "x+y\n", "xxy\n", "f(p)\n", "fp\n", "[q]\n", "q\n",
+        "r|s\n", "rs\n", "t*\n", "tt\n", "u?\n", "{v}\n", "^w\n", "x$\n", "back\\slash\n",
+        "dÉ\n", "DÉ\n", "LAKE/SHOP/ORDERS\n", "under_scores\n", "-dash\n", "x-dash\n",
+        "sp ace\n", "tab\there\n", "é\n", "üax\n", "ü.x\n", "aa\n", "q.*\n", "qx\n",
+        "z\\\n", "nothing here\n", "two\nlines a.b\n", "A.B.C\n", "A\n", "b_a\n",
+    ]  # fmt: skip
+    g = GitRepo(tmp_path / "grep")
+    for i, text in enumerate(texts):
+        g.write(f"m/{i:02d}.sql", text)
+    g.commit("files")
+    from gate.git import search
+
+    def both(head: str | None, ignore_case: bool, words: bool) -> tuple[list[str], list[str]]:
+        with open_repo(g.path) as repo:
+            as_trie = repo.files_containing(head, ["m/*.sql"], needles, ignore_case, words)
+            monkeypatch.setattr(search, "_TRIE_FROM", 10**9)
+            fixed = repo.files_containing(head, ["m/*.sql"], needles, ignore_case, words)
+            monkeypatch.undo()
+        return as_trie, fixed
+
+    for ignore_case in (False, True):
+        for words in (False, True):
+            for head in ("HEAD", None):
+                as_trie, fixed = both(head, ignore_case, words)
+                assert as_trie == fixed, (ignore_case, words, head)
+    as_trie, _fixed = both("HEAD", True, True)
+    name = set(as_trie)
+    assert "m/03.sql" in name  # a.b.cd: "a.b" is a word there, "a.b.c" is not
+    assert "m/05.sql" not in name and "m/24.sql" not in name  # zab, under_scores
+    assert "m/38.sql" in name and "m/07.sql" not in name  # A.B.C; xxy
+
+
+def test_thousands_of_needles_over_thousands_of_files_are_one_scan(tmp_path: Path) -> None:
+    """Attack: a pull request adding 5,000 tiny contracts. Every new id is
+    searched for in the contracts (is it declared elsewhere already?), and
+    ``git grep -F`` tries each pattern on each line: 16 s per search there,
+    63 s for the run (30 s of CPU); the trie patterns take 0.24 s."""
+    import time
+
+    g = GitRepo(tmp_path / "grep")
+    for i in range(3000):
+        g.write(f"c/{i}.yaml", f"dataset: m{i}\ncolumns:\n  - name: id\n    data_type: int\n")
+    g.commit("contracts")
+    needles = [f"m{i}" for i in range(3000)] + [f"lake/long/name/{i}" for i in range(3000)]
+    with open_repo(g.path) as repo:
+        started = time.perf_counter()
+        found = repo.files_containing("HEAD", ["c/*.yaml"], needles, ignore_case=True)
+        assert time.perf_counter() - started < 3
+        assert len(found) == 3000
+        started = time.perf_counter()
+        found = repo.files_containing("HEAD", ["c/*.yaml"], needles, True, True)
+        assert time.perf_counter() - started < 3
+        assert len(found) == 3000

@@ -214,6 +214,25 @@ def test_a_manifest_the_pr_adds_is_not_evidence(tmp_path: Path) -> None:
     assert "this pull request adds it" in warning
 
 
+def test_a_manifest_the_pr_commits_is_not_evidence_in_the_working_tree_either(
+    tmp_path: Path,
+) -> None:
+    """Attack: the default CLI run compares the working tree (a CI checkout of
+    the PR branch). The PR commits an empty-handed manifest where the base
+    config expects a CI artifact; the HEAD check was skipped without --head,
+    so the PR's own file was the evidence and its removal became a warning
+    (exit 0)."""
+    repo = make(tmp_path / "r", USAGE_AWARE)
+    repo.write(MANIFEST, FINANCE_PARSED)
+    pr_drops(repo, "method")
+    proc = run_main(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout
+    report = json.loads(proc.stdout)
+    assert removed(report, "method", "stg_payments")["severity"] == "error"
+    warning = next(n for n in report["notices"] if MANIFEST in n)
+    assert "this pull request adds it" in warning
+
+
 def test_an_untracked_artifact_in_the_working_tree_is_read(tmp_path: Path) -> None:
     repo = make(tmp_path / "r", WITH_PATH)
     pr_drops(repo, "discount_code")
