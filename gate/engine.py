@@ -200,7 +200,16 @@ def _sides(repo: Repo, settings: Settings) -> tuple[Side, Side]:
     floor = steps.timed(
         trace, steps.CONFIG, lambda: base_config(repo, tip_sha, settings.config), described
     )
-    return base_side(repo, settings.base, base_sha, floor, head), head
+    # Where the PR branched, read only when the base branch moved on: what the PR
+    # itself relaxed is told apart from what the base branch tightened since.
+    branched = (
+        steps.timed(
+            trace, steps.CONFIG, lambda: base_config(repo, base_sha, settings.config), described
+        )
+        if tip_sha != base_sha
+        else None
+    )
+    return base_side(repo, settings.base, base_sha, floor, head, branched), head
 
 
 def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:

@@ -47,6 +47,14 @@ class Relaxation:
             "the base branch's setting applies until it is merged"
         )
 
+    def behind_notice(self) -> str:
+        """The same difference when the base branch made it, after the PR branched."""
+        return (
+            f"the base branch changed {self.setting} since this PR branched "
+            f"({self.head} -> {self.base}; {self.file} still has {self.head}); "
+            "the base branch's setting applies"
+        )
+
 
 #: Settings with no "stricter" value: the base side's applies.
 _NO_ORDER = ("dialect", "consumers.max_file_bytes")

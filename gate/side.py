@@ -35,6 +35,10 @@ class Side:
     projects: ProjectIndex
     #: This side's own config file as read (the run's is the policy of both).
     config: Config
+    #: The base only, when its branch moved on since the PR branched: the config
+    #: where it branched, so that a setting the base branch tightened since is not
+    #: called the PR's relaxation (``config`` is the tip's, the floor).
+    branched_config: Config | None = None
 
 
 def head_side(repo: Repo, ref: str | None, sha: str, config: Config) -> Side:
@@ -43,10 +47,17 @@ def head_side(repo: Repo, ref: str | None, sha: str, config: Config) -> Side:
     return Side("head", ref, commit, sha, repo, ProjectIndex(repo, commit, "head"), config)
 
 
-def base_side(repo: Repo, ref: str, sha: str, config: Config, head: Side) -> Side:
+def base_side(
+    repo: Repo,
+    ref: str,
+    sha: str,
+    config: Config,
+    head: Side,
+    branched_config: Config | None = None,
+) -> Side:
     """The base side at ``sha``; a ``dbt_project.yml`` unreadable there falls back on HEAD's."""
     projects = ProjectIndex(repo, sha, "base", fallback=head.projects)
-    return Side("base", ref, sha, sha, repo, projects, config)
+    return Side("base", ref, sha, sha, repo, projects, config, branched_config)
 
 
 def resolve_head(repo: Repo, head: str | None) -> str:

@@ -77,6 +77,11 @@ class RunConfig:
     #: The globs of the base side alone: which unchanged files were contracts
     #: there (``globs`` also holds the ones the PR adds, checked at once).
     base_globs: tuple[str, ...] = ()
+    #: Settings the base branch tightened after the PR branched, which the PR's
+    #: own config still has as they were: the tip's apply, but the PR relaxed nothing.
+    behind: tuple[Relaxation, ...] = ()
+    #: The PR's limits are the ones it branched with (any difference is the base's).
+    limits_unchanged: bool = False
 
 
 def resolve(
@@ -88,6 +93,12 @@ def resolve(
 ) -> RunConfig:
     """The run's settings from both sides' configs and the explicit ones (``None``: unset)."""
     config, relaxed = stricter(base.config, head.config)
+    behind: tuple[Relaxation, ...] = ()
+    branched = base.branched_config
+    if branched is not None:
+        own = {r.setting for r in stricter(branched, head.config)[1]}
+        behind = tuple(r for r in relaxed if r.setting not in own)
+        relaxed = tuple(r for r in relaxed if r.setting in own)
     # The base's limits apply, consumer file size included: a HEAD bound lowered
     # so far that no consumer is read would hide every consumer_broken.
     config = with_base_limits(config, config.limits)
@@ -103,6 +114,8 @@ def resolve(
         relaxed=relaxed + switched,
         base_globs=tuple(contracts or base.config.contracts or DEFAULT_GLOBS),
         dialect_notices=tuple(notices),
+        behind=behind,
+        limits_unchanged=branched is not None and branched.limits == head.config.limits,
     )
 
 
@@ -137,10 +150,14 @@ def notices(head_config: Config, run: RunConfig) -> list[str]:
         getattr(head_config.limits, name) > getattr(run.limits, name) for name in Limits.names()
     ):
         out.append(
-            "this PR changes 'limits' in the config; the base branch's limits apply until "
-            "it is merged"
+            "the base branch changed 'limits' in the config since this PR branched; its "
+            "limits apply"
+            if run.limits_unchanged
+            else "this PR changes 'limits' in the config; the base branch's limits apply "
+            "until it is merged"
         )
     out += [r.notice() for r in run.relaxed]
+    out += [r.behind_notice() for r in run.behind]
     return out
 
 

@@ -209,7 +209,22 @@ def test_a_pr_branched_before_a_tightening_is_judged_by_it(tmp_path: Path, cli: 
         assert [(c["rule"], c["severity"]) for c in report["changes"]] == [
             ("column_added", "error")
         ]
-        assert [r[1] for r in _relaxations(report)] == ["policies"]
+        # The PR relaxed nothing (its config is the one it branched with): the
+        # base branch moved on, and the notice says so, not "this PR relaxes".
+        assert _relaxations(report) == []
+        assert any(
+            n.startswith("the base branch changed policies since this PR branched")
+            for n in report["notices"]
+        ), report["notices"]
+        assert not any(n.startswith("this PR relaxes") for n in report["notices"])
+    # A PR that does weaken its own config is still told it does.
+    repo.write(".schema-gate.yml", "rules:\n  column_added: off\n")
+    repo.commit("switch a rule off here")
+    _code, report = _json(cli, repo)
+    assert [r[1] for r in _relaxations(report)] == ["rules.column_added"], report["notices"]
+    assert any(n.startswith("this PR relaxes rules.column_added") for n in report["notices"])
+    assert any(n.startswith("the base branch changed policies") for n in report["notices"])
+    repo.git("reset", "-q", "--hard", "HEAD~1")
     # The changes are still measured from the merge-base: main's own commits
     # since the branch point are not reported as this PR's.
     repo.checkout("main")
