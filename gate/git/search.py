@@ -82,6 +82,14 @@ _TRIE_FROM = 64
 #: Characters of one git's trie patterns: glibc's ``regcomp`` takes about 450
 #: bytes per character, so a longer needle list is searched by several gits, in turn.
 _TRIE_CHARS = 32 * 1024
+#: Past this many gits in turn (needles long and unlike one another, where a trie
+#: shares little), ``-F`` is cheaper again: each git scans every file once more,
+#: and glibc's matcher over a large alternation is slow per position (4,000 ids of
+#: 600 characters: ``-F`` 9 s, 75 trie gits 55 s).
+_TRIE_GITS = 4
+#: Needles' characters past which the trie is not even built (~2 us a character
+#: in Python: 2.4 MB of ids took 5 s before ``_TRIE_GITS`` could say no).
+_TRIE_INPUT = 256 * 1024
 #: A trie's groups nest as deep as its needles are prefixes of one another.
 _TRIE_NEEDLES = 256
 _ERE_SPECIAL = frozenset(".[]()*+?{}|^$\\")
@@ -156,10 +164,16 @@ def start(
     where = ["--untracked"] if head is None else [resolve(head)]
     case = ["-i"] if ignore_case else []
     prefix = "" if head is None else f"{where[0]}:"
-    if len(lines) < _TRIE_FROM or any("\0" in line for line in lines):
+    groups = (
+        _trie_patterns(sorted(lines), words)
+        if len(lines) >= _TRIE_FROM
+        and sum(map(len, lines)) <= _TRIE_INPUT
+        and not any("\0" in line for line in lines)
+        else []
+    )
+    if not groups or len(groups) > _TRIE_GITS:
         flags = ["-F", *case, *(["-w"] if words else [])]
         return PendingSearch(_grep(git, flags, where, globs, sorted(lines)), prefix)
-    groups = _trie_patterns(sorted(lines), words)
     flags = ["-E", *case]
     first, *rest = [functools.partial(_grep, git, flags, where, globs, group) for group in groups]
     return PendingSearch(first(), prefix, rest)

@@ -122,3 +122,34 @@ def test_thousands_of_needles_over_thousands_of_files_are_one_scan(tmp_path: Pat
         found = repo.files_containing("HEAD", ["c/*.yaml"], needles, True, True)
         assert time.perf_counter() - started < 3
         assert len(found) == 3000
+
+
+def test_long_unlike_needles_stay_fixed_strings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trie pays only where needles share prefixes and fit a few gits: 300 ids of
+    1,000 characters (4,000 of 600 took 55 s as 75 trie gits, 9 s with -F) are
+    searched with -F, and the trie is not even built; 200 short ones are a trie."""
+    from gate.git import search
+
+    built: list[int] = []
+    real = search._trie_patterns
+
+    def counting(lines: list[str], words: bool) -> list[list[str]]:
+        built.append(len(lines))
+        return real(lines, words)
+
+    monkeypatch.setattr(search, "_trie_patterns", counting)
+    g = GitRepo(tmp_path / "grep")
+    long_ids = [f"m{i:03d}_{'x' * 995}" for i in range(300)]
+    g.write("models/a.sql", f"select * from {long_ids[7]}\n")
+    g.write("models/b.sql", "select * from t_150\n")
+    g.commit("models")
+    with open_repo(g.path) as repo:
+        assert repo.files_containing("HEAD", ["models/*.sql"], long_ids) == ["models/a.sql"]
+        assert built == []
+        short = [f"t_{i}" for i in range(200)]
+        assert repo.files_containing("HEAD", ["models/*.sql"], short, words=True) == [
+            "models/b.sql"
+        ]
+        assert built == [200]
