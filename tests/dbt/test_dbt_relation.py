@@ -471,3 +471,37 @@ def test_a_python_models_config_moves(cli: Cli, repo: GitRepo) -> None:
     code, report = run(cli, repo)
     assert code == 1
     assert found(report) == [("model_relation_changed", "orders")]
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # A formatter (sqlfmt writes double quotes, normalises spaces) restyles the
+        # same Jinja expression.
+        (
+            {"sql": "{{ config(schema=var('s', 'marts')) }}\nselect 1 as id\n"},
+            {"sql": '{{ config(schema=var( "s","marts" )) }}\nselect 1 as id\n'},
+        ),
+        # Moved from the model file to the properties file, whose YAML quotes it.
+        (
+            {"sql": '{{ config(alias=var("t")) }}\nselect 1 as id\n'},
+            {"yml": props(config="alias: \"{{var('t')}}\"\n")},
+        ),
+    ],
+    ids=["restyled", "moved-to-yaml"],
+)
+def test_an_expression_restyled_is_no_move(
+    cli: Cli, repo: GitRepo, before: dict[str, str], after: dict[str, str]
+) -> None:
+    shop(repo, **before)
+    _rewrite(repo, after)
+    code, report = run(cli, repo)
+    assert (code, report["changes"]) == (0, [])
+
+
+def test_an_expression_changed_is_a_move(cli: Cli, repo: GitRepo) -> None:
+    shop(repo, sql="{{ config(schema=var('s', 'marts')) }}\nselect 1 as id\n")
+    _rewrite(repo, {"sql": "{{ config(schema=var('s', 'mart s')) }}\nselect 1 as id\n"})
+    code, report = run(cli, repo)
+    assert code == 1
+    assert found(report) == [("model_relation_changed", "orders")]
