@@ -54,9 +54,44 @@ def text(raw: str) -> str:
     return expression(match[1]) if match else stripped
 
 
+#: A Jinja expression's tokens: a string literal (escapes inside), a run of
+#: whitespace, any other character.
+_TOKEN = re.compile(r"""(['"])((?:\\.|(?!\1)[^\\])*)\1|(\s+)|(.)""", re.DOTALL)
+_WORD = re.compile(r"[\w'\"]")
+_OPERATOR = frozenset("+-*/%<>=!~|.")
+
+
 def expression(code: str) -> str:
-    """A Jinja expression as a value's text: ``{{ <code, whitespace collapsed> }}``."""
-    return "{{ " + " ".join(code.split()) + " }}"
+    """A Jinja expression as a value's text: ``{{ <code> }}`` spelt one way, so only a
+    changed expression differs: a string literal without quotes or backslashes in
+    single quotes (``"s"`` and ``'s'`` are one string to Jinja), whitespace dropped
+    except between two word characters (quotes count) or two operator characters,
+    where dropping it would join tokens (``not x``, ``* *``). Linear."""
+    out: list[str] = []
+    space = False
+    for match in _TOKEN.finditer(code.strip()):
+        if match[3] is not None:
+            space = True
+            continue
+        if match[1]:
+            inner = match[2]
+            plain = not any(c in inner for c in "'\"\\")
+            piece = f"'{inner}'" if plain else match[0]
+        else:
+            piece = match[4]
+        if space and out and _joins(out[-1][-1], piece[0]):
+            out.append(" ")
+        out.append(piece)
+        space = False
+    return "{{ " + "".join(out) + " }}"
+
+
+def _joins(left: str, right: str) -> bool:
+    """Whether ``left`` and ``right`` are kept apart by a space (both word-like or
+    both operators: written together they would read otherwise, or less clearly)."""
+    if _WORD.match(left) and _WORD.match(right):
+        return True
+    return left in _OPERATOR and right in _OPERATOR
 
 
 def argument(code: str) -> str | None:
