@@ -505,3 +505,26 @@ def test_an_expression_changed_is_a_move(cli: Cli, repo: GitRepo) -> None:
     code, report = run(cli, repo)
     assert code == 1
     assert found(report) == [("model_relation_changed", "orders")]
+
+
+def test_a_python_model_with_braces_in_a_string_keeps_its_config(cli: Cli, repo: GitRepo) -> None:
+    """A Python model is not Jinja: ``"{{"`` in its code (an f-string's literal brace)
+    does not make its ``dbt.config()`` SQL text."""
+    py = (
+        "def model(dbt, session):\n"
+        "    dbt.config(materialized='table', schema='{}')\n"
+        '    label = f"{{{{total}}}}"\n'
+        "    return label\n"
+    )
+    start(
+        repo,
+        {
+            "dbt_project.yml": project(),
+            "models/marts/_orders.yml": props(),
+            "models/marts/orders.py": py.format("marts"),
+        },
+    )
+    repo.write("models/marts/orders.py", py.format("finance"))
+    code, report = run(cli, repo)
+    assert code == 1
+    assert found(report) == [("model_relation_changed", "orders")]
