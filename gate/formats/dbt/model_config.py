@@ -69,7 +69,7 @@ def jinja_code(source: str) -> str:
     lines stand): Jinja comments ``{# ... #}`` and, in a file with Jinja tags,
     everything outside ``{{ ... }}`` / ``{% ... %}`` (SQL text: ``-- config(...)``
     in a comment or a string is no call; ``-- {{ config(...) }}`` is rendered). A
-    file without tags (a Python model) is code as it is. One pass, linear."""
+    file without tags is code as it is. One pass, linear."""
     spans: list[tuple[int, int, bool]] = []  # (start, end, is code)
     index = 0
     while (match := _TAG.search(source, index)) is not None:
@@ -253,11 +253,12 @@ class _Reader:
         self.keywords(entries)
 
 
-def read_settings(source: bytes | str) -> ModelSettings:
-    """What a model file's ``config()`` calls set; a later call wins, as dbt applies them."""
+def read_settings(source: bytes | str, python: bool = False) -> ModelSettings:
+    """What a model file's ``config()`` calls set; a later call wins, as dbt applies them.
+    ``python``: a Python model, code as it is (dbt renders no Jinja there)."""
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     reader = _Reader(text)
-    for offset, arguments in _calls(jinja_code(text)):
+    for offset, arguments in _calls(text if python else jinja_code(text)):
         reader.call(offset, arguments)
     return ModelSettings(
         enforced=reader.values[ENFORCED],
