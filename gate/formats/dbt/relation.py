@@ -54,9 +54,6 @@ def text(raw: str) -> str:
     return expression(match[1]) if match else stripped
 
 
-#: A Jinja expression's tokens: a string literal (escapes inside), a run of
-#: whitespace, any other character.
-_TOKEN = re.compile(r"""(['"])((?:\\.|(?!\1)[^\\])*)\1|(\s+)|(.)""", re.DOTALL)
 _WORD = re.compile(r"[\w'\"]")
 _OPERATOR = frozenset("+-*/%<>=!~|.")
 
@@ -66,19 +63,30 @@ def expression(code: str) -> str:
     changed expression differs: a string literal without quotes or backslashes in
     single quotes (``"s"`` and ``'s'`` are one string to Jinja), whitespace dropped
     except between two word characters (quotes count) or two operator characters,
-    where dropping it would join tokens (``not x``, ``* *``). Linear."""
+    where dropping it would join tokens (``not x``, ``* *``). One pass: a string
+    is scanned to its closing quote once (an unclosed one runs to the end)."""
+    code = code.strip()
     out: list[str] = []
     space = False
-    for match in _TOKEN.finditer(code.strip()):
-        if match[3] is not None:
+    index = 0
+    while index < len(code):
+        char = code[index]
+        if char.isspace():
             space = True
+            index += 1
             continue
-        if match[1]:
-            inner = match[2]
-            plain = not any(c in inner for c in "'\"\\")
-            piece = f"'{inner}'" if plain else match[0]
+        if char in "'\"":
+            end = index + 1
+            while end < len(code) and code[end] != char:
+                end += 2 if code[end] == "\\" else 1
+            inner = code[index + 1 : end]
+            closed = end < len(code)
+            plain = closed and not any(c in inner for c in "'\"\\")
+            piece = f"'{inner}'" if plain else code[index : end + 1]
+            index = end + 1
         else:
-            piece = match[4]
+            piece = char
+            index += 1
         if space and out and _joins(out[-1][-1], piece[0]):
             out.append(" ")
         out.append(piece)
