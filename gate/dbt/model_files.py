@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from gate.dbt.identity import bare_id
 from gate.dbt.projects import MODEL_FILES, PROPERTY_GLOBS, literal, model_folders, model_path
 from gate.formats.dbt import flags as dbt_flags
-from gate.formats.dbt.model_config import read_settings
+from gate.formats.dbt.model_config import ModelSettings, read_settings
 from gate.formats.dbt.project import Project
 from gate.git import FileChange, Repo
 from gate.model import Dataset, Relation
@@ -42,6 +42,14 @@ def _read(repo: Repo, blob: str | None, path: str | None, blobs: Mapping[str, by
     if path is None:
         return b""
     return blobs[blob] if blob else repo.read_worktree(path)
+
+
+def _settings(
+    repo: Repo, blob: str | None, path: str | None, blobs: Mapping[str, bytes]
+) -> ModelSettings:
+    """A model file's ``config()`` settings; a ``.py`` file is a Python model (no Jinja)."""
+    python = path is not None and path.endswith(".py")
+    return read_settings(_read(repo, blob, path, blobs), python=python)
 
 
 def properties_of_changed_models(
@@ -79,8 +87,8 @@ def properties_of_changed_models(
     blobs = repo.read_blobs([b for c, _b, _a in relevant for b in (c.old_blob, c.new_blob) if b])
     names: dict[str, set[str]] = {}  # project folder -> model names to look for
     for change, before, after in relevant:
-        old = read_settings(_read(repo, change.old_blob, change.old_path, blobs)).meaning()
-        new = read_settings(_read(repo, change.new_blob, change.new_path, blobs)).meaning()
+        old = _settings(repo, change.old_blob, change.old_path, blobs).meaning()
+        new = _settings(repo, change.new_blob, change.new_path, blobs).meaning()
         moved = posixpath.dirname(change.old_path or "") != posixpath.dirname(change.new_path or "")
         folders_matter = any(p is not None and p.folder_configs for p in (before, after))
         gone = (
@@ -228,7 +236,7 @@ def apply_model_configs(
         if path is None:
             out[i] = replace(out[i], model_file_missing=True)
             continue
-        said = read_settings(_read(repo, found[path], path, blobs))
+        said = _settings(repo, found[path], path, blobs)
         decided = {
             s
             for s, v in ((dbt_flags.ENFORCED, said.enforced), (dbt_flags.ENABLED, said.enabled))
@@ -283,7 +291,7 @@ def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[
     for dataset_id, path in wanted.items():
         if path not in found:
             continue
-        if read_settings(_read(repo, found[path], path, blobs)).enabled is not False:
+        if _settings(repo, found[path], path, blobs).enabled is not False:
             built.add(dataset_id)
     return built
 

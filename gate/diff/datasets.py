@@ -47,6 +47,8 @@ _CASELESS = frozenset(
 )
 #: Engines that fold unquoted names; dbt-snowflake quotes none unless ``quoting:`` says.
 _FOLDS_UNQUOTED = frozenset({"snowflake"})
+#: The target's database spelled out (``project`` is dbt-bigquery's name for it).
+_TARGET_DATABASE = frozenset({"{{ target.database }}", "{{ target.project }}"})
 _MACRO = {
     "database": "generate_database_name",
     "schema": "generate_schema_name",
@@ -62,6 +64,8 @@ def _effective(relation: Relation, part: str, dialect: str, macros: tuple[str, .
     value = getattr(relation, part)
     if part == "alias" and _MACRO[part] not in macros and not value:
         value = relation.default_alias
+    if part == "database" and _MACRO[part] not in macros and value in _TARGET_DATABASE:
+        value = None  # dbt's generate_database_name: none is the target's database
     caseless = dialect in _CASELESS or (dialect in _FOLDS_UNQUOTED and part not in relation.quoted)
     return value.casefold() if value is not None and caseless else value
 

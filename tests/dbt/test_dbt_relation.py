@@ -399,3 +399,132 @@ def test_a_versions_own_alias(cli: Cli, repo: GitRepo) -> None:
         "alias='orders_v2' (dbt's default)",
         "alias='orders'",
     )
+
+
+# -- review: restatements and text that dbt does not run ---------------------------
+
+
+def _rewrite(repo: GitRepo, after: dict[str, str]) -> None:
+    files = {
+        "dbt_project.yml": project(after.get("models", "")),
+        "models/marts/_orders.yml": after.get("yml", props()),
+        "models/marts/orders.sql": after.get("sql", "select 1 as id\n"),
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+
+
+CONFIGURED = "{{ config(schema='marts') }}\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # dbt's generate_database_name gives the target's database for none: the same.
+        ({}, {"yml": props(config='database: "{{ target.database }}"\n')}),
+        ({}, {"models": 'marts:\n  +database: "{{target.database}}"\n'}),
+        # A Jinja comment is not rendered: the commented-out config() sets nothing.
+        ({}, {"sql": "{# {{ config(schema='old') }} #}\nselect 1 as id\n"}),
+        ({"sql": CONFIGURED}, {"sql": CONFIGURED + "{#\n  config(alias='x')\n#}\n"}),
+        # config( outside a Jinja tag is SQL text (a comment, a string), not a call.
+        ({"sql": CONFIGURED}, {"sql": CONFIGURED + "-- config(schema='x') is set above\n"}),
+        ({"sql": CONFIGURED}, {"sql": CONFIGURED + "select 'config(alias=1)' as id\n"}),
+    ],
+    ids=[
+        "target-database",
+        "target-database-project",
+        "jinja-comment",
+        "jinja-comment-2",
+        "sql-comment",
+        "sql-string",
+    ],
+)
+def test_what_dbt_does_not_run_or_defaults_is_no_move(
+    cli: Cli, repo: GitRepo, before: dict[str, str], after: dict[str, str]
+) -> None:
+    shop(repo, **before)
+    _rewrite(repo, after)
+    code, report = run(cli, repo)
+    assert (code, report["changes"]) == (0, [])
+
+
+def test_a_config_inside_a_jinja_tag_still_moves(cli: Cli, repo: GitRepo) -> None:
+    """``-- {{ config(...) }}`` is rendered by dbt (a SQL comment does not stop Jinja)."""
+    shop(repo, sql=CONFIGURED)
+    _rewrite(repo, {"sql": CONFIGURED + "-- {{ config(schema='finance') }}\n"})
+    code, report = run(cli, repo)
+    assert code == 1
+    assert found(report) == [("model_relation_changed", "orders")]
+
+
+def test_a_python_models_config_moves(cli: Cli, repo: GitRepo) -> None:
+    py = "def model(dbt, session):\n    dbt.config(materialized='table', schema='{}')\n    return 1\n"
+    start(
+        repo,
+        {
+            "dbt_project.yml": project(),
+            "models/marts/_orders.yml": props(),
+            "models/marts/orders.py": py.format("marts"),
+        },
+    )
+    repo.write("models/marts/orders.py", py.format("finance"))
+    code, report = run(cli, repo)
+    assert code == 1
+    assert found(report) == [("model_relation_changed", "orders")]
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # A formatter (sqlfmt writes double quotes, normalises spaces) restyles the
+        # same Jinja expression.
+        (
+            {"sql": "{{ config(schema=var('s', 'marts')) }}\nselect 1 as id\n"},
+            {"sql": '{{ config(schema=var( "s","marts" )) }}\nselect 1 as id\n'},
+        ),
+        # Moved from the model file to the properties file, whose YAML quotes it.
+        (
+            {"sql": '{{ config(alias=var("t")) }}\nselect 1 as id\n'},
+            {"yml": props(config="alias: \"{{var('t')}}\"\n")},
+        ),
+    ],
+    ids=["restyled", "moved-to-yaml"],
+)
+def test_an_expression_restyled_is_no_move(
+    cli: Cli, repo: GitRepo, before: dict[str, str], after: dict[str, str]
+) -> None:
+    shop(repo, **before)
+    _rewrite(repo, after)
+    code, report = run(cli, repo)
+    assert (code, report["changes"]) == (0, [])
+
+
+def test_an_expression_changed_is_a_move(cli: Cli, repo: GitRepo) -> None:
+    shop(repo, sql="{{ config(schema=var('s', 'marts')) }}\nselect 1 as id\n")
+    _rewrite(repo, {"sql": "{{ config(schema=var('s', 'mart s')) }}\nselect 1 as id\n"})
+    code, report = run(cli, repo)
+    assert code == 1
+    assert found(report) == [("model_relation_changed", "orders")]
+
+
+def test_a_python_model_with_braces_in_a_string_keeps_its_config(cli: Cli, repo: GitRepo) -> None:
+    """A Python model is not Jinja: ``"{{"`` in its code (an f-string's literal brace)
+    does not make its ``dbt.config()`` SQL text."""
+    py = (
+        "def model(dbt, session):\n"
+        "    dbt.config(materialized='table', schema='{}')\n"
+        '    label = f"{{{{total}}}}"\n'
+        "    return label\n"
+    )
+    start(
+        repo,
+        {
+            "dbt_project.yml": project(),
+            "models/marts/_orders.yml": props(),
+            "models/marts/orders.py": py.format("marts"),
+        },
+    )
+    repo.write("models/marts/orders.py", py.format("finance"))
+    code, report = run(cli, repo)
+    assert code == 1
+    assert found(report) == [("model_relation_changed", "orders")]

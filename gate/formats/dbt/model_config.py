@@ -60,6 +60,68 @@ class ModelSettings:
         return self.enforced, self.enabled, unevaluable, self.relation
 
 
+_TAG = re.compile(r"\{[{%#]")
+_CLOSES = {"{{": "}}", "{%": "%}", "{#": "#}"}
+
+
+def jinja_code(source: str) -> str:
+    """``source`` with what dbt does not run blanked (newlines kept, so offsets and
+    lines stand): Jinja comments ``{# ... #}`` and, in a file with Jinja tags,
+    everything outside ``{{ ... }}`` / ``{% ... %}`` (SQL text: ``-- config(...)``
+    in a comment or a string is no call; ``-- {{ config(...) }}`` is rendered). A
+    file without tags is code as it is. One pass, linear."""
+    spans: list[tuple[int, int, bool]] = []  # (start, end, is code)
+    index = 0
+    while (match := _TAG.search(source, index)) is not None:
+        start = match.start()
+        opener = source[start : start + 2]
+        index = _tag_end(source, start + 2, _CLOSES[opener])
+        spans.append((start, index, opener != "{#"))
+    if not spans:
+        return source
+    code = any(is_code for _s, _e, is_code in spans)
+    pieces: list[str] = []
+    done = 0
+    for start, end, is_code in spans:
+        between = source[done:start]
+        pieces.append(_blank(between) if code else between)
+        pieces.append(source[start:end] if is_code else _blank(source[start:end]))
+        done = end
+    pieces.append(_blank(source[done:]) if code else source[done:])
+    return "".join(pieces)
+
+
+def _tag_end(source: str, start: int, closer: str) -> int:
+    """The offset after a tag's ``closer``, as Jinja's lexer finds it: not inside a
+    string or brackets (``{{ config(x={'a': {'b': 1}}) }}``); a comment ends at its
+    first ``#}``. The end of ``source`` if it never closes."""
+    if closer == "#}":
+        close = source.find(closer, start)
+        return len(source) if close == -1 else close + 2
+    depth, quote, index = 0, "", start
+    while index < len(source):
+        char = source[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif depth == 0 and source.startswith(closer, index):
+            return index + 2
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}" and depth:
+            depth -= 1
+        index += 1
+    return len(source)
+
+
+def _blank(text: str) -> str:
+    return re.sub(r"[^\n]", " ", text)
+
+
 def _calls(source: str) -> list[tuple[int, str]]:
     """(offset, argument text) of every ``config(...)`` call, parentheses balanced."""
     out: list[tuple[int, str]] = []
@@ -191,11 +253,12 @@ class _Reader:
         self.keywords(entries)
 
 
-def read_settings(source: bytes | str) -> ModelSettings:
-    """What a model file's ``config()`` calls set; a later call wins, as dbt applies them."""
+def read_settings(source: bytes | str, python: bool = False) -> ModelSettings:
+    """What a model file's ``config()`` calls set; a later call wins, as dbt applies them.
+    ``python``: a Python model, code as it is (dbt renders no Jinja there)."""
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     reader = _Reader(text)
-    for offset, arguments in _calls(text):
+    for offset, arguments in _calls(text if python else jinja_code(text)):
         reader.call(offset, arguments)
     return ModelSettings(
         enforced=reader.values[ENFORCED],

@@ -54,9 +54,52 @@ def text(raw: str) -> str:
     return expression(match[1]) if match else stripped
 
 
+_WORD = re.compile(r"[\w'\"]")
+_OPERATOR = frozenset("+-*/%<>=!~|.")
+
+
 def expression(code: str) -> str:
-    """A Jinja expression as a value's text: ``{{ <code, whitespace collapsed> }}``."""
-    return "{{ " + " ".join(code.split()) + " }}"
+    """A Jinja expression as a value's text: ``{{ <code> }}`` spelt one way, so only a
+    changed expression differs: a string literal without quotes or backslashes in
+    single quotes (``"s"`` and ``'s'`` are one string to Jinja), whitespace dropped
+    except between two word characters (quotes count) or two operator characters,
+    where dropping it would join tokens (``not x``, ``* *``). One pass: a string
+    is scanned to its closing quote once (an unclosed one runs to the end)."""
+    code = code.strip()
+    out: list[str] = []
+    space = False
+    index = 0
+    while index < len(code):
+        char = code[index]
+        if char.isspace():
+            space = True
+            index += 1
+            continue
+        if char in "'\"":
+            end = index + 1
+            while end < len(code) and code[end] != char:
+                end += 2 if code[end] == "\\" else 1
+            inner = code[index + 1 : end]
+            closed = end < len(code)
+            plain = closed and not any(c in inner for c in "'\"\\")
+            piece = f"'{inner}'" if plain else code[index : end + 1]
+            index = end + 1
+        else:
+            piece = char
+            index += 1
+        if space and out and _joins(out[-1][-1], piece[0]):
+            out.append(" ")
+        out.append(piece)
+        space = False
+    return "{{ " + "".join(out) + " }}"
+
+
+def _joins(left: str, right: str) -> bool:
+    """Whether ``left`` and ``right`` are kept apart by a space (both word-like or
+    both operators: written together they would read otherwise, or less clearly)."""
+    if _WORD.match(left) and _WORD.match(right):
+        return True
+    return left in _OPERATOR and right in _OPERATOR
 
 
 def argument(code: str) -> str | None:

@@ -108,3 +108,34 @@ def test_properties_version_over_model_over_project() -> None:
             "analytics", "sales", "fct_orders", "orders_v2", frozenset({"schema"})
         ),
     }
+
+
+def test_an_expression_is_read_in_linear_time() -> None:
+    """Hostile Jinja (a quote, then escaped quotes to the end) is read in one pass:
+    a backtracking string pattern took 2.6 s for 16 KB, quadratic."""
+    import time
+
+    from gate.formats.dbt import relation
+
+    hostile = "'" + "\\'" * 100_000
+    began = time.perf_counter()
+    relation.expression(hostile)
+    relation.text("{{ " + hostile + " }}")
+    assert time.perf_counter() - began < 2
+
+
+@pytest.mark.parametrize(
+    ("code", "spelt"),
+    [
+        ('var("s", "marts")', "{{ var('s','marts') }}"),
+        ("var( 's' , 'marts' )", "{{ var('s','marts') }}"),
+        ("target.name == 'prod' and not x", "{{ target.name=='prod' and not x }}"),
+        ("a * *b", "{{ a* *b }}"),
+        ('x ~ "a\\"b"', '{{ x~"a\\"b" }}'),
+        ("'unclosed", "{{ 'unclosed }}"),
+    ],
+)
+def test_an_expression_is_spelt_one_way(code: str, spelt: str) -> None:
+    from gate.formats.dbt import relation
+
+    assert relation.expression(code) == spelt

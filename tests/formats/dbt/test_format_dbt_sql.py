@@ -61,3 +61,23 @@ def test_read_settings(source: str, enforced: object, enabled: object, unevaluab
     settings = read_settings(source)
     assert (settings.enforced, settings.enabled) == (enforced, enabled)
     assert [(s, line) for s, _e, line in settings.unevaluable] == unevaluable
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{# {{ config(enabled=false) }} #}\nselect 1",
+        "{# {{ config(contract={'enforced': false}) }} #}\nselect 1",
+        "{{ config(materialized='view') }}\n-- was: config(enabled=false)\nselect 1",
+    ],
+)
+def test_a_config_dbt_does_not_run_sets_nothing(source: str) -> None:
+    """A Jinja comment, or ``config(`` in SQL text, is not run by dbt: it must not
+    disable or unguard the model (that hid the model's breaks)."""
+    settings = read_settings(source)
+    assert (settings.enforced, settings.enabled, settings.unevaluable) == (None, None, ())
+
+
+def test_a_python_model_is_code() -> None:
+    source = "def model(dbt, s):\n    dbt.config(enabled=False)\n    x = '{{'\n    return x\n"
+    assert read_settings(source, python=True).enabled is False
