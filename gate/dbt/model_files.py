@@ -49,7 +49,7 @@ def _settings(
 ) -> ModelSettings:
     """A model file's ``config()`` settings; a ``.py`` file is a Python model (no Jinja)."""
     python = path is not None and path.endswith(".py")
-    return read_settings(_read(repo, blob, path, blobs), python=python)
+    return read_settings(_read(repo, blob, path, blobs), python=python, path=path or "")
 
 
 def properties_of_changed_models(

@@ -76,10 +76,20 @@ def model_alias(text: str) -> str | None:
     have to evaluate (``var()``, Jinja, concatenation) gives ``None``, as does a
     custom ``generate_alias_name`` macro's rewrite, which is not seen.
     """
-    from gate.formats.dbt.model_config import _KEYWORD, _calls, _dict_literal, _split
+    from gate.formats.dbt.model_config import (
+        _KEYWORD,
+        CallsTooCostly,
+        _calls,
+        _dict_literal,
+        _split,
+    )
 
     found: str | None = None
-    for _offset, arguments in _calls(text):
+    try:
+        calls = _calls(text)
+    except CallsTooCostly:  # lineage only: a file too costly to read names no alias
+        return None
+    for _offset, arguments in calls:
         for _at, piece in _split(arguments):
             keyword = _KEYWORD.match(piece)
             if keyword:

@@ -721,6 +721,31 @@ def test_dbt_versions_cannot_multiply_a_models_columns_past_the_bound(tmp_path: 
     assert "models/orders.yml:3: model 'orders': 600 versions of 400 columns" in proc.stderr
 
 
+def test_unclosed_config_calls_cannot_make_a_model_file_quadratic(tmp_path: Path) -> None:
+    """Attack: 10,000 ``config(`` left open in a 70 KB model file, each call's
+    arguments read up to 20,000 characters: 44 s for one file. The scans share a
+    linear budget; past it the file is refused (its settings cannot be known),
+    while a model with a hundred closed calls still reads."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    closed = "".join(f"{{{{ config(tags=['t{i}']) }}}}\n" for i in range(100))
+    repo.write("models/orders.sql", closed + "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    repo.write("models/orders.sql", closed + "select 1 as id, 2 as memo\n")
+    assert run_gate(repo.path, "--base", "main").returncode == 0
+    repo.write("models/orders.sql", "{{ " + "config(" * 10_000 + " }}\nselect 1 as id\n")
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1
+    assert "models/orders.sql:1: too many 'config(' calls left open" in proc.stderr
+
+
 def test_dcs_references_cannot_expand_a_small_file_exponentially(tmp_path: Path) -> None:
     """Attack: DCS ``definitions`` whose object fields ``$ref`` the next definition,
     four fields a level, twelve levels: 2.5 KB naming 4,194,304 leaf fields. The

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from gate.formats.dbt import relation
 from gate.formats.dbt.flags import ENABLED, ENFORCED, fold, shown
+from gate.model import ContractError
 
 #: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``.
 _CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*\(")
@@ -123,14 +124,36 @@ def _blank(text: str) -> str:
 
 
 def _calls(source: str) -> list[tuple[int, str]]:
-    """(offset, argument text) of every ``config(...)`` call, parentheses balanced."""
+    """(offset, argument text) of every ``config(...)`` call, parentheses balanced.
+
+    Raises ``CallsTooCostly`` past a budget of characters scanned: each call's
+    scan may run ``_MAX_CALL`` characters, so thousands of unclosed ``config(``
+    in 70 KB cost 44 s; a real model file spends a fraction of the budget.
+    """
     out: list[tuple[int, str]] = []
+    budget = _BUDGET_PER_CHAR * len(source) + 2 * _MAX_CALL
     for match in _CALL.finditer(source):
         start = match.end()
-        end = _balanced_end(source, start, min(len(source), start + _MAX_CALL))
+        stop = min(len(source), start + _MAX_CALL)
+        end = _balanced_end(source, start, stop)
+        budget -= (end if end is not None else stop) - start
+        if budget < 0:
+            raise CallsTooCostly(source.count("\n", 0, match.start()) + 1)
         if end is not None:
             out.append((start, source[start:end]))
     return out
+
+
+#: Characters a file's ``config(`` scans may read per character of the file.
+_BUDGET_PER_CHAR = 8
+
+
+class CallsTooCostly(Exception):
+    """A file whose ``config(`` calls would cost more than a linear scan to read."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
 
 
 def _unquoted(text: str, start: int, stop: int) -> Iterator[tuple[int, str, int]]:
@@ -253,12 +276,22 @@ class _Reader:
         self.keywords(entries)
 
 
-def read_settings(source: bytes | str, python: bool = False) -> ModelSettings:
+def read_settings(source: bytes | str, python: bool = False, path: str = "") -> ModelSettings:
     """What a model file's ``config()`` calls set; a later call wins, as dbt applies them.
-    ``python``: a Python model, code as it is (dbt renders no Jinja there)."""
+    ``python``: a Python model, code as it is (dbt renders no Jinja there); ``path``
+    names the file in the error a hostile one gets."""
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     reader = _Reader(text)
-    for offset, arguments in _calls(text if python else jinja_code(text)):
+    try:
+        calls = _calls(text if python else jinja_code(text))
+    except CallsTooCostly as exc:  # fail closed: what it sets is not known
+        raise ContractError(
+            path,
+            "too many 'config(' calls left open to read in linear time (a model file "
+            "dbt could not parse either)",
+            exc.line,
+        ) from None
+    for offset, arguments in calls:
         reader.call(offset, arguments)
     return ModelSettings(
         enforced=reader.values[ENFORCED],
