@@ -99,23 +99,14 @@ def _tag_end(source: str, start: int, closer: str) -> int:
     if closer == "#}":
         close = source.find(closer, start)
         return len(source) if close == -1 else close + 2
-    depth, quote, index = 0, "", start
-    while index < len(source):
-        char = source[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif depth == 0 and source.startswith(closer, index):
+    depth = 0
+    for index, char in _outside_quotes(source, start, len(source)):
+        if depth == 0 and source.startswith(closer, index):
             return index + 2
-        elif char in "([{":
+        if char in "([{":
             depth += 1
         elif char in ")]}" and depth:
             depth -= 1
-        index += 1
     return len(source)
 
 
@@ -160,7 +151,17 @@ def _unquoted(text: str, start: int, stop: int) -> Iterator[tuple[int, str, int]
     """(offset, character, bracket depth after it) of each character outside string
     quotes, from ``start`` to ``stop``; depth counts ``([{`` opened since ``start``.
     One pass, a backslash escaping the next character inside quotes."""
-    depth, quote, index = 0, "", start
+    depth = 0
+    for index, char in _outside_quotes(text, start, stop):
+        depth += (char in "([{") - (char in ")]}")
+        yield index, char, depth
+
+
+def _outside_quotes(text: str, start: int, stop: int) -> Iterator[tuple[int, str]]:
+    """(offset, character) of each character outside string quotes, from ``start``
+    to ``stop``: one pass, a backslash escaping the next character inside quotes.
+    Shared by the call reader and the Jinja tag reader, which count brackets apart."""
+    quote, index = "", start
     while index < stop:
         char = text[index]
         if quote:
@@ -171,8 +172,7 @@ def _unquoted(text: str, start: int, stop: int) -> Iterator[tuple[int, str, int]
         elif char in "'\"":
             quote = char
         else:
-            depth += (char in "([{") - (char in ")]}")
-            yield index, char, depth
+            yield index, char
         index += 1
 
 
