@@ -27,7 +27,7 @@ from gate.formats.dbt import flags as dbt_flags
 from gate.formats.dbt.model_config import ModelSettings, read_settings
 from gate.formats.dbt.project import Project
 from gate.git import FileChange, Repo
-from gate.model import Dataset, Relation
+from gate.model import ContractError, Dataset, Relation
 
 if TYPE_CHECKING:
     from gate.dbt.identity import bare_id
@@ -283,6 +283,7 @@ def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[
         for d in gone
         if d.format == "dbt" and d.model_file and not _is_version(d)
     }
+    wanted.update(_dbt_models_named(repo, commit, [d.id for d in gone if d.format != "dbt"]))
     if not wanted:
         return set()
     found = repo.existing(commit, sorted(set(wanted.values())))
@@ -294,6 +295,48 @@ def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[
         if _settings(repo, found[path], path, blobs).enabled is not False:
             built.add(dataset_id)
     return built
+
+
+def _dbt_models_named(repo: Repo, commit: str | None, ids: Sequence[str]) -> dict[str, str]:
+    """Dataset id -> the model file of the dbt model of that name at ``commit``, for
+    the contracts of other formats (ODCS, DCS, Soda) that describe a dbt model's
+    table: deleting such a contract deletes no table while dbt still builds the
+    model, and ``ref('<model>')`` still resolves. Only a name one file holds in
+    one project counts (dbt refuses two)."""
+    if not ids:
+        return {}
+    roots = [
+        posixpath.dirname(path)
+        for path in repo.list_files(commit, ["dbt_project.yml", "**/dbt_project.yml"])
+    ]
+    if not roots:
+        return {}
+    index = ProjectIndex(repo, commit, "head")
+    files: dict[str, list[str]] = {}
+    for root in roots:
+        try:
+            project = index.project_in(root)
+        except ContractError:
+            continue  # an unreadable project builds nothing the gate can vouch for
+        if project is None:
+            continue
+        listed = model_folders(repo, commit, project)
+        for dataset_id in ids:
+            where = listed.get(dataset_id)
+            if dataset_id not in listed or where is None:
+                continue
+            files.setdefault(dataset_id, []).extend(
+                posixpath.join(mp, *where, f"{dataset_id}.{ext}")
+                for mp in project.model_paths
+                for ext in MODEL_FILES
+            )
+    found = repo.existing(commit, sorted({p for paths in files.values() for p in paths}))
+    out: dict[str, str] = {}
+    for dataset_id, paths in files.items():
+        hits = [p for p in paths if p in found]
+        if len(hits) == 1:
+            out[dataset_id] = hits[0]
+    return out
 
 
 def _is_version(dataset: Dataset) -> bool:

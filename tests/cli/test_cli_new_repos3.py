@@ -67,3 +67,68 @@ def test_an_exclude_naming_no_column_keeps_every_column(cli: Cli, repo: GitRepo)
     _dbt_pr(repo, _orders(), _orders(exclude="            exclude: [memo]\n"))
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+ODCS_RIDES = (
+    "apiVersion: v3.0.2\nkind: DataContract\nid: rides\nversion: 1.0.0\nstatus: active\n"
+    "schema:\n  - name: daily_rides\n    properties:\n"
+    "      - name: day\n        logicalType: date\n        required: true\n"
+    "      - name: total\n        logicalType: integer\n"
+)
+
+
+def _odcs_of_a_dbt_model(repo: GitRepo, model_sql: str | None) -> None:
+    """An ODCS output-port contract of a dbt model that has no contract of its own,
+    and a dbt data test reading the model through ref(); the PR deletes the ODCS file
+    (and, when ``model_sql`` is None, the model file too)."""
+    repo.write("pipeline/dbt/dbt_project.yml", PROJECT)
+    repo.write("pipeline/dbt/models/mart/daily_rides.sql", "select 1 as day, 2 as total\n")
+    repo.write(
+        "pipeline/dbt/tests/assert_total.sql",
+        "select *\nfrom {{ ref('daily_rides') }}\nwhere total < 0\n",
+    )
+    repo.write("contracts/rides.odcs.yaml", ODCS_RIDES)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.remove("contracts/rides.odcs.yaml")
+    if model_sql is None:
+        repo.remove("pipeline/dbt/models/mart/daily_rides.sql")
+    else:
+        repo.write("pipeline/dbt/models/mart/daily_rides.sql", model_sql)
+    repo.commit("pr")
+
+
+# riolties/data-contracts-lhm (8eb5e9e8, "Clean-Start"): the PR deletes the ODCS
+# output-port contract of `radverkehr_tageswerte`, a dbt model (no dbt contract)
+# that pipeline/dbt/models/mart/radverkehr_tageswerte.sql still builds; four dbt
+# data tests read it through ref(). The contract is gone (model_removed, right),
+# but the table is not: the readers still run, yet each was a consumer_broken.
+def test_deleting_the_odcs_contract_of_a_dbt_model_breaks_no_reader(
+    cli: Cli, repo: GitRepo
+) -> None:
+    _odcs_of_a_dbt_model(repo, "select 1 as day, 2 as total\n")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "model_removed daily_rides" in proc.stdout
+    assert "consumer_broken" not in proc.stdout
+    assert "still builds the table" in proc.stdout
+
+
+def test_deleting_the_odcs_contract_and_its_dbt_model_breaks_the_reader(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """The model file deleted too: the table is gone and ref() fails, a real break."""
+    _odcs_of_a_dbt_model(repo, None)
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "consumer_broken daily_rides" in proc.stdout
+
+
+def test_deleting_the_odcs_contract_of_a_disabled_dbt_model_breaks_the_reader(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """The model file now says enabled=false: dbt builds nothing, ref() fails."""
+    _odcs_of_a_dbt_model(repo, "{{ config(enabled=false) }}\nselect 1 as day, 2 as total\n")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "consumer_broken daily_rides" in proc.stdout
