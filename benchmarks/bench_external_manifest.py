@@ -24,7 +24,9 @@ run: the gate with lineage, the same gate without it (``--config
 no-lineage.schema-gate.yml``) and bench_gate.py's floor; ``--also DIR`` times
 another checkout's gate beside it (before/after; a DIR holding ``gate`` and a
 ``sqlglot`` with sqlglotc's modules times the ``[fast]`` extra). ``--plain``:
-readers that read other columns without a star (see ``lineage_repo``).
+readers that read other columns without a star; ``--spread``: dbt style readers
+spread over the broken contracts, one in 20 naming the dropped column (see
+``lineage_repo``).
 Medians of wall and CPU.
 
     python benchmarks/bench_external_manifest.py --gate --repeat 7 --also /tmp/before
@@ -69,9 +71,13 @@ def manifest(
     upstreams: list[str] | None = None,
     columns: tuple[str, str] | None = None,
     template: str = SQL,
+    spread: bool = False,
 ) -> bytes:
     """``models`` nodes of project ``finance``; the first ``readers`` read an upstream
-    of project ``platform`` (``stg_<k>`` for k < ``changed``, or ``upstreams``)."""
+    of project ``platform`` (``stg_<k>`` for k < ``changed``, or ``upstreams``).
+
+    ``spread``: reader ``i`` names ``col_0`` and ``col_<i % 20>`` of its upstream
+    (one reader in 20 names the dropped ``col_19``), not ``columns``."""
     ups = upstreams or [f"stg_{k}" for k in range(changed)]
     nodes = {}
     for i in range(models):
@@ -82,6 +88,8 @@ def manifest(
             upstream = ups[i % len(ups)]
             depends.append(f"model.platform.{upstream}")
         first, column = columns or ("id", f"amount_{i}")
+        if spread:
+            first, column = "col_0", f"col_{i % 20}"
         sql = template.format(
             upstream=upstream or f"model_{i}", other=i + 1, first=first, column=column
         )
@@ -156,18 +164,28 @@ NO_LINEAGE = "no-lineage.schema-gate.yml"
 
 
 def lineage_repo(
-    n: int, k: int, sql_models: int, models: int, readers: int, plain: bool = False
+    n: int,
+    k: int,
+    sql_models: int,
+    models: int,
+    readers: int,
+    plain: bool = False,
+    spread: bool = False,
 ) -> Path:
     """bench_consumers.py's repository, with ``lineage:`` at the base and a manifest.
 
     ``plain``: the readers read ``col_0`` and ``col_18`` without a star, not the
-    dropped ``col_19`` (the textual prefilter skips every one of them)."""
+    dropped ``col_19`` (the textual prefilter skips every one of them).
+    ``spread``: a mesh's shape: dbt style readers (the ``select *`` CTE) spread
+    over the broken contracts, each naming ``col_0`` and one other column, one
+    in 20 the dropped ``col_19``."""
     from bench_consumers import OUT as CONSUMERS
     from bench_consumers import build
     from bench_gate import git
 
     source = build(n, [k], sql_models)
-    name = f"repo-{n}-sql{sql_models}-k{k}-m{models}-r{readers}{'-plain' if plain else ''}"
+    shape = "-plain" if plain else "-spread" if spread else ""
+    name = f"repo-{n}-sql{sql_models}-k{k}-m{models}-r{readers}{shape}"
     repo = CONSUMERS.parent / "external" / name
     if (repo / ".built").exists():
         return repo
@@ -195,7 +213,9 @@ def lineage_repo(
     upstreams = [f"table_{i}" for i in broken]
     read = ("col_0", "col_18") if plain else ("col_0", "col_19")
     template = PLAIN if plain else SQL
-    path.write_bytes(manifest(models, len(upstreams), readers, upstreams, read, template))
+    path.write_bytes(
+        manifest(models, len(upstreams), readers, upstreams, read, template, spread=spread)
+    )
     (repo / ".built").write_text("")
     return repo
 
@@ -204,7 +224,13 @@ def gate_runs(args: argparse.Namespace) -> int:
     from bench_gate import FLOOR, ROOT, alternating, compile_gate, git
 
     repo = lineage_repo(
-        args.contracts, args.changed, args.sql_models, args.models, args.readers, args.plain
+        args.contracts,
+        args.changed,
+        args.sql_models,
+        args.models,
+        args.readers,
+        args.plain,
+        args.spread,
     )
     roots = {"gate": ROOT, **{f"gate@{Path(d).name}": Path(d).resolve() for d in args.also}}
     for root in roots.values():
@@ -258,6 +284,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--gate", action="store_true", help="time whole runs (see above)")
     parser.add_argument("--plain", action="store_true", help="readers without a star (above)")
+    parser.add_argument("--spread", action="store_true", help="--gate: a mesh's shape (above)")
     parser.add_argument("--contracts", type=int, default=10_000, help="--gate: N contracts")
     parser.add_argument("--sql-models", type=int, default=5_000, help="--gate: in-repo models")
     parser.add_argument("--also", metavar="DIR", action="append", default=[])

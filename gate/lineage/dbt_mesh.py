@@ -24,7 +24,9 @@ from typing import Any
 
 import sqlglot.errors
 from sqlglot import exp
+from sqlglot.errors import TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.tokens import Token, TokenType
 
 from gate.consumers.names import split_name
 from gate.consumers.sql import (
@@ -84,14 +86,20 @@ def _relation(node: dict[str, Any] | None, unique_id: str) -> TableName:
 
 
 def _columns(
-    sql: str, dialect: str, upstream: TableName, columns_of: ColumnsOf
+    sql: str,
+    dialect: str,
+    upstream: TableName,
+    columns_of: ColumnsOf,
+    tokens: list[Token] | None = None,
 ) -> frozenset[str] | None:
-    """The columns of ``upstream`` the SQL reads; ``None`` for a star or unreadable SQL."""
+    """The columns of ``upstream`` the SQL reads; ``None`` for a star or unreadable SQL.
+
+    ``tokens``: the SQL already tokenized (``stars_end_inside`` asked them first)."""
     budget = Budget()
     scopes: dict[int, list[Scope]] = {}
     try:
         # Parsed and traversed once: the star check below asks the same scopes.
-        statements = parse(sql, dialect, budget)
+        statements = parse(sql, dialect, budget, tokens)
         uses = analyse(
             sql, dialect, columns_of, budget=budget, statements=statements, scopes=scopes
         )
@@ -246,16 +254,169 @@ def cannot_read(sql: str, spelt: re.Pattern[str] | None) -> bool:
     return spelt.search(sql) is None
 
 
+#: ``_IMPLICIT`` but the star: what ``stars_end_inside`` decides on tokens instead.
+_IMPLICIT_BUT_STAR = re.compile(
+    r"[$\\]|u&|(?<![a-z0-9_])(?:natural|pivot|unpivot|columns|table)(?![a-z0-9_])",
+    re.IGNORECASE,
+)
+
+
+def needs_star_check(sql: str, spelt: re.Pattern[str] | None) -> bool:
+    """Whether ``sql`` would be skipped by ``cannot_read`` but for its ``*``: then
+    ``stars_end_inside`` over its tokens decides (in the worker, before a parse)."""
+    if spelt is None or not sql.isascii() or "*" not in sql:
+        return False
+    if _IMPLICIT_BUT_STAR.search(sql) or not _SELECT.search(sql):
+        return False
+    return spelt.search(sql) is None
+
+
+#: Tokens that end an operand and tokens that start one: a ``*`` between them multiplies.
+_OPERAND_END = frozenset(
+    {TokenType.NUMBER, TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING, TokenType.R_PAREN}
+)
+_OPERAND_START = frozenset(
+    {TokenType.NUMBER, TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING, TokenType.L_PAREN}
+)
+#: What comes right before a projection's ``*``: ``SELECT *``, ``DISTINCT *``, ``, *``, ``t.*``.
+_BEFORE_PROJECTION_STAR = frozenset(
+    {TokenType.SELECT, TokenType.DISTINCT, TokenType.ALL, TokenType.COMMA, TokenType.DOT}
+)
+_SET_OPERATIONS = frozenset({TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT})
+_BY = frozenset(
+    {
+        TokenType.ORDER_BY,
+        TokenType.GROUP_BY,
+        TokenType.PARTITION_BY,
+        TokenType.CLUSTER_BY,
+        TokenType.DISTRIBUTE_BY,
+        TokenType.SORT_BY,
+    }
+)
+
+
+class _Level:
+    """One parenthesis level of the token walk (the statement's own level first)."""
+
+    __slots__ = ("by", "query", "starred")
+
+    def __init__(self, query: bool) -> None:
+        self.query = query  # opened right before SELECT or WITH: a subquery
+        self.starred = False  # its projection holds a ``*``
+        self.by = False  # past its ORDER/GROUP/PARTITION... BY
+
+
+def stars_end_inside(tokens: list[Token]) -> bool:
+    """Whether every ``*`` of one query ends inside it, never reaching its output.
+
+    Asked of a reader whose text never spells a changed column and holds no
+    other form that reads columns unnamed (``needs_star_check``): dbt style,
+    ``with src as (select * from {{ ref() }}) select src.a, src.b from src``.
+    True only when the tokens (sqlglot's, so strings, comments and quoted
+    names are single tokens) show
+
+    - one statement (a ``;`` only at the end) that starts with ``SELECT`` or
+      ``WITH`` and has a ``SELECT`` at its own level, and no ``UNION``,
+      ``INTERSECT``, ``EXCEPT``/``MINUS`` there: the outermost query is one
+      ``SELECT`` and not in parentheses;
+    - every ``*`` either multiplies (an operand on both sides: ``a * 2``),
+      is ``COUNT(*)``, or is a projection's ``*`` (after ``SELECT``,
+      ``DISTINCT``, ``ALL``, ``,`` or ``t.``) of a query in parentheses (a CTE
+      body, a derived table, a subquery): never one at the outermost level,
+      never an argument of another function (``OBJECT_CONSTRUCT(*)``,
+      ``STRUCT(t.*)`` put every column in one value), never ``TOP 3 *``;
+    - a query whose projection holds a ``*`` has no number and no ``ALL``
+      after its ``BY`` (``ORDER BY 1``, ``GROUP BY ALL`` name columns by
+      position or all at once).
+
+    Why that is sound: a column of the upstream reaches a query's output or
+    clauses by its name, by a form that reads it unnamed (none here but
+    ``*``), or through a ``*``. A projection's ``*`` in parentheses hands every
+    column on to that subquery's output only; from there, again, only a name
+    or another ``*`` reads it, and the outermost projection has none. So the
+    query reads (and outputs) only columns it spells, which the changed ones
+    are not: ``_columns`` would find none of them read and would not find the
+    star reaching the output (``_passes_on``: the root ``SELECT``'s projections
+    hold no ``*``), so skipping the parse changes no listed reader. As for
+    ``cannot_read``, SQL sqlglot cannot parse gets no column where the parse
+    said "every column"; and a whole-row reference (``TO_JSON(src)``) is not
+    seen, by the parse either.
+    """
+    if not tokens or tokens[0].token_type not in (TokenType.SELECT, TokenType.WITH):
+        return False
+    levels = [_Level(query=True)]
+    outer_select = False
+    last = len(tokens) - 1
+    for i, token in enumerate(tokens):
+        kind = token.token_type
+        level = levels[-1]
+        if kind == TokenType.L_PAREN:
+            after = tokens[i + 1].token_type if i < last else None
+            levels.append(_Level(query=after in (TokenType.SELECT, TokenType.WITH)))
+        elif kind == TokenType.R_PAREN:
+            if len(levels) == 1:
+                return False
+            levels.pop()
+        elif kind == TokenType.STAR:
+            before = tokens[i - 1] if i else None
+            after_token = tokens[i + 1] if i < last else None
+            if (
+                before is not None
+                and after_token is not None
+                and before.token_type in _OPERAND_END
+                and after_token.token_type in _OPERAND_START
+            ):
+                continue  # a multiplication
+            if (
+                i >= 2
+                and before is not None
+                and before.token_type == TokenType.L_PAREN
+                and tokens[i - 2].text.upper() == "COUNT"
+                and after_token is not None
+                and after_token.token_type == TokenType.R_PAREN
+            ):
+                continue  # COUNT(*)
+            if len(levels) == 1 or not level.query:
+                return False  # the outermost projection, or a function's argument
+            if before is None or before.token_type not in _BEFORE_PROJECTION_STAR or level.by:
+                return False
+            level.starred = True
+        elif kind in _BY:
+            level.by = True
+        elif kind in (TokenType.NUMBER, TokenType.ALL) and level.starred and level.by:
+            return False  # by position, or every column
+        elif len(levels) == 1:
+            if kind in _SET_OPERATIONS or token.text.upper() == "MINUS":
+                return False
+            if kind == TokenType.SEMICOLON and i != last:
+                return False
+            if kind == TokenType.SELECT:
+                outer_select = True
+    return len(levels) == 1 and outer_select
+
+
+def _tokens(sql: str, dialect: str) -> list[Token] | None:
+    """sqlglot's tokens of ``sql``; ``None`` when it cannot tokenize it (then parsed,
+    to fail with the parse's own reason)."""
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        return Dialect.get_or_raise(dialect).tokenize(sql)
+    except (TokenError, RecursionError):
+        return None
+
+
 #: Below this many readers the pool costs more than it saves: a reader's
 #: compiled SQL takes ~2-3 ms of CPU (the consumer scan's own threshold).
 _FORK_THRESHOLD = 12
 _SPAWN_THRESHOLD = 200
 
-#: One reader's analysis: its compiled SQL, the dialect and the upstream's relation
-#: as the SQL names it; ``None`` when there is nothing to analyse (no compiled SQL,
-#: an exposure); ``SKIPPED`` when its SQL cannot read the changed columns
+#: One reader's analysis: its compiled SQL, the dialect, the upstream's relation
+#: as the SQL names it, and whether its stars are checked before a parse
+#: (``needs_star_check``); ``None`` when there is nothing to analyse (no compiled
+#: SQL, an exposure); ``SKIPPED`` when its SQL cannot read the changed columns
 #: (``cannot_read``: it reads none of them, unparsed).
-_Job = tuple[str, str, TableName] | str | None
+_Job = tuple[str, str, TableName, bool] | str | None
 SKIPPED = "skipped"
 
 
@@ -347,7 +508,7 @@ def _job(
         return None
     if node.get("resource_type") == "exposure":
         return None
-    return (compiled, dialect, _relation(by_id.get(upstream), upstream))
+    return (compiled, dialect, _relation(by_id.get(upstream), upstream), False)
 
 
 def _prefilter(
@@ -370,8 +531,14 @@ def _prefilter(
             if wanted is not None and wanted not in compiled:
                 compiled[wanted] = _spelt(wanted)
             patterns[upstream] = None if wanted is None else compiled[wanted]
-        skip = isinstance(job, tuple) and cannot_read(job[0], patterns[upstream])
-        out.append(SKIPPED if skip else job)
+        if not isinstance(job, tuple):
+            out.append(job)
+        elif cannot_read(job[0], patterns[upstream]):
+            out.append(SKIPPED)
+        elif needs_star_check(job[0], patterns[upstream]):
+            out.append((*job[:3], True))
+        else:
+            out.append(job)
     return out
 
 
@@ -414,9 +581,12 @@ def _analyse_one(
         return None
     if not isinstance(job, tuple):  # SKIPPED
         return frozenset()
-    sql, dialect, upstream = job
+    sql, dialect, upstream, star_check = job
     try:
-        return _columns(sql, dialect, upstream, columns_of)
+        tokens = _tokens(sql, dialect) if star_check else None
+        if tokens is not None and stars_end_inside(tokens):
+            return frozenset()  # reads none of the changed columns: no parse
+        return _columns(sql, dialect, upstream, columns_of, tokens)
     except ValueError:  # an adapter sqlglot does not know
         return None
 
