@@ -298,12 +298,39 @@ _BY = frozenset(
 class _Level:
     """One parenthesis level of the token walk (the statement's own level first)."""
 
-    __slots__ = ("by", "query", "starred")
+    __slots__ = ("by", "cte", "query", "starred")
 
-    def __init__(self, query: bool) -> None:
+    def __init__(self, query: bool, cte: tuple[TokenType, str] | None = None) -> None:
         self.query = query  # opened right before SELECT or WITH: a subquery
+        self.cte = cte  # the outermost WITH's CTE it is the body of, by its name
         self.starred = False  # its projection holds a ``*``
         self.by = False  # past its ORDER/GROUP/PARTITION... BY
+
+
+_NAMES = (TokenType.VAR, TokenType.IDENTIFIER)
+
+
+def _name(token: Token) -> tuple[TokenType, str]:
+    """A name as SQL compares it: unquoted case-insensitively, quoted exactly."""
+    return (
+        token.token_type,
+        token.text.lower() if token.token_type == TokenType.VAR else token.text,
+    )
+
+
+def _outer_star_over(tokens: list[Token], i: int, ctes: dict[tuple[TokenType, str], bool]) -> bool:
+    """Whether the outermost query is exactly ``SELECT * FROM <cte>`` (a ``;`` after
+    it), the ``*`` at ``i``, over a CTE of its ``WITH`` whose projection has no
+    ``*``: dbt style's closing ``select * from final``."""
+    end = len(tokens) - (tokens[-1].token_type == TokenType.SEMICOLON)
+    if i < 1 or i + 3 != end or tokens[i - 1].token_type != TokenType.SELECT:
+        return False
+    source = tokens[i + 2]
+    return (
+        tokens[i + 1].token_type == TokenType.FROM
+        and source.token_type in _NAMES
+        and ctes.get(_name(source)) is False
+    )
 
 
 def stars_end_inside(tokens: list[Token]) -> bool:
@@ -322,22 +349,29 @@ def stars_end_inside(tokens: list[Token]) -> bool:
     - every ``*`` either multiplies (an operand on both sides: ``a * 2``),
       is ``COUNT(*)``, or is a projection's ``*`` (after ``SELECT``,
       ``DISTINCT``, ``ALL``, ``,`` or ``t.``) of a query in parentheses (a CTE
-      body, a derived table, a subquery): never one at the outermost level,
-      never an argument of another function (``OBJECT_CONSTRUCT(*)``,
-      ``STRUCT(t.*)`` put every column in one value), never ``TOP 3 *``;
+      body, a derived table, a subquery): never an argument of another
+      function (``OBJECT_CONSTRUCT(*)``, ``STRUCT(t.*)`` put every column in
+      one value), never ``TOP 3 *``, and at the outermost level only as the
+      whole query ``SELECT * FROM final``, ``final`` a CTE of its ``WITH``
+      whose own projection holds no ``*`` (dbt style's last line);
     - a query whose projection holds a ``*`` has no number and no ``ALL``
       after its ``BY`` (``ORDER BY 1``, ``GROUP BY ALL`` name columns by
-      position or all at once).
+      position or all at once), and no list of column names renames its
+      output by position (``WITH s (a, b) AS (...)``: no such list in the
+      outermost ``WITH``; ``(SELECT * ...) AS s (a, b)``: none after a
+      subquery whose projection holds a ``*``).
 
     Why that is sound: a column of the upstream reaches a query's output or
     clauses by its name, by a form that reads it unnamed (none here but
-    ``*``), or through a ``*``. A projection's ``*`` in parentheses hands every
-    column on to that subquery's output only; from there, again, only a name
-    or another ``*`` reads it, and the outermost projection has none. So the
-    query reads (and outputs) only columns it spells, which the changed ones
-    are not: ``_columns`` would find none of them read and would not find the
-    star reaching the output (``_passes_on``: the root ``SELECT``'s projections
-    hold no ``*``), so skipping the parse changes no listed reader. As for
+    ``*`` and the positions excluded above), or through a ``*``. A
+    projection's ``*`` in parentheses hands every column on to that
+    subquery's output only; from there, again, only a name or another ``*``
+    reads it. The outermost projection has no ``*``, or one over a CTE whose
+    output columns are all named. So the query reads (and outputs) only
+    columns it spells, which the changed ones are not: ``_columns`` would find
+    none of them read and would not find the star reaching the output
+    (``_passes_on`` follows the outer ``*`` to that CTE's named projections),
+    so skipping the parse changes no listed reader. As for
     ``cannot_read``, SQL sqlglot cannot parse gets no column where the parse
     said "every column"; and a whole-row reference (``TO_JSON(src)``) is not
     seen, by the parse either.
@@ -345,6 +379,7 @@ def stars_end_inside(tokens: list[Token]) -> bool:
     if not tokens or tokens[0].token_type not in (TokenType.SELECT, TokenType.WITH):
         return False
     levels = [_Level(query=True)]
+    ctes: dict[tuple[TokenType, str], bool] = {}  # the outermost WITH's: starred?
     outer_select = False
     last = len(tokens) - 1
     for i, token in enumerate(tokens):
@@ -352,11 +387,23 @@ def stars_end_inside(tokens: list[Token]) -> bool:
         level = levels[-1]
         if kind == TokenType.L_PAREN:
             after = tokens[i + 1].token_type if i < last else None
-            levels.append(_Level(query=after in (TokenType.SELECT, TokenType.WITH)))
+            query = after in (TokenType.SELECT, TokenType.WITH)
+            cte = None
+            if len(levels) == 1 and not outer_select:  # in the outermost WITH
+                if not query:
+                    return False  # a CTE's list of column names
+                named = i >= 2 and tokens[i - 2].token_type in _NAMES
+                if named and tokens[i - 1].token_type == TokenType.ALIAS:
+                    cte = _name(tokens[i - 2])
+            levels.append(_Level(query, cte))
         elif kind == TokenType.R_PAREN:
             if len(levels) == 1:
                 return False
-            levels.pop()
+            closed = levels.pop()
+            if closed.cte is not None:
+                ctes[closed.cte] = closed.starred
+            if closed.starred and _renamed(tokens, i):
+                return False
         elif kind == TokenType.STAR:
             before = tokens[i - 1] if i else None
             after_token = tokens[i + 1] if i < last else None
@@ -376,8 +423,12 @@ def stars_end_inside(tokens: list[Token]) -> bool:
                 and after_token.token_type == TokenType.R_PAREN
             ):
                 continue  # COUNT(*)
-            if len(levels) == 1 or not level.query:
-                return False  # the outermost projection, or a function's argument
+            if len(levels) == 1:
+                if _outer_star_over(tokens, i, ctes):
+                    continue
+                return False  # the outermost projection
+            if not level.query:
+                return False  # a function's argument
             if before is None or before.token_type not in _BEFORE_PROJECTION_STAR or level.by:
                 return False
             level.starred = True
@@ -393,6 +444,18 @@ def stars_end_inside(tokens: list[Token]) -> bool:
             if kind == TokenType.SELECT:
                 outer_select = True
     return len(levels) == 1 and outer_select
+
+
+def _renamed(tokens: list[Token], i: int) -> bool:
+    """Whether the subquery closed at ``i`` is aliased with column names: ``AS s (a, b)``."""
+    j = i + 1
+    if j < len(tokens) and tokens[j].token_type == TokenType.ALIAS:
+        j += 1
+    return (
+        j + 1 < len(tokens)
+        and tokens[j].token_type in _NAMES
+        and tokens[j + 1].token_type == TokenType.L_PAREN
+    )
 
 
 def _tokens(sql: str, dialect: str) -> list[Token] | None:

@@ -58,6 +58,10 @@ SKIPPED = [
     f"with u as (select * from {UP} union all select * from {UP}) select order_id from u",
     f"{SRC} select order_id from src order by 1",  # by position over named columns
     f"{SRC} select order_id from src;",
+    # dbt style's last line: the outer star over a CTE whose columns are named
+    f"{SRC}, final as (select src.order_id, src.status from src) select * from final",
+    f"{SRC}, final as (select order_id from src) select * from final;",
+    f'{SRC}, "Final" as (select order_id from src) select * from "Final"',
 ]
 
 
@@ -91,6 +95,16 @@ PARSED = [
     f"insert into t {SRC} select order_id from src",
     f"{SRC} select order_id from src -- amount\n",  # a comment spells it: parsed
     f"{SRC} select order_id from src where x = 'it''s",  # sqlglot cannot tokenize it
+    f"{SRC}, final as (select * from src) select * from final",  # final's own star
+    f"{SRC}, final as (select src.*, 1 as x from src) select * from final",
+    f"{SRC}, final as (select order_id from src) select * from final f join x on true",
+    f"{SRC}, final as (select order_id from src) select * from src",
+    f"{SRC}, final as (select order_id from src) select * from final order by 1",
+    f"{SRC}, final as (select order_id from other) select * from fin",
+    f'{SRC}, "Final" as (select order_id from src) select * from final',  # another name
+    f"with s (a, b) as (select * from {UP}) select a from s",  # renamed by position
+    f"select a from (select * from {UP}) as s (a, b)",
+    f"select a from (select * from {UP}) s(a, b)",
 ]
 
 
