@@ -34,6 +34,7 @@ from gate.consumers.sql import (
     ColumnsOf,
     SqlError,
     TableName,
+    Use,
     analyse,
     parse,
     table_name,
@@ -95,16 +96,36 @@ def _columns(
     """The columns of ``upstream`` the SQL reads; ``None`` for a star or unreadable SQL.
 
     ``tokens``: the SQL already tokenized (``stars_end_inside`` asked them first)."""
+    return _read_of(_analysis(sql, dialect, columns_of, tokens), upstream)
+
+
+#: One compiled SQL parsed and analysed: its statements, the tables and columns
+#: it uses, and the scopes of its queries; ``None`` when sqlglot cannot read it.
+_Analysis = tuple[list[exp.Expr | None], list[Use], dict[int, list[Scope]]] | None
+
+
+def _analysis(
+    sql: str, dialect: str, columns_of: ColumnsOf, tokens: list[Token] | None = None
+) -> _Analysis:
+    """``sql`` parsed and analysed once, whatever the upstreams asked of it."""
     budget = Budget()
     scopes: dict[int, list[Scope]] = {}
     try:
-        # Parsed and traversed once: the star check below asks the same scopes.
+        # Parsed and traversed once: the star check of ``_read_of`` asks the same scopes.
         statements = parse(sql, dialect, budget, tokens)
         uses = analyse(
             sql, dialect, columns_of, budget=budget, statements=statements, scopes=scopes
         )
     except SqlError:
         return None
+    return statements, uses, scopes
+
+
+def _read_of(analysis: _Analysis, upstream: TableName) -> frozenset[str] | None:
+    """The columns of ``upstream`` an analysed SQL reads; ``None``: every column."""
+    if analysis is None:
+        return None
+    statements, uses, scopes = analysis
     size = len(upstream)
     read: set[str] = set()
     star = False
@@ -474,13 +495,17 @@ def _tokens(sql: str, dialect: str) -> list[Token] | None:
 _FORK_THRESHOLD = 12
 _SPAWN_THRESHOLD = 200
 
-#: One reader's analysis: its compiled SQL, the dialect, the upstream's relation
-#: as the SQL names it, and whether its stars are checked before a parse
-#: (``needs_star_check``); ``None`` when there is nothing to analyse (no compiled
-#: SQL, an exposure); ``SKIPPED`` when its SQL cannot read the changed columns
-#: (``cannot_read``: it reads none of them, unparsed).
-_Job = tuple[str, str, TableName, bool] | str | None
-SKIPPED = "skipped"
+#: What a reader's job does for one upstream: parse its SQL (``PARSE``), decide
+#: its stars on tokens first (``STAR_CHECK``, ``needs_star_check``), or nothing:
+#: its SQL cannot read the changed columns (``SKIP``, ``cannot_read``).
+PARSE, STAR_CHECK, SKIP = "parse", "star check", "skip"
+
+#: One reader's analysis: its compiled SQL, the dialect, and per upstream it
+#: reads (a node of another project it depends on, wanted by the run) the
+#: relation its SQL names it by and what to do (``PARSE``...); ``None`` when
+#: there is nothing to analyse (no compiled SQL, an exposure). One job a node:
+#: a reader of several changed upstreams is parsed once for all of them.
+_Job = tuple[str, str, tuple[tuple[TableName, str], ...]] | None
 
 
 def unknown_columns(_table: TableName) -> frozenset[str] | None:
@@ -554,55 +579,65 @@ def read_manifest(
             if parsed is None or parsed[0] == (own or "").lower() or not wanted(upstream):
                 continue
             found.append((node, upstream))
-    jobs = [_job(node, upstream, sql_dialect, by_id) for node, upstream in found]
-    jobs = _prefilter(jobs, [upstream for _node, upstream in found], changed_columns)
-    columns = _analyse_all(jobs, sql_dialect, columns_of, tick, workers)
+    groups: list[tuple[dict[str, Any], list[str]]] = []  # one a reader node, in order
+    for node, upstream in found:
+        if groups and groups[-1][0] is node:
+            groups[-1][1].append(upstream)
+        else:
+            groups.append((node, [upstream]))
+    how = _Prefilter(changed_columns)
+    jobs = [_job(node, ups, sql_dialect, by_id, how) for node, ups in groups]
+    results = _analyse_all(jobs, sql_dialect, columns_of, tick, workers)
+    columns = [
+        read
+        for (_node, ups), result in zip(groups, results, strict=True)
+        for read in (result if result is not None else [None] * len(ups))
+    ]
     return [
         _read(node, upstream, project or node.get("package_name"), location, read)
         for (node, upstream), read in zip(found, columns, strict=True)
     ]
 
 
+class _Prefilter:
+    """What a reader's job does for an upstream, from the columns the run wants of it.
+
+    ``changed_columns`` ``None`` (or its answer ``None``: a removed model):
+    every reader is parsed. The patterns are compiled once per set of columns."""
+
+    def __init__(self, changed_columns: Callable[[str], frozenset[str] | None] | None) -> None:
+        self._changed = changed_columns
+        self._patterns: dict[str, re.Pattern[str] | None] = {}
+        self._compiled: dict[frozenset[str], re.Pattern[str] | None] = {}
+
+    def __call__(self, sql: str, upstream: str) -> str:
+        if self._changed is None:
+            return PARSE
+        if upstream not in self._patterns:
+            wanted = self._changed(upstream)
+            if wanted is not None and wanted not in self._compiled:
+                self._compiled[wanted] = _spelt(wanted)
+            self._patterns[upstream] = None if wanted is None else self._compiled[wanted]
+        spelt = self._patterns[upstream]
+        if cannot_read(sql, spelt):
+            return SKIP
+        return STAR_CHECK if needs_star_check(sql, spelt) else PARSE
+
+
 def _job(
-    node: dict[str, Any], upstream: str, dialect: str, by_id: dict[Any, dict[str, Any]]
+    node: dict[str, Any],
+    upstreams: list[str],
+    dialect: str,
+    by_id: dict[Any, dict[str, Any]],
+    how: Callable[[str, str], str],
 ) -> _Job:
     compiled = node.get("compiled_code")
     if not isinstance(compiled, str) or not compiled.strip():
         return None
     if node.get("resource_type") == "exposure":
         return None
-    return (compiled, dialect, _relation(by_id.get(upstream), upstream), False)
-
-
-def _prefilter(
-    jobs: list[_Job],
-    upstreams: list[str],
-    changed_columns: Callable[[str], frozenset[str] | None] | None,
-) -> list[_Job]:
-    """The jobs, each whose SQL cannot read its upstream's changed columns ``SKIPPED``.
-
-    Kept in the list (not dropped): the reads come back in order, one per job,
-    and a skipped job costs the pool nothing but its place."""
-    if changed_columns is None:
-        return jobs
-    patterns: dict[str, re.Pattern[str] | None] = {}
-    compiled: dict[frozenset[str], re.Pattern[str] | None] = {}  # upstreams share columns
-    out: list[_Job] = []
-    for job, upstream in zip(jobs, upstreams, strict=True):
-        if upstream not in patterns:
-            wanted = changed_columns(upstream)
-            if wanted is not None and wanted not in compiled:
-                compiled[wanted] = _spelt(wanted)
-            patterns[upstream] = None if wanted is None else compiled[wanted]
-        if not isinstance(job, tuple):
-            out.append(job)
-        elif cannot_read(job[0], patterns[upstream]):
-            out.append(SKIPPED)
-        elif needs_star_check(job[0], patterns[upstream]):
-            out.append((*job[:3], True))
-        else:
-            out.append(job)
-    return out
+    wants = tuple((_relation(by_id.get(u), u), how(compiled, u)) for u in upstreams)
+    return (compiled, dialect, wants)
 
 
 def _load_dialect(dialect: str) -> None:
@@ -619,9 +654,11 @@ def _analyse_all(
     columns_of: ColumnsOf,
     tick: Callable[[], object],
     workers: Workers | None,
-) -> list[frozenset[str] | None]:
-    """The columns each job's reader reads, in order; in the pool when it is worth it."""
-    if workers is None or sum(isinstance(job, tuple) for job in jobs) < _FORK_THRESHOLD:
+) -> list[tuple[frozenset[str] | None, ...] | None]:
+    """What each job's reader reads of each of its upstreams, in order; in the
+    pool when it is worth it (jobs with nothing but ``SKIP`` cost it nothing)."""
+    work = sum(job is not None and any(h != SKIP for _u, h in job[2]) for job in jobs)
+    if workers is None or work < _FORK_THRESHOLD:
         workers = Workers(1)
     else:
         workers.prepare(_load_dialect, dialect)  # workers already running load it now
@@ -637,21 +674,35 @@ def _analyse_all(
 
 def _analyse_one(
     shared: tuple[ColumnsOf, Callable[[], object]], job: _Job
-) -> frozenset[str] | None:
+) -> tuple[frozenset[str] | None, ...] | None:
     columns_of, tick = shared
     tick()
     if job is None:
         return None
-    if not isinstance(job, tuple):  # SKIPPED
-        return frozenset()
-    sql, dialect, upstream, star_check = job
-    try:
-        tokens = _tokens(sql, dialect) if star_check else None
-        if tokens is not None and stars_end_inside(tokens):
-            return frozenset()  # reads none of the changed columns: no parse
-        return _columns(sql, dialect, upstream, columns_of, tokens)
-    except ValueError:  # an adapter sqlglot does not know
-        return None
+    sql, dialect, wants = job
+    out: list[frozenset[str] | None] = []
+    tokens: list[Token] | None = None
+    stars_inside: bool | None = None
+    analysis: _Analysis = None
+    analysed = False
+    for upstream, how in wants:
+        if how == SKIP:
+            out.append(frozenset())
+            continue
+        try:
+            if how == STAR_CHECK:
+                if stars_inside is None:
+                    tokens = _tokens(sql, dialect)
+                    stars_inside = tokens is not None and stars_end_inside(tokens)
+                if stars_inside:
+                    out.append(frozenset())  # reads none of the changed columns: no parse
+                    continue
+            if not analysed:
+                analysis, analysed = _analysis(sql, dialect, columns_of, tokens), True
+            out.append(_read_of(analysis, upstream))
+        except ValueError:  # an adapter sqlglot does not know
+            out.append(None)
+    return tuple(out)
 
 
 def _read(
