@@ -233,3 +233,25 @@ def test_a_reader_of_two_changed_models_is_parsed_once_for_both(
     )
     assert [r.columns for r in reads] == [frozenset(), frozenset({"amount", "order_id"})]
     assert len(parses) == 1
+
+
+def test_reading_a_manifest_from_a_path_imports_no_http_client() -> None:
+    """urllib.request, http.client and ssl (~15-30 ms of a run's imports) come in
+    only when a URL is fetched; a run reading a manifest from a path skips them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gate.cli, gate.engine, gate.lineage.sources, gate.lineage.fetch\n"
+        "from gate.lineage.fetch import _Redirects\n"  # still importable by name...
+        "print(sorted(m for m in ('urllib.request', 'http.client', 'ssl') if m in sys.modules))\n"
+    )
+    before = subprocess.run(
+        [sys.executable, "-c", code.replace("from gate.lineage.fetch import _Redirects\n", "")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert before.stdout.strip() == "[]"
+    after = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "urllib.request" in after.stdout  # ...and built on first use
