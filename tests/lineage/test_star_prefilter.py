@@ -12,6 +12,9 @@ columns by position or all at once is parsed.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -189,3 +192,33 @@ def test_a_skipped_star_reader_is_not_parsed_and_a_parsed_one_is_tokenized_once(
     every = read_manifest(data, "m.json", "postgres", lambda _n: True)
     assert [r.columns for r in every] == [frozenset({"order_id"}), None, frozenset({"amount"})]
     assert len(parses) == 3
+
+
+def test_through_the_cli_a_dbt_style_reader_is_listed_only_when_it_names_the_column(
+    tmp_path: Path,
+) -> None:
+    """Wired from the run's changes: dropping ``discount_code``, of three dbt style
+    readers (``select *`` import CTEs) the one that names it is listed; the one
+    whose named columns are others is not (skipped on its tokens), and the one
+    whose ``*`` reaches its output is (it reads every column)."""
+    from tests.lineage.mesh_repo import MODELS, PROPERTIES, drop, make
+    from tests.lineage.test_cli_lineage import run
+
+    manifest = json.loads(
+        _manifest(
+            [
+                f"{SRC} select src.order_id, src.discount_code from src",
+                f"{SRC}, final as (select src.order_id, src.amount from src) select * from final",
+                f"{SRC} select src.* from src",
+            ]
+        )
+        .decode()
+        .replace("platform", "jaffle_platform")
+    )
+    config = "lineage:\n  dbt_manifests: [ci/manifest.json]\n"
+    repo = make(tmp_path / "r", config, {"ci/manifest.json": json.dumps(manifest)})
+    repo.write(PROPERTIES, drop(MODELS, "discount_code"))
+    repo.commit("drop discount_code")
+    _code, report = run(repo)
+    change = next(c for c in report["changes"] if c["column"] == "discount_code")
+    assert [r["consumer"] for r in change["external_consumers"]] == ["fin.m0", "fin.m2"]
