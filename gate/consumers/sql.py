@@ -23,6 +23,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, ParseError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.tokens import Token
 
 #: A table as written, lower-cased parts: ``("shop", "orders")``.
 TableName = tuple[str, ...]
@@ -598,15 +599,20 @@ def analyse(
     return sorted(set(uses), key=lambda u: (u.line, u.table, u.column or "", u.usage))
 
 
-def parse(text: str, dialect: str, budget: Budget) -> list[exp.Expr | None]:
+def parse(
+    text: str, dialect: str, budget: Budget, tokens: list[Token] | None = None
+) -> list[exp.Expr | None]:
     """The statements of ``text``, its tokens counted against ``budget``.
 
     One parser for the consumer scan and for downstream lineage
-    (``gate.lineage.flow``): the same errors, the same bounds.
+    (``gate.lineage.flow``): the same errors, the same bounds. ``tokens``:
+    ``text`` already tokenized with ``dialect`` (``gate.lineage.dbt_mesh``
+    looks at the tokens first), not tokenized again.
     """
     try:
         reader = Dialect.get_or_raise(dialect)
-        tokens = reader.tokenize(text)
+        if tokens is None:
+            tokens = reader.tokenize(text)
         budget.take_tokens(len(tokens))
         statements = reader.parser().parse(tokens, text)
     except ParseError as exc:

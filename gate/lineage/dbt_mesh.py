@@ -24,7 +24,9 @@ from typing import Any
 
 import sqlglot.errors
 from sqlglot import exp
+from sqlglot.errors import TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.tokens import Token, TokenType
 
 from gate.consumers.names import split_name
 from gate.consumers.sql import (
@@ -32,6 +34,7 @@ from gate.consumers.sql import (
     ColumnsOf,
     SqlError,
     TableName,
+    Use,
     analyse,
     parse,
     table_name,
@@ -84,19 +87,45 @@ def _relation(node: dict[str, Any] | None, unique_id: str) -> TableName:
 
 
 def _columns(
-    sql: str, dialect: str, upstream: TableName, columns_of: ColumnsOf
+    sql: str,
+    dialect: str,
+    upstream: TableName,
+    columns_of: ColumnsOf,
+    tokens: list[Token] | None = None,
 ) -> frozenset[str] | None:
-    """The columns of ``upstream`` the SQL reads; ``None`` for a star or unreadable SQL."""
+    """The columns of ``upstream`` the SQL reads; ``None`` for a star or unreadable SQL.
+
+    ``tokens``: the SQL already tokenized (``stars_end_inside`` asked them first)."""
+    return _read_of(_analysis(sql, dialect, columns_of, tokens), upstream)
+
+
+#: One compiled SQL parsed and analysed: its statements, the tables and columns
+#: it uses, and the scopes of its queries; ``None`` when sqlglot cannot read it.
+_Analysis = tuple[list[exp.Expr | None], list[Use], dict[int, list[Scope]]] | None
+
+
+def _analysis(
+    sql: str, dialect: str, columns_of: ColumnsOf, tokens: list[Token] | None = None
+) -> _Analysis:
+    """``sql`` parsed and analysed once, whatever the upstreams asked of it."""
     budget = Budget()
     scopes: dict[int, list[Scope]] = {}
     try:
-        # Parsed and traversed once: the star check below asks the same scopes.
-        statements = parse(sql, dialect, budget)
+        # Parsed and traversed once: the star check of ``_read_of`` asks the same scopes.
+        statements = parse(sql, dialect, budget, tokens)
         uses = analyse(
             sql, dialect, columns_of, budget=budget, statements=statements, scopes=scopes
         )
     except SqlError:
         return None
+    return statements, uses, scopes
+
+
+def _read_of(analysis: _Analysis, upstream: TableName) -> frozenset[str] | None:
+    """The columns of ``upstream`` an analysed SQL reads; ``None``: every column."""
+    if analysis is None:
+        return None
+    statements, uses, scopes = analysis
     size = len(upstream)
     read: set[str] = set()
     star = False
@@ -246,17 +275,237 @@ def cannot_read(sql: str, spelt: re.Pattern[str] | None) -> bool:
     return spelt.search(sql) is None
 
 
+#: ``_IMPLICIT`` but the star: what ``stars_end_inside`` decides on tokens instead.
+_IMPLICIT_BUT_STAR = re.compile(
+    r"[$\\]|u&|(?<![a-z0-9_])(?:natural|pivot|unpivot|columns|table)(?![a-z0-9_])",
+    re.IGNORECASE,
+)
+
+
+def needs_star_check(sql: str, spelt: re.Pattern[str] | None) -> bool:
+    """Whether ``sql`` would be skipped by ``cannot_read`` but for its ``*``: then
+    ``stars_end_inside`` over its tokens decides (in the worker, before a parse)."""
+    if spelt is None or not sql.isascii() or "*" not in sql:
+        return False
+    if _IMPLICIT_BUT_STAR.search(sql) or not _SELECT.search(sql):
+        return False
+    return spelt.search(sql) is None
+
+
+#: Tokens that end an operand and tokens that start one: a ``*`` between them multiplies.
+_OPERAND_END = frozenset(
+    {TokenType.NUMBER, TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING, TokenType.R_PAREN}
+)
+_OPERAND_START = frozenset(
+    {TokenType.NUMBER, TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING, TokenType.L_PAREN}
+)
+#: What comes right before a projection's ``*``: ``SELECT *``, ``DISTINCT *``, ``, *``, ``t.*``.
+_BEFORE_PROJECTION_STAR = frozenset(
+    {TokenType.SELECT, TokenType.DISTINCT, TokenType.ALL, TokenType.COMMA, TokenType.DOT}
+)
+_SET_OPERATIONS = frozenset({TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT})
+_BY = frozenset(
+    {
+        TokenType.ORDER_BY,
+        TokenType.GROUP_BY,
+        TokenType.PARTITION_BY,
+        TokenType.CLUSTER_BY,
+        TokenType.DISTRIBUTE_BY,
+        TokenType.SORT_BY,
+    }
+)
+
+
+class _Level:
+    """One parenthesis level of the token walk (the statement's own level first)."""
+
+    __slots__ = ("by", "cte", "query", "starred")
+
+    def __init__(self, query: bool, cte: tuple[TokenType, str] | None = None) -> None:
+        self.query = query  # opened right before SELECT or WITH: a subquery
+        self.cte = cte  # the outermost WITH's CTE it is the body of, by its name
+        self.starred = False  # its projection holds a ``*``
+        self.by = False  # past its ORDER/GROUP/PARTITION... BY
+
+
+_NAMES = (TokenType.VAR, TokenType.IDENTIFIER)
+
+
+def _name(token: Token) -> tuple[TokenType, str]:
+    """A name as SQL compares it: unquoted case-insensitively, quoted exactly."""
+    return (
+        token.token_type,
+        token.text.lower() if token.token_type == TokenType.VAR else token.text,
+    )
+
+
+def _outer_star_over(tokens: list[Token], i: int, ctes: dict[tuple[TokenType, str], bool]) -> bool:
+    """Whether the outermost query is exactly ``SELECT * FROM <cte>`` (a ``;`` after
+    it), the ``*`` at ``i``, over a CTE of its ``WITH`` whose projection has no
+    ``*``: dbt style's closing ``select * from final``."""
+    end = len(tokens) - (tokens[-1].token_type == TokenType.SEMICOLON)
+    if i < 1 or i + 3 != end or tokens[i - 1].token_type != TokenType.SELECT:
+        return False
+    source = tokens[i + 2]
+    return (
+        tokens[i + 1].token_type == TokenType.FROM
+        and source.token_type in _NAMES
+        and ctes.get(_name(source)) is False
+    )
+
+
+def stars_end_inside(tokens: list[Token]) -> bool:
+    """Whether every ``*`` of one query ends inside it, never reaching its output.
+
+    Asked of a reader whose text never spells a changed column and holds no
+    other form that reads columns unnamed (``needs_star_check``): dbt style,
+    ``with src as (select * from {{ ref() }}) select src.a, src.b from src``.
+    True only when the tokens (sqlglot's, so strings, comments and quoted
+    names are single tokens) show
+
+    - one statement (a ``;`` only at the end) that starts with ``SELECT`` or
+      ``WITH`` and has a ``SELECT`` at its own level, and no ``UNION``,
+      ``INTERSECT``, ``EXCEPT``/``MINUS`` there: the outermost query is one
+      ``SELECT`` and not in parentheses;
+    - every ``*`` either multiplies (an operand on both sides: ``a * 2``),
+      is ``COUNT(*)``, or is a projection's ``*`` (after ``SELECT``,
+      ``DISTINCT``, ``ALL``, ``,`` or ``t.``) of a query in parentheses (a CTE
+      body, a derived table, a subquery): never an argument of another
+      function (``OBJECT_CONSTRUCT(*)``, ``STRUCT(t.*)`` put every column in
+      one value), never ``TOP 3 *``, and at the outermost level only as the
+      whole query ``SELECT * FROM final``, ``final`` a CTE of its ``WITH``
+      whose own projection holds no ``*`` (dbt style's last line);
+    - a query whose projection holds a ``*`` has no number and no ``ALL``
+      after its ``BY`` (``ORDER BY 1``, ``GROUP BY ALL`` name columns by
+      position or all at once), and no list of column names renames its
+      output by position (``WITH s (a, b) AS (...)``: no such list in the
+      outermost ``WITH``; ``(SELECT * ...) AS s (a, b)``: none after a
+      subquery whose projection holds a ``*``).
+
+    Why that is sound: a column of the upstream reaches a query's output or
+    clauses by its name, by a form that reads it unnamed (none here but
+    ``*`` and the positions excluded above), or through a ``*``. A
+    projection's ``*`` in parentheses hands every column on to that
+    subquery's output only; from there, again, only a name or another ``*``
+    reads it. The outermost projection has no ``*``, or one over a CTE whose
+    output columns are all named. So the query reads (and outputs) only
+    columns it spells, which the changed ones are not: ``_columns`` would find
+    none of them read and would not find the star reaching the output
+    (``_passes_on`` follows the outer ``*`` to that CTE's named projections),
+    so skipping the parse changes no listed reader. As for
+    ``cannot_read``, SQL sqlglot cannot parse gets no column where the parse
+    said "every column"; and a whole-row reference (``TO_JSON(src)``) is not
+    seen, by the parse either.
+    """
+    if not tokens or tokens[0].token_type not in (TokenType.SELECT, TokenType.WITH):
+        return False
+    levels = [_Level(query=True)]
+    ctes: dict[tuple[TokenType, str], bool] = {}  # the outermost WITH's: starred?
+    outer_select = False
+    last = len(tokens) - 1
+    for i, token in enumerate(tokens):
+        kind = token.token_type
+        level = levels[-1]
+        if kind == TokenType.L_PAREN:
+            after = tokens[i + 1].token_type if i < last else None
+            query = after in (TokenType.SELECT, TokenType.WITH)
+            cte = None
+            if len(levels) == 1 and not outer_select:  # in the outermost WITH
+                if not query:
+                    return False  # a CTE's list of column names
+                named = i >= 2 and tokens[i - 2].token_type in _NAMES
+                if named and tokens[i - 1].token_type == TokenType.ALIAS:
+                    cte = _name(tokens[i - 2])
+            levels.append(_Level(query, cte))
+        elif kind == TokenType.R_PAREN:
+            if len(levels) == 1:
+                return False
+            closed = levels.pop()
+            if closed.cte is not None:
+                ctes[closed.cte] = closed.starred
+            if closed.starred and _renamed(tokens, i):
+                return False
+        elif kind == TokenType.STAR:
+            before = tokens[i - 1] if i else None
+            after_token = tokens[i + 1] if i < last else None
+            if (
+                before is not None
+                and after_token is not None
+                and before.token_type in _OPERAND_END
+                and after_token.token_type in _OPERAND_START
+            ):
+                continue  # a multiplication
+            if (
+                i >= 2
+                and before is not None
+                and before.token_type == TokenType.L_PAREN
+                and tokens[i - 2].text.upper() == "COUNT"
+                and after_token is not None
+                and after_token.token_type == TokenType.R_PAREN
+            ):
+                continue  # COUNT(*)
+            if len(levels) == 1:
+                if _outer_star_over(tokens, i, ctes):
+                    continue
+                return False  # the outermost projection
+            if not level.query:
+                return False  # a function's argument
+            if before is None or before.token_type not in _BEFORE_PROJECTION_STAR or level.by:
+                return False
+            level.starred = True
+        elif kind in _BY:
+            level.by = True
+        elif kind in (TokenType.NUMBER, TokenType.ALL) and level.starred and level.by:
+            return False  # by position, or every column
+        elif len(levels) == 1:
+            if kind in _SET_OPERATIONS or token.text.upper() == "MINUS":
+                return False
+            if kind == TokenType.SEMICOLON and i != last:
+                return False
+            if kind == TokenType.SELECT:
+                outer_select = True
+    return len(levels) == 1 and outer_select
+
+
+def _renamed(tokens: list[Token], i: int) -> bool:
+    """Whether the subquery closed at ``i`` is aliased with column names: ``AS s (a, b)``."""
+    j = i + 1
+    if j < len(tokens) and tokens[j].token_type == TokenType.ALIAS:
+        j += 1
+    return (
+        j + 1 < len(tokens)
+        and tokens[j].token_type in _NAMES
+        and tokens[j + 1].token_type == TokenType.L_PAREN
+    )
+
+
+def _tokens(sql: str, dialect: str) -> list[Token] | None:
+    """sqlglot's tokens of ``sql``; ``None`` when it cannot tokenize it (then parsed,
+    to fail with the parse's own reason)."""
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        return Dialect.get_or_raise(dialect).tokenize(sql)
+    except (TokenError, RecursionError):
+        return None
+
+
 #: Below this many readers the pool costs more than it saves: a reader's
 #: compiled SQL takes ~2-3 ms of CPU (the consumer scan's own threshold).
 _FORK_THRESHOLD = 12
 _SPAWN_THRESHOLD = 200
 
-#: One reader's analysis: its compiled SQL, the dialect and the upstream's relation
-#: as the SQL names it; ``None`` when there is nothing to analyse (no compiled SQL,
-#: an exposure); ``SKIPPED`` when its SQL cannot read the changed columns
-#: (``cannot_read``: it reads none of them, unparsed).
-_Job = tuple[str, str, TableName] | str | None
-SKIPPED = "skipped"
+#: What a reader's job does for one upstream: parse its SQL (``PARSE``), decide
+#: its stars on tokens first (``STAR_CHECK``, ``needs_star_check``), or nothing:
+#: its SQL cannot read the changed columns (``SKIP``, ``cannot_read``).
+PARSE, STAR_CHECK, SKIP = "parse", "star check", "skip"
+
+#: One reader's analysis: its compiled SQL, the dialect, and per upstream it
+#: reads (a node of another project it depends on, wanted by the run) the
+#: relation its SQL names it by and what to do (``PARSE``...); ``None`` when
+#: there is nothing to analyse (no compiled SQL, an exposure). One job a node:
+#: a reader of several changed upstreams is parsed once for all of them.
+_Job = tuple[str, str, tuple[tuple[TableName, str], ...]] | None
 
 
 def unknown_columns(_table: TableName) -> frozenset[str] | None:
@@ -330,49 +579,65 @@ def read_manifest(
             if parsed is None or parsed[0] == (own or "").lower() or not wanted(upstream):
                 continue
             found.append((node, upstream))
-    jobs = [_job(node, upstream, sql_dialect, by_id) for node, upstream in found]
-    jobs = _prefilter(jobs, [upstream for _node, upstream in found], changed_columns)
-    columns = _analyse_all(jobs, sql_dialect, columns_of, tick, workers)
+    groups: list[tuple[dict[str, Any], list[str]]] = []  # one a reader node, in order
+    for node, upstream in found:
+        if groups and groups[-1][0] is node:
+            groups[-1][1].append(upstream)
+        else:
+            groups.append((node, [upstream]))
+    how = _Prefilter(changed_columns)
+    jobs = [_job(node, ups, sql_dialect, by_id, how) for node, ups in groups]
+    results = _analyse_all(jobs, sql_dialect, columns_of, tick, workers)
+    columns = [
+        read
+        for (_node, ups), result in zip(groups, results, strict=True)
+        for read in (result if result is not None else [None] * len(ups))
+    ]
     return [
         _read(node, upstream, project or node.get("package_name"), location, read)
         for (node, upstream), read in zip(found, columns, strict=True)
     ]
 
 
+class _Prefilter:
+    """What a reader's job does for an upstream, from the columns the run wants of it.
+
+    ``changed_columns`` ``None`` (or its answer ``None``: a removed model):
+    every reader is parsed. The patterns are compiled once per set of columns."""
+
+    def __init__(self, changed_columns: Callable[[str], frozenset[str] | None] | None) -> None:
+        self._changed = changed_columns
+        self._patterns: dict[str, re.Pattern[str] | None] = {}
+        self._compiled: dict[frozenset[str], re.Pattern[str] | None] = {}
+
+    def __call__(self, sql: str, upstream: str) -> str:
+        if self._changed is None:
+            return PARSE
+        if upstream not in self._patterns:
+            wanted = self._changed(upstream)
+            if wanted is not None and wanted not in self._compiled:
+                self._compiled[wanted] = _spelt(wanted)
+            self._patterns[upstream] = None if wanted is None else self._compiled[wanted]
+        spelt = self._patterns[upstream]
+        if cannot_read(sql, spelt):
+            return SKIP
+        return STAR_CHECK if needs_star_check(sql, spelt) else PARSE
+
+
 def _job(
-    node: dict[str, Any], upstream: str, dialect: str, by_id: dict[Any, dict[str, Any]]
+    node: dict[str, Any],
+    upstreams: list[str],
+    dialect: str,
+    by_id: dict[Any, dict[str, Any]],
+    how: Callable[[str, str], str],
 ) -> _Job:
     compiled = node.get("compiled_code")
     if not isinstance(compiled, str) or not compiled.strip():
         return None
     if node.get("resource_type") == "exposure":
         return None
-    return (compiled, dialect, _relation(by_id.get(upstream), upstream))
-
-
-def _prefilter(
-    jobs: list[_Job],
-    upstreams: list[str],
-    changed_columns: Callable[[str], frozenset[str] | None] | None,
-) -> list[_Job]:
-    """The jobs, each whose SQL cannot read its upstream's changed columns ``SKIPPED``.
-
-    Kept in the list (not dropped): the reads come back in order, one per job,
-    and a skipped job costs the pool nothing but its place."""
-    if changed_columns is None:
-        return jobs
-    patterns: dict[str, re.Pattern[str] | None] = {}
-    compiled: dict[frozenset[str], re.Pattern[str] | None] = {}  # upstreams share columns
-    out: list[_Job] = []
-    for job, upstream in zip(jobs, upstreams, strict=True):
-        if upstream not in patterns:
-            wanted = changed_columns(upstream)
-            if wanted is not None and wanted not in compiled:
-                compiled[wanted] = _spelt(wanted)
-            patterns[upstream] = None if wanted is None else compiled[wanted]
-        skip = isinstance(job, tuple) and cannot_read(job[0], patterns[upstream])
-        out.append(SKIPPED if skip else job)
-    return out
+    wants = tuple((_relation(by_id.get(u), u), how(compiled, u)) for u in upstreams)
+    return (compiled, dialect, wants)
 
 
 def _load_dialect(dialect: str) -> None:
@@ -389,9 +654,11 @@ def _analyse_all(
     columns_of: ColumnsOf,
     tick: Callable[[], object],
     workers: Workers | None,
-) -> list[frozenset[str] | None]:
-    """The columns each job's reader reads, in order; in the pool when it is worth it."""
-    if workers is None or sum(isinstance(job, tuple) for job in jobs) < _FORK_THRESHOLD:
+) -> list[tuple[frozenset[str] | None, ...] | None]:
+    """What each job's reader reads of each of its upstreams, in order; in the
+    pool when it is worth it (jobs with nothing but ``SKIP`` cost it nothing)."""
+    work = sum(job is not None and any(h != SKIP for _u, h in job[2]) for job in jobs)
+    if workers is None or work < _FORK_THRESHOLD:
         workers = Workers(1)
     else:
         workers.prepare(_load_dialect, dialect)  # workers already running load it now
@@ -407,18 +674,35 @@ def _analyse_all(
 
 def _analyse_one(
     shared: tuple[ColumnsOf, Callable[[], object]], job: _Job
-) -> frozenset[str] | None:
+) -> tuple[frozenset[str] | None, ...] | None:
     columns_of, tick = shared
     tick()
     if job is None:
         return None
-    if not isinstance(job, tuple):  # SKIPPED
-        return frozenset()
-    sql, dialect, upstream = job
-    try:
-        return _columns(sql, dialect, upstream, columns_of)
-    except ValueError:  # an adapter sqlglot does not know
-        return None
+    sql, dialect, wants = job
+    out: list[frozenset[str] | None] = []
+    tokens: list[Token] | None = None
+    stars_inside: bool | None = None
+    analysis: _Analysis = None
+    analysed = False
+    for upstream, how in wants:
+        if how == SKIP:
+            out.append(frozenset())
+            continue
+        try:
+            if how == STAR_CHECK:
+                if stars_inside is None:
+                    tokens = _tokens(sql, dialect)
+                    stars_inside = tokens is not None and stars_end_inside(tokens)
+                if stars_inside:
+                    out.append(frozenset())  # reads none of the changed columns: no parse
+                    continue
+            if not analysed:
+                analysis, analysed = _analysis(sql, dialect, columns_of, tokens), True
+            out.append(_read_of(analysis, upstream))
+        except ValueError:  # an adapter sqlglot does not know
+            out.append(None)
+    return tuple(out)
 
 
 def _read(

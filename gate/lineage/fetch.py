@@ -26,11 +26,9 @@ failures in its own messages.
 
 from __future__ import annotations
 
-import http.client
+import functools
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +36,10 @@ from typing import Any
 from gate.git import Repo
 from gate.git.paths import TooLarge, relpath
 from gate.model import GateError
+
+# urllib.request, urllib.error and http.client (with ssl, email: ~15-30 ms of
+# imports) are imported when a URL is fetched: most runs read a manifest or an
+# export from a path, or nothing.
 
 #: Bytes of one external source (a large dbt project's manifest is ~30 MB).
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
@@ -151,17 +153,31 @@ def origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or "").lower(), parts.port or default
 
 
-class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only when the caller's policy lets it (by default the manifests')."""
+@functools.cache
+def _redirects_class() -> type:
+    """The redirect handler class, built on first use (``urllib.request`` is imported then)."""
+    import urllib.request
 
-    def __init__(self, policy: RedirectPolicy = refuse_remote_to_local) -> None:
-        self.policy = policy
+    class _Redirects(urllib.request.HTTPRedirectHandler):
+        """Follow a redirect only when the caller's policy lets it (by default the manifests')."""
 
-    def redirect_request(
-        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
-    ) -> Any:
-        self.policy(req.full_url, newurl)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+        def __init__(self, policy: RedirectPolicy = refuse_remote_to_local) -> None:
+            self.policy = policy
+
+        def redirect_request(
+            self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+        ) -> Any:
+            self.policy(req.full_url, newurl)
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    return _Redirects
+
+
+def __getattr__(name: str) -> Any:
+    """``_Redirects`` stays importable from here, built on first use."""
+    if name == "_Redirects":
+        return _redirects_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_bounded(
@@ -180,8 +196,12 @@ def read_bounded(
     or the deadline raise passes through unchanged. ``env_proxies``: whether
     the ``*_proxy`` environment variables apply.
     """
+    import http.client
+    import urllib.error
+    import urllib.request
+
     handlers: list[Any] = [] if env_proxies else [urllib.request.ProxyHandler({})]
-    opener = urllib.request.build_opener(*handlers, _Redirects(redirects))
+    opener = urllib.request.build_opener(*handlers, _redirects_class()(redirects))
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
     try:
         with opener.open(request, timeout=deadline.left()) as response:
@@ -225,6 +245,8 @@ def fetch_url(url: str, deadline: Deadline, max_bytes: int = MAX_SOURCE_BYTES) -
 
 
 def _manifest_words(failure: HttpFailure, max_bytes: int) -> str:
+    import urllib.error  # imported by read_bounded already
+
     cause = failure.cause
     if failure.kind == "declared":
         return f"{failure.size:,} bytes is over the {max_bytes:,}-byte bound"

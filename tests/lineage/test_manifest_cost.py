@@ -176,3 +176,82 @@ def test_a_run_hands_its_worker_pool_to_the_manifest_step(
     assert reports["1"] == reports["2"]
     # the readers of discount_code: the one that groups by it, the star and the unreadable
     assert {tuple(r["columns"] or ["*"]) for r in reports["2"]} == {("discount_code",), ("*",)}
+
+
+def test_a_reader_of_two_changed_models_is_parsed_once_for_both(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One job a reader node: a mart joining two changed upstream models (the
+    jaffle mesh's ``orders`` reads ``stg_orders`` and ``stg_payments``) is parsed
+    and analysed once, each upstream then read off the same analysis."""
+    from sqlglot import parser
+
+    parses: list[int] = []
+    real = parser.Parser.parse
+
+    def counted(self: parser.Parser, *args: object, **kwargs: object) -> object:
+        parses.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(parser.Parser, "parse", counted)
+    ups = {"stg_orders": '"db"."main"."stg_orders"', "stg_payments": '"db"."main"."stg_payments"'}
+    nodes: dict[str, dict[str, object]] = {
+        f"model.platform.{name}": {
+            "unique_id": f"model.platform.{name}",
+            "resource_type": "model",
+            "package_name": "platform",
+            "name": name,
+            "relation_name": relation,
+        }
+        for name, relation in ups.items()
+    }
+    nodes["model.fin.orders"] = {
+        "unique_id": "model.fin.orders",
+        "resource_type": "model",
+        "package_name": "fin",
+        "name": "orders",
+        "depends_on": {"nodes": [f"model.platform.{n}" for n in ups]},
+        "compiled_code": (
+            f"with o as (select * from {ups['stg_orders']}), p as (select * from "
+            f"{ups['stg_payments']}) select o.order_id, p.amount from o join p using (order_id)"
+        ),
+    }
+    data = json.dumps({"metadata": {"project_name": "fin"}, "nodes": nodes}).encode()
+    reads = read_manifest(data, "m.json", "postgres", ANY)
+    assert [(r.dataset, r.columns) for r in reads] == [
+        ("model.platform.stg_orders", frozenset({"order_id"})),
+        ("model.platform.stg_payments", frozenset({"amount", "order_id"})),
+    ]
+    assert len(parses) == 1
+    # With the run's changed columns, each upstream is prefiltered on its own:
+    # stg_orders' dropped ``status`` is never spelt (skipped on the tokens),
+    # stg_payments' ``amount`` is (read off the parse).
+    changed = {"model.platform.stg_orders": "status", "model.platform.stg_payments": "amount"}
+    parses.clear()
+    reads = read_manifest(
+        data, "m.json", "postgres", ANY, changed_columns=lambda u: frozenset({changed[u]})
+    )
+    assert [r.columns for r in reads] == [frozenset(), frozenset({"amount", "order_id"})]
+    assert len(parses) == 1
+
+
+def test_reading_a_manifest_from_a_path_imports_no_http_client() -> None:
+    """urllib.request, http.client and ssl (~15-30 ms of a run's imports) come in
+    only when a URL is fetched; a run reading a manifest from a path skips them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gate.cli, gate.engine, gate.lineage.sources, gate.lineage.fetch\n"
+        "from gate.lineage.fetch import _Redirects\n"  # still importable by name...
+        "print(sorted(m for m in ('urllib.request', 'http.client', 'ssl') if m in sys.modules))\n"
+    )
+    before = subprocess.run(
+        [sys.executable, "-c", code.replace("from gate.lineage.fetch import _Redirects\n", "")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert before.stdout.strip() == "[]"
+    after = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "urllib.request" in after.stdout  # ...and built on first use
