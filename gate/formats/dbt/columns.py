@@ -109,7 +109,6 @@ def version_columns(
             # dbt filters the model's columns through the list and never checks an
             # excluded name (dbt_common's IncludeExclude): one no column has
             # (often a column the PR drops elsewhere) excludes nothing.
-            unknown: list[str] = []
             included = [name for name in top_names if name not in excluded]
         else:
             if selector.get("exclude") is not None:
@@ -120,13 +119,13 @@ def version_columns(
                 )
             listed = scalar_tuple(include or [], path, f"{owner}: 'include'", line)
             unknown = [name for name in listed if name not in top_names]
+            if unknown:
+                raise ContractError(
+                    path,
+                    f"{owner}: 'include'/'exclude' names unknown column '{unknown[0]}'",
+                    line,
+                )
             included = [name for name in top_names if name in listed]
-        if unknown:
-            raise ContractError(
-                path,
-                f"{owner}: 'include'/'exclude' names unknown column '{unknown[0]}'",
-                line,
-            )
     overrides = {name: (name, column_, line) for name, column_, line in own}
     by_name = {name: (name, column_, line) for name, column_, line in top}
     resolved = [overrides.pop(name, by_name[name]) for name in included]
