@@ -33,7 +33,10 @@ included, at real-time priority (``chrt -f 10``) on a shared machine. ``--plain`
 readers that read other columns without a star; ``--spread``: dbt style readers
 spread over the broken contracts, one in 20 naming the dropped column (see
 ``lineage_repo``).
-Medians of wall and CPU.
+Medians of wall and CPU. ``--real-shape``: each node also carries the fields
+dbt 1.10 writes (tests/lineage/dbt_mesh/'s nodes) and 6 described columns,
+~3.9 KB a node as in real manifests (the default nodes are ~600 bytes): what the
+JSON decode costs on a manifest of real size.
 
     python benchmarks/bench_external_manifest.py --gate --repeat 7 --also /tmp/before
 """
@@ -41,6 +44,7 @@ Medians of wall and CPU.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -78,6 +82,7 @@ def manifest(
     columns: tuple[str, str] | None = None,
     template: str = SQL,
     spread: bool = False,
+    real_shape: bool = False,
 ) -> bytes:
     """``models`` nodes of project ``finance``; the first ``readers`` read an upstream
     of project ``platform`` (``stg_<k>`` for k < ``changed``, or ``upstreams``).
@@ -119,8 +124,48 @@ def manifest(
             "relation_name": f'"warehouse"."platform"."{name}"',
             "depends_on": {"nodes": []},
         }
+    if real_shape:
+        for node in nodes.values():
+            node.update({**_real_fields(node), **node})
     data = {"metadata": {"project_name": "finance", "adapter_type": "snowflake"}, "nodes": nodes}
     return json.dumps(data).encode()
+
+
+@functools.cache
+def _real_node() -> dict:
+    committed = Path(__file__).resolve().parents[1] / "tests/lineage/dbt_mesh"
+    real = json.loads((committed / "jaffle_finance.manifest.json").read_text())
+    return real["nodes"]["model.jaffle_finance.customer_orders"]
+
+
+def _real_fields(node: dict) -> dict:
+    """The fields dbt 1.10 writes beside those the gate reads (the shape of
+    tests/lineage/dbt_mesh/jaffle_finance.manifest.json's models), with 6 columns."""
+    name = node["name"]
+    template = dict(_real_node())
+    template.update(
+        name=name,
+        alias=name,
+        path=f"{name}.sql",
+        fqn=["finance", name],
+        raw_code=node.get("compiled_code") or "",
+        columns={
+            f"col_{c}": {
+                "name": f"col_{c}",
+                "description": f"The {c}th column of {name}, as documented in its YAML.",
+                "meta": {},
+                "data_type": "varchar",
+                "constraints": [],
+                "quote": None,
+                "config": {"meta": {}, "tags": []},
+                "tags": [],
+                "granularity": None,
+                "doc_blocks": [],
+            }
+            for c in range(6)
+        },
+    )
+    return template
 
 
 def in_process(args: argparse.Namespace) -> None:
@@ -134,6 +179,7 @@ def in_process(args: argparse.Namespace) -> None:
         args.readers,
         template=PLAIN if args.plain else SQL,
         spread=args.spread,
+        real_shape=args.real_shape,
     )
     datasets = [
         Dataset(
@@ -183,6 +229,7 @@ def lineage_repo(
     readers: int,
     plain: bool = False,
     spread: bool = False,
+    real_shape: bool = False,
 ) -> Path:
     """bench_consumers.py's repository, with ``lineage:`` at the base and a manifest.
 
@@ -196,7 +243,7 @@ def lineage_repo(
     from bench_gate import git
 
     source = build(n, [k], sql_models)
-    shape = "-plain" if plain else "-spread" if spread else ""
+    shape = ("-plain" if plain else "-spread" if spread else "") + ("-real" if real_shape else "")
     name = f"repo-{n}-sql{sql_models}-k{k}-m{models}-r{readers}{shape}"
     repo = CONSUMERS.parent / "external" / name
     if (repo / ".built").exists():
@@ -226,7 +273,16 @@ def lineage_repo(
     read = ("col_0", "col_18") if plain else ("col_0", "col_19")
     template = PLAIN if plain else SQL
     path.write_bytes(
-        manifest(models, len(upstreams), readers, upstreams, read, template, spread=spread)
+        manifest(
+            models,
+            len(upstreams),
+            readers,
+            upstreams,
+            read,
+            template,
+            spread=spread,
+            real_shape=real_shape,
+        )
     )
     (repo / ".built").write_text("")
     return repo
@@ -243,6 +299,7 @@ def gate_runs(args: argparse.Namespace) -> int:
         args.readers,
         args.plain,
         args.spread,
+        args.real_shape,
     )
     roots = {"gate": ROOT, **{f"gate@{Path(d).name}": Path(d).resolve() for d in args.also}}
     for root in roots.values():
@@ -321,6 +378,9 @@ def main() -> int:
     parser.add_argument("--gate", action="store_true", help="time whole runs (see above)")
     parser.add_argument("--plain", action="store_true", help="readers without a star (above)")
     parser.add_argument("--spread", action="store_true", help="a mesh's shape (above)")
+    parser.add_argument(
+        "--real-shape", action="store_true", help="nodes of a real manifest's size (above)"
+    )
     parser.add_argument("--contracts", type=int, default=10_000, help="--gate: N contracts")
     parser.add_argument("--sql-models", type=int, default=5_000, help="--gate: in-repo models")
     parser.add_argument("--also", metavar="DIR", action="append", default=[])

@@ -12,15 +12,15 @@ Which columns it reads comes from its ``compiled_code`` (a manifest written by
 (``gate.consumers.sql``): a ``SELECT *`` or SQL sqlglot cannot read gives
 ``columns=None`` (reads every column), and so does a manifest without compiled
 SQL (``dbt parse``). Nothing is rendered or run: the manifest is data.
+The JSON is decoded by msgspec into the fields read (``gate.lineage.dbt_manifest``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlglot.errors
 from sqlglot import exp
@@ -43,6 +43,9 @@ from gate.lineage.external import ExternalRead
 from gate.lineage.matching import dbt_unique_id
 from gate.workers import Workers
 
+if TYPE_CHECKING:  # imported when a manifest is read: msgspec is not loaded before
+    from gate.lineage.dbt_manifest import Manifest, Node
+
 #: Node types whose ``depends_on`` makes them readers.
 _READERS = ("model", "snapshot", "analysis", "exposure", "test")
 
@@ -54,29 +57,25 @@ class ManifestError(Exception):
     """Not a dbt manifest the gate can read; the message says why, in one line."""
 
 
-def _project(manifest: dict[str, Any]) -> str | None:
-    metadata = manifest.get("metadata")
-    name = metadata.get("project_name") if isinstance(metadata, dict) else None
-    return name if isinstance(name, str) and name else None
+def _nodes(manifest: Manifest) -> list[Node]:
+    from gate.lineage.dbt_manifest import Node
 
-
-def _nodes(manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for key in ("nodes", "exposures"):
-        group = manifest.get(key) or {}
+    out: list[Node] = []
+    for key, group in (("nodes", manifest.nodes), ("exposures", manifest.exposures)):
+        group = group or {}
         if not isinstance(group, dict):
             raise ManifestError(f"'{key}' is not a mapping")
-        out += [n for n in group.values() if isinstance(n, dict)]
+        out += [n for n in group.values() if isinstance(n, Node)]  # others are skipped
     return out
 
 
-def _relation(node: dict[str, Any] | None, unique_id: str) -> TableName:
+def _relation(node: Node | None, unique_id: str) -> TableName:
     """How the compiled SQL names the upstream table: its relation, else its alias."""
-    if node:
-        relation = node.get("relation_name")
+    if node is not None:
+        relation = node.relation_name
         if isinstance(relation, str) and relation:
             return split_name(relation)
-        alias = node.get("alias") or node.get("name")
+        alias = node.alias or node.name
         if isinstance(alias, str) and alias:
             return (alias.lower(),)
     found = dbt_unique_id(unique_id)
@@ -544,42 +543,48 @@ def read_manifest(
     A reader whose compiled SQL cannot read any of them (``cannot_read``) is
     not parsed and reads no column.
     """
+    from gate.lineage.dbt_manifest import DecodeError, Manifest, Metadata, decode
+
     try:
-        manifest = json.loads(data)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ManifestError(f"not JSON: {str(exc)[:120]}") from None
-    except RecursionError:
-        raise ManifestError("JSON nested too deeply") from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("nodes"), dict):
+        manifest = decode(data)
+    except DecodeError as exc:
+        raise ManifestError(str(exc)) from None
+    if not isinstance(manifest, Manifest) or not isinstance(manifest.nodes, dict):
         raise ManifestError("not a dbt manifest.json (no 'nodes' mapping)")
-    if not isinstance(manifest.get("metadata") or {}, dict):
+    metadata = manifest.metadata or None
+    if metadata is not None and not isinstance(metadata, Metadata):
         raise ManifestError("'metadata' is not a mapping")
-    project = _project(manifest)
-    adapter = (manifest.get("metadata") or {}).get("adapter_type")
+    name = metadata.project_name if metadata is not None else None
+    project = name if isinstance(name, str) and name else None
+    adapter = metadata.adapter_type if metadata is not None else None
     sql_dialect = _DIALECTS.get(adapter, adapter) if isinstance(adapter, str) else dialect
     nodes = _nodes(manifest)
-    if not all(isinstance(n.get("unique_id"), (str, type(None))) for n in nodes):
+    if not all(isinstance(n.unique_id, (str, type(None))) for n in nodes):
         raise ManifestError("a node's 'unique_id' is not a string")
-    by_id = {n.get("unique_id"): n for n in nodes}
-    found: list[tuple[dict[str, Any], str]] = []
+    by_id = {n.unique_id: n for n in nodes}
+    found: list[tuple[Node, str]] = []
     for node in by_id.values():
-        own = node.get("package_name")
-        if node.get("resource_type") not in _READERS or (project and own != project):
+        own = node.package_name
+        if node.resource_type not in _READERS or (project and own != project):
             continue
-        depends_on = node.get("depends_on") or {}
+        depends_on = node.depends_on or {}
         if not isinstance(depends_on, dict):
-            raise ManifestError(f"'depends_on' of {node.get('unique_id')} is not a mapping")
+            raise ManifestError(f"'depends_on' of {node.unique_id} is not a mapping")
         depends = depends_on.get("nodes") or []
         if not isinstance(depends, list):
-            raise ManifestError(f"'depends_on.nodes' of {node.get('unique_id')} is not a list")
+            raise ManifestError(f"'depends_on.nodes' of {node.unique_id} is not a list")
         for upstream in depends:
             if not isinstance(upstream, str):
                 continue
             parsed = dbt_unique_id(upstream)
-            if parsed is None or parsed[0] == (own or "").lower() or not wanted(upstream):
+            if parsed is None:
+                continue
+            if own and not isinstance(own, str):  # was a traceback (AttributeError)
+                raise ManifestError(f"'package_name' of {node.unique_id} is not a string")
+            if parsed[0] == (own or "").lower() or not wanted(upstream):
                 continue
             found.append((node, upstream))
-    groups: list[tuple[dict[str, Any], list[str]]] = []  # one a reader node, in order
+    groups: list[tuple[Node, list[str]]] = []  # one a reader node, in order
     for node, upstream in found:
         if groups and groups[-1][0] is node:
             groups[-1][1].append(upstream)
@@ -594,7 +599,7 @@ def read_manifest(
         for read in (result if result is not None else [None] * len(ups))
     ]
     return [
-        _read(node, upstream, project or node.get("package_name"), location, read)
+        _read(node, upstream, project or node.package_name, location, read)
         for (node, upstream), read in zip(found, columns, strict=True)
     ]
 
@@ -625,16 +630,16 @@ class _Prefilter:
 
 
 def _job(
-    node: dict[str, Any],
+    node: Node,
     upstreams: list[str],
     dialect: str,
-    by_id: dict[Any, dict[str, Any]],
+    by_id: dict[Any, Node],
     how: Callable[[str, str], str],
 ) -> _Job:
-    compiled = node.get("compiled_code")
+    compiled = node.compiled_code
     if not isinstance(compiled, str) or not compiled.strip():
         return None
-    if node.get("resource_type") == "exposure":
+    if node.resource_type == "exposure":
         return None
     wants = tuple((_relation(by_id.get(u), u), how(compiled, u)) for u in upstreams)
     return (compiled, dialect, wants)
@@ -706,16 +711,16 @@ def _analyse_one(
 
 
 def _read(
-    node: dict[str, Any],
+    node: Node,
     upstream: str,
     project: str | None,
     location: str,
     columns: frozenset[str] | None,
 ) -> ExternalRead:
-    name = str(node.get("name") or node.get("unique_id"))
-    if node.get("version") is not None:
-        name = f"{name}.v{node['version']}"
-    path = node.get("original_file_path")
+    name = str(node.name or node.unique_id)
+    if node.version is not None:
+        name = f"{name}.v{node.version}"
+    path = node.original_file_path
     return ExternalRead(
         source=f"dbt-mesh:{project or location}",
         consumer=f"{project}.{name}" if project else name,
