@@ -49,6 +49,16 @@ _CASELESS = frozenset(
 _FOLDS_UNQUOTED = frozenset({"snowflake"})
 #: The target's database spelled out (``project`` is dbt-bigquery's name for it).
 _TARGET_DATABASE = frozenset({"{{ target.database }}", "{{ target.project }}"})
+#: An alias that names the model itself. At parse time dbt's ``this`` is the model's
+#: relation under its default alias and ``model.name`` its name: for an unversioned
+#: model both are the name ``generate_alias_name`` uses without an alias, so the
+#: alias restates the default. (A version's default alias is ``<model>_v<N>``,
+#: which ``model.name`` is not: kept as written there.) ``+schema: "{{ target.schema
+#: }}"`` is *not* such a restatement: dbt's default ``generate_schema_name`` appends
+#: a custom schema to the target's (``analytics_analytics``), so it stays a move.
+_SELF_ALIAS = frozenset(
+    {"{{ this.name }}", "{{ this.identifier }}", "{{ this.table }}", "{{ model.name }}"}
+)
 _MACRO = {
     "database": "generate_database_name",
     "schema": "generate_schema_name",
@@ -56,12 +66,17 @@ _MACRO = {
 }
 
 
-def _effective(relation: Relation, part: str, dialect: str, macros: tuple[str, ...]) -> str | None:
+def _effective(
+    relation: Relation, part: str, dialect: str, macros: tuple[str, ...], unversioned: bool
+) -> str | None:
     """The part as the default macros use it: an empty or missing alias is the model's
-    name (``generate_alias_name`` tests the alias for truth); case folded where the
-    engine folds it. A project macro (``macros``: HEAD's, for both sides) gets the
-    configured value as it is."""
+    name (``generate_alias_name`` tests the alias for truth), and so is an alias that
+    names the model itself (``_SELF_ALIAS``, for an ``unversioned`` model); case
+    folded where the engine folds it. A project macro (``macros``: HEAD's, for both
+    sides) gets the configured value as it is."""
     value = getattr(relation, part)
+    if part == "alias" and unversioned and value in _SELF_ALIAS:
+        value = relation.default_alias  # what the expression renders to, macro or not
     if part == "alias" and _MACRO[part] not in macros and not value:
         value = relation.default_alias
     if part == "database" and _MACRO[part] not in macros and value in _TARGET_DATABASE:
@@ -100,10 +115,14 @@ def relation_moved(pair: DatasetPair) -> None:
     # alias (``orders`` -> ``orders_v1``): a move, unlike a rename's own alias.
     renamed = pair.old.id != pair.new.id and not _gained_versions(pair.old, pair.new)
     mine = new.macros
+    # An unversioned model's id is its name, its default alias too (a version's id
+    # is ``<model>.v<N>``, its default alias ``<model>_v<N>``).
+    was, now = pair.old.id == old.default_alias, pair.new.id == new.default_alias
     moved = [
         part
         for part in ("database", "schema", "alias")
-        if _effective(old, part, pair.dialect, mine) != _effective(new, part, pair.dialect, mine)
+        if _effective(old, part, pair.dialect, mine, was)
+        != _effective(new, part, pair.dialect, mine, now)
         and not (part == "alias" and renamed and not old.alias and not new.alias)
     ]
     if not moved:
