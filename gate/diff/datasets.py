@@ -67,22 +67,47 @@ _MACRO = {
 
 
 def _effective(
-    relation: Relation, part: str, dialect: str, macros: tuple[str, ...], unversioned: bool
+    relation: Relation,
+    part: str,
+    dialect: str,
+    macros: tuple[str, ...],
+    unversioned: bool,
+    target: str | None = None,
 ) -> str | None:
     """The part as the default macros use it: an empty or missing alias is the model's
     name (``generate_alias_name`` tests the alias for truth), and so is an alias that
-    names the model itself (``_SELF_ALIAS``, for an ``unversioned`` model); case
-    folded where the engine folds it. A project macro (``macros``: HEAD's, for both
-    sides) gets the configured value as it is."""
+    names the model itself (``_SELF_ALIAS``, for an ``unversioned`` model); the
+    target's database (``target``: what the base side's profile names, when known)
+    is none; case folded where the engine folds it. A project macro (``macros``:
+    HEAD's, for both sides) gets the configured value as it is."""
     value = getattr(relation, part)
+    caseless = dialect in _CASELESS or (dialect in _FOLDS_UNQUOTED and part not in relation.quoted)
+
+    def folded(text: str | None) -> str | None:
+        return text.casefold() if text is not None and caseless else text
+
     if part == "alias" and unversioned and value in _SELF_ALIAS:
         value = relation.default_alias  # what the expression renders to, macro or not
     if part == "alias" and _MACRO[part] not in macros and not value:
         value = relation.default_alias
-    if part == "database" and _MACRO[part] not in macros and value in _TARGET_DATABASE:
-        value = None  # dbt's generate_database_name: none is the target's database
-    caseless = dialect in _CASELESS or (dialect in _FOLDS_UNQUOTED and part not in relation.quoted)
-    return value.casefold() if value is not None and caseless else value
+    # dbt's generate_database_name: none is the target's database.
+    restated = value in _TARGET_DATABASE or (target is not None and folded(value) == folded(target))
+    if part == "database" and _MACRO[part] not in macros and restated:
+        value = None
+    return folded(value)
+
+
+def _target_said(old: Relation, new: Relation, macros: tuple[str, ...]) -> str:
+    """Why a database set where none was (or the reverse) is a move: the target's
+    database that none means, or why the gate could not read it."""
+    if _MACRO["database"] in macros or (old.database is None) == (new.database is None):
+        return ""
+    if new.target_database is not None:
+        return f"; none is the target's database '{new.target_database}' ({new.target_source})"
+    why = new.target_source or "no profiles.yml was read"
+    return (
+        f"; none is the target's database, unknown here ({why}), so the table may already be there"
+    )
 
 
 def _shown(relation: Relation, part: str, macros: tuple[str, ...]) -> str:
@@ -121,8 +146,8 @@ def relation_moved(pair: DatasetPair) -> None:
     moved = [
         part
         for part in ("database", "schema", "alias")
-        if _effective(old, part, pair.dialect, mine, was)
-        != _effective(new, part, pair.dialect, mine, now)
+        if _effective(old, part, pair.dialect, mine, was, new.target_database)
+        != _effective(new, part, pair.dialect, mine, now, new.target_database)
         and not (part == "alias" and renamed and not old.alias and not new.alias)
     ]
     if not moved:
@@ -134,6 +159,8 @@ def relation_moved(pair: DatasetPair) -> None:
         if macros
         else ""
     )
+    if "database" in moved:
+        how += _target_said(old, new, mine)
     pair.emit(
         rules.MODEL_RELATION_CHANGED,
         f"dataset '{pair.new.id}' is built into another relation: {said}{how}; readers "
