@@ -14,6 +14,7 @@ from datetime import datetime
 
 from gate import rules
 from gate.diff.column_types import unknown_types
+from gate.diff.conversion import converted
 from gate.diff.emitter import DatasetPair, Emitter
 from gate.model import Dataset, Relation
 
@@ -28,8 +29,8 @@ def renamed(pair: DatasetPair) -> None:
     lives (``<model>_v<N>`` unless aliased back) is ``relation_moved``'s question.
     """
     old, new = pair.old, pair.new
-    if _gained_versions(old, new):
-        return
+    if _gained_versions(old, new) or converted(old, new):
+        return  # a contract converted between formats names its table each format's way
     if old.id != new.id:
         pair.emit(
             rules.MODEL_RENAMED,
