@@ -76,7 +76,8 @@ def _canonical(kind: str) -> str:
 
 def _named_as(old: Sequence[Check], new: Sequence[Check]) -> tuple[Check, ...]:
     """``old`` with each check of a metric that ``new`` names otherwise renamed to
-    ``new``'s name (one name there per metric), so the two pair; the others as written."""
+    ``new``'s name (one name there per metric), so the two pair; the others as written.
+    DCS's ``specification`` of a custom check is ODCS's ``implementation``."""
     names: dict[str, set[str]] = {}
     for check in new:
         names.setdefault(_canonical(check.kind), set()).add(check.kind)
@@ -84,9 +85,17 @@ def _named_as(old: Sequence[Check], new: Sequence[Check]) -> tuple[Check, ...]:
     for check in old:
         found = names.get(_canonical(check.kind), set())
         if len(found) == 1 and check.kind not in found:
-            check = Check.make(found.pop(), check.spec, line=check.line, columns=check.columns)
-        out.append(check)
+            check = Check.make(set(found).pop(), check.spec, line=check.line, columns=check.columns)
+        out.append(_implementation(check))
     return tuple(out)
+
+
+def _implementation(check: Check) -> Check:
+    """A DCS quality entry's ``specification`` under ODCS's name, ``implementation``."""
+    if "specification" not in check.spec or "implementation" in check.spec:
+        return check
+    spec = {("implementation" if k == "specification" else k): v for k, v in check.spec.items()}
+    return Check.make(check.kind, spec, line=check.line, columns=check.columns)
 
 
 def _plain(check: Check, name: str) -> bool:
@@ -149,6 +158,7 @@ def _columns(
         other = before.get(column.name.casefold())
         if other is not None:
             fields = _columns(other.fields, column.fields)[1]
+            column = replace(column, checks=tuple(map(_implementation, column.checks)))
             column = replace(_flags(column, other), fields=fields)
         out_new.append(column)
     return tuple(out_old), tuple(out_new)
@@ -161,5 +171,5 @@ def comparable(old: Dataset, new: Dataset) -> tuple[Dataset, Dataset]:
     old_columns, new_columns = _columns(old.columns, new.columns)
     return (
         replace(old, columns=old_columns, checks=_named_as(old.checks, new.checks)),
-        replace(new, columns=new_columns),
+        replace(new, columns=new_columns, checks=tuple(map(_implementation, new.checks))),
     )

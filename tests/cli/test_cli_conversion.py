@@ -274,3 +274,58 @@ def test_a_metric_named_each_formats_way_pairs_and_compares(cli: Cli, repo: GitR
     assert (
         data["changes"][0]["message"] == "check 'null_values' on column 'note' changed (tightened)"
     )
+
+
+DCS_CUSTOM = """\
+dataContractSpecification: 1.2.1
+id: urn:datacontract:test
+info: {title: Test, version: 1.0.0}
+models:
+  events:
+    fields:
+      event_id:
+        type: string
+        required: true
+        quality:
+          - type: custom
+            engine: dqx
+            specification:
+              criticality: error
+              check: {function: is_not_null}
+"""
+ODCS_CUSTOM = """\
+apiVersion: v3.1.0
+kind: DataContract
+id: urn:datacontract:test
+version: 1.0.0
+status: active
+schema:
+  - name: events
+    properties:
+      - name: event_id
+        logicalType: string
+        physicalType: string
+        required: true
+        quality:
+          - type: custom
+            engine: dqx
+            implementation:
+              criticality: {level}
+              check: {{function: is_not_null}}
+"""
+
+
+def test_a_custom_checks_specification_is_odcs_implementation(cli: Cli, repo: GitRepo) -> None:
+    """datacontract-cli's own DCS -> ODCS migration (its commit dc5975a0, the dqx
+    fixtures) writes DCS ``specification`` as ODCS ``implementation``: 31 checks read
+    as removed plus added until the two names were one."""
+    code, rules, _ = convert(
+        repo, cli, (DCS, DCS_CUSTOM), (ODCS, ODCS_CUSTOM.format(level="error"))
+    )
+    assert (code, rules) == (0, [])
+
+
+def test_a_custom_check_changed_in_the_conversion_is_reported(cli: Cli, repo: GitRepo) -> None:
+    _, rules, data = convert(repo, cli, (DCS, DCS_CUSTOM), (ODCS, ODCS_CUSTOM.format(level="warn")))
+    assert rules == [("check_changed", "event_id")]  # paired by kind, what it checks moved
+    assert data["changes"][0]["direction"] == "undetermined"
