@@ -4,9 +4,12 @@
   declaration of a dataset, and it never shadows an enforced model of the same
   id (two dbt projects may share a project name and model names).
 - Within one format, two declarations of one dataset are ambiguous: the engine
-  refuses them. Across formats they are the two-layer pattern (an enforced dbt
-  model and an ODCS/DCS contract of the same table): two contracts, each
-  compared with its own base, one per format.
+  refuses them. Across formats *on one side* they are the two-layer pattern (an
+  enforced dbt model and an ODCS/DCS contract of the same table): two contracts,
+  each compared with its own base, one per format.
+- A contract in one format at the base and another at HEAD, of one table, is a
+  contract converted between formats (Soda -> ODCS, DCS -> ODCS...): one
+  contract, compared with itself (gate/diff/conversion.py).
 
 Pure: datasets in, datasets out.
 """
@@ -16,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gate.model import Dataset
+
+#: Formats one contract may be converted between (dbt models are the other layer).
+CONVERTIBLE = frozenset({"soda", "dcs", "odcs"})
 
 
 def declares(dataset: Dataset) -> bool:
@@ -40,19 +46,37 @@ def without_shadows(side: Sequence[Dataset]) -> list[Dataset]:
 def by_format(
     base: Sequence[Dataset], head: Sequence[Dataset]
 ) -> list[tuple[list[Dataset], list[Dataset]]]:
-    """(base, head) groups to compare apart: datasets whose id is declared in
-    more than one format on either side are compared within their format; all
-    others together (so a contract converted from one format to another still
-    pairs with itself)."""
-    formats: dict[str, set[str]] = {}
-    for dataset in (*base, *head):  # an unenforced model too: pairing is by id
-        formats.setdefault(dataset.id.casefold(), set()).add(dataset.format)
-    layered = {key for key, found in formats.items() if len(found) > 1}
-    if not layered:
+    """(base, head) groups to compare apart: an id declared in two formats on one
+    side (the two-layer pattern) is compared within each format; all others
+    together, so a contract converted from one format to another pairs with itself.
+
+    A conversion is an id that leaves exactly one format and gains exactly one other
+    across the pull request, both contract formats (Soda, DCS, ODCS): with a dbt
+    model of the id on both sides, an ODCS contract rewritten as DCS is still one
+    contract, and the dbt model stays in its own group. A dbt model is never paired
+    with another format (an unenforced model would read as enforcement dropped).
+    """
+    at_base: dict[str, set[str]] = {}
+    at_head: dict[str, set[str]] = {}
+    for side, found in ((base, at_base), (head, at_head)):
+        for dataset in side:  # an unenforced model too: pairing is by id
+            found.setdefault(dataset.id.casefold(), set()).add(dataset.format)
+    together: dict[str, frozenset[str]] = {}
+    for key in at_base.keys() | at_head.keys():
+        before, after = at_base.get(key, set()), at_head.get(key, set())
+        if len(before | after) == 1:
+            continue
+        gone, came = before - after, after - before
+        if len(gone) == 1 and len(came) == 1 and gone | came <= CONVERTIBLE:
+            together[key] = frozenset(gone | came)
+        else:
+            together[key] = frozenset()
+    if not together:
         return [(list(base), list(head))]
 
     def group(dataset: Dataset) -> str:
-        return dataset.format if dataset.id.casefold() in layered else ""
+        key = dataset.id.casefold()
+        return "" if key not in together or dataset.format in together[key] else dataset.format
 
     keys = sorted({group(d) for d in (*base, *head)})
     return [

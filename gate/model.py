@@ -123,6 +123,9 @@ class Relation:
     ``generate_alias_name`` uses without an alias (``orders``, ``orders_v2``).
     ``quoted``: the parts the project's ``quoting:`` sets (their case counts).
     ``macros``: the ``generate_*_name`` macros the project overrides (HEAD side).
+    ``target_database``: the database the base side's ``profiles.yml`` target
+    names (``None``: unknown), and ``target_source`` where, or why it is unknown
+    (gate/dbt/profiles.py; HEAD side, for a relation that moved).
     """
 
     database: str | None = None
@@ -131,6 +134,8 @@ class Relation:
     default_alias: str = ""
     quoted: frozenset[str] = frozenset()
     macros: tuple[str, ...] = ()
+    target_database: str | None = None
+    target_source: str = ""
 
 
 @dataclass(frozen=True)

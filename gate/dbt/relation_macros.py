@@ -8,7 +8,8 @@ prefix). The gate renders no Jinja, so it compares the configured values, the
 macro's input, and says in the finding that the final name comes from the
 project's macro. Looked up only for the projects of models whose relation
 changed: one ``git grep -F`` over the project's resource paths, then one batch
-read of the files it names.
+read of the files it names. The same relations get the database their profile
+targets, read at the **base** (gate/dbt/profiles.py): what none means.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from gate.dbt.profiles import TargetDatabase, target_database
 from gate.dbt.projects import ProjectIndex, literal
 from gate.formats.dbt.project import Project
 from gate.model import Dataset
@@ -51,19 +53,33 @@ def mark(
     head: Sequence[Dataset],
     projects: Mapping[str, Project | None],
     base: Sequence[Dataset],
+    base_index: ProjectIndex | None = None,
 ) -> list[Dataset]:
     """HEAD's guarded dbt datasets whose relation is not the base's same-id one, with
-    the macros their project overrides (``Relation.macros``); the others as they are."""
+    the macros their project overrides (``Relation.macros``) and, when the database
+    changed, what its profile targets at the base (``base_index``'s commit); the
+    others as they are."""
     before = {d.id: d.relation for d in base if d.relation is not None}
     cache: dict[str, tuple[str, ...]] = {}
+    targets: dict[str, TargetDatabase] = {}
     out: list[Dataset] = []
     for dataset in head:
         project = projects.get(dataset.path)
-        moved = dataset.relation is not None and before.get(dataset.id) != dataset.relation
+        old = before.get(dataset.id)
+        moved = dataset.relation is not None and old != dataset.relation
         if project is None or not moved or not dataset.enforced or dataset.relation is None:
             out.append(dataset)
             continue
         if project.root not in cache:
             cache[project.root] = overridden(index, project)
-        out.append(replace(dataset, relation=replace(dataset.relation, macros=cache[project.root])))
+        relation = replace(dataset.relation, macros=cache[project.root])
+        database_moved = old is None or old.database != relation.database
+        if base_index is not None and database_moved:
+            if project.root not in targets:
+                targets[project.root] = target_database(
+                    base_index.repo, base_index.commit, project.root
+                )
+            found = targets[project.root]
+            relation = replace(relation, target_database=found.value, target_source=found.source)
+        out.append(replace(dataset, relation=relation))
     return out

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from gate import rules
 from gate.diff.column_types import unknown_types
+from gate.diff.conversion import converted
 from gate.diff.emitter import DatasetPair, Emitter
 from gate.model import Dataset, Relation
 
@@ -28,8 +29,8 @@ def renamed(pair: DatasetPair) -> None:
     lives (``<model>_v<N>`` unless aliased back) is ``relation_moved``'s question.
     """
     old, new = pair.old, pair.new
-    if _gained_versions(old, new):
-        return
+    if _gained_versions(old, new) or converted(old, new):
+        return  # a contract converted between formats names its table each format's way
     if old.id != new.id:
         pair.emit(
             rules.MODEL_RENAMED,
@@ -49,6 +50,16 @@ _CASELESS = frozenset(
 _FOLDS_UNQUOTED = frozenset({"snowflake"})
 #: The target's database spelled out (``project`` is dbt-bigquery's name for it).
 _TARGET_DATABASE = frozenset({"{{ target.database }}", "{{ target.project }}"})
+#: An alias that names the model itself. At parse time dbt's ``this`` is the model's
+#: relation under its default alias and ``model.name`` its name: for an unversioned
+#: model both are the name ``generate_alias_name`` uses without an alias, so the
+#: alias restates the default. (A version's default alias is ``<model>_v<N>``,
+#: which ``model.name`` is not: kept as written there.) ``+schema: "{{ target.schema
+#: }}"`` is *not* such a restatement: dbt's default ``generate_schema_name`` appends
+#: a custom schema to the target's (``analytics_analytics``), so it stays a move.
+_SELF_ALIAS = frozenset(
+    {"{{ this.name }}", "{{ this.identifier }}", "{{ this.table }}", "{{ model.name }}"}
+)
 _MACRO = {
     "database": "generate_database_name",
     "schema": "generate_schema_name",
@@ -56,18 +67,48 @@ _MACRO = {
 }
 
 
-def _effective(relation: Relation, part: str, dialect: str, macros: tuple[str, ...]) -> str | None:
+def _effective(
+    relation: Relation,
+    part: str,
+    dialect: str,
+    macros: tuple[str, ...],
+    unversioned: bool,
+    target: str | None = None,
+) -> str | None:
     """The part as the default macros use it: an empty or missing alias is the model's
-    name (``generate_alias_name`` tests the alias for truth); case folded where the
-    engine folds it. A project macro (``macros``: HEAD's, for both sides) gets the
-    configured value as it is."""
+    name (``generate_alias_name`` tests the alias for truth), and so is an alias that
+    names the model itself (``_SELF_ALIAS``, for an ``unversioned`` model); the
+    target's database (``target``: what the base side's profile names, when known)
+    is none; case folded where the engine folds it. A project macro (``macros``:
+    HEAD's, for both sides) gets the configured value as it is."""
     value = getattr(relation, part)
+    caseless = dialect in _CASELESS or (dialect in _FOLDS_UNQUOTED and part not in relation.quoted)
+
+    def folded(text: str | None) -> str | None:
+        return text.casefold() if text is not None and caseless else text
+
+    if part == "alias" and unversioned and value in _SELF_ALIAS:
+        value = relation.default_alias  # what the expression renders to, macro or not
     if part == "alias" and _MACRO[part] not in macros and not value:
         value = relation.default_alias
-    if part == "database" and _MACRO[part] not in macros and value in _TARGET_DATABASE:
-        value = None  # dbt's generate_database_name: none is the target's database
-    caseless = dialect in _CASELESS or (dialect in _FOLDS_UNQUOTED and part not in relation.quoted)
-    return value.casefold() if value is not None and caseless else value
+    # dbt's generate_database_name: none is the target's database.
+    restated = value in _TARGET_DATABASE or (target is not None and folded(value) == folded(target))
+    if part == "database" and _MACRO[part] not in macros and restated:
+        value = None
+    return folded(value)
+
+
+def _target_said(old: Relation, new: Relation, macros: tuple[str, ...]) -> str:
+    """Why a database set where none was (or the reverse) is a move: the target's
+    database that none means, or why the gate could not read it."""
+    if _MACRO["database"] in macros or (old.database is None) == (new.database is None):
+        return ""
+    if new.target_database is not None:
+        return f"; none is the target's database '{new.target_database}' ({new.target_source})"
+    why = new.target_source or "no profiles.yml was read"
+    return (
+        f"; none is the target's database, unknown here ({why}), so the table may already be there"
+    )
 
 
 def _shown(relation: Relation, part: str, macros: tuple[str, ...]) -> str:
@@ -100,10 +141,14 @@ def relation_moved(pair: DatasetPair) -> None:
     # alias (``orders`` -> ``orders_v1``): a move, unlike a rename's own alias.
     renamed = pair.old.id != pair.new.id and not _gained_versions(pair.old, pair.new)
     mine = new.macros
+    # An unversioned model's id is its name, its default alias too (a version's id
+    # is ``<model>.v<N>``, its default alias ``<model>_v<N>``).
+    was, now = pair.old.id == old.default_alias, pair.new.id == new.default_alias
     moved = [
         part
         for part in ("database", "schema", "alias")
-        if _effective(old, part, pair.dialect, mine) != _effective(new, part, pair.dialect, mine)
+        if _effective(old, part, pair.dialect, mine, was, new.target_database)
+        != _effective(new, part, pair.dialect, mine, now, new.target_database)
         and not (part == "alias" and renamed and not old.alias and not new.alias)
     ]
     if not moved:
@@ -115,6 +160,8 @@ def relation_moved(pair: DatasetPair) -> None:
         if macros
         else ""
     )
+    if "database" in moved:
+        how += _target_said(old, new, mine)
     pair.emit(
         rules.MODEL_RELATION_CHANGED,
         f"dataset '{pair.new.id}' is built into another relation: {said}{how}; readers "

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
+from gate.diff.conversion import table_key
 from gate.diff.emitter import type_text
 from gate.model import Column, Dataset, Relationship
 
@@ -81,6 +82,24 @@ def pair_unique(
     return [d for d in removed if id(d) not in gone], [d for d in added if id(d) not in gone]
 
 
+def _pair_converted(
+    removed: list[Dataset], added: list[Dataset], pairs: list[tuple[Dataset, Dataset]]
+) -> tuple[list[Dataset], list[Dataset]]:
+    """Pair a removed and an added contract of one table in two formats (Soda, DCS,
+    ODCS), when the table is unique among the leftovers on both sides. Two contracts
+    of one table in one format are left to the other evidence (a data source moved
+    is a rename)."""
+    found: list[tuple[Dataset, Dataset]] = []
+    removed, added = pair_unique(removed, added, found, table_key)
+    for old, new in found:
+        if old.format != new.format:
+            pairs.append((old, new))
+        else:
+            removed.append(old)
+            added.append(new)
+    return removed, added
+
+
 def pair_datasets(
     base: Sequence[Dataset],
     head: Sequence[Dataset],
@@ -92,7 +111,8 @@ def pair_datasets(
     Returns (pairs, removed, added). A pair whose ids differ is a rename (but
     see ``gate.diff.datasets.renamed``). Rename evidence, strongest first: the
     same stable id (ODCS v3.1); a dbt model that gained or lost ``versions:``,
-    paired with the version an unpinned ``ref()`` resolves to; the same contract
+    paired with the version an unpinned ``ref()`` resolves to; a contract converted
+    between formats, by the table it names (``gate.diff.conversion``); the same contract
     file (following git's rename detection) holding exactly one unpaired dataset
     on each side *and* sharing at least half of their column names
     (``columns_overlap``); the same columns with the same types, matching exactly
@@ -114,6 +134,9 @@ def pair_datasets(
     removed = [d for d in removed if d.enforced]
     added = [d for d in added if d.enforced]
     removed, added = pair_unique(removed, added, pairs, lambda d: d.stable_id)
+    # A contract converted between formats: the same table, named the way each
+    # format names it (Soda v4 qualifies it), one candidate on each side.
+    removed, added = _pair_converted(removed, added, pairs)
     # dbt: a model that gained (or lost) versions is the dataset an unpinned
     # ref('<model>') resolves to on the other side, whatever its columns.
     removed, added = pair_unique(removed, added, pairs, _unversioned_ref, _unpinned_ref)

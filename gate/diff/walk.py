@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from gate.diff import checks, column_types, columns, constraints, datasets, regex_lang
+from gate.diff import checks, column_types, columns, constraints, conversion, datasets, regex_lang
 from gate.diff.emitter import DatasetPair, Emitter, SeverityFn, default_severity
 from gate.diff.pairing import pair_columns, pair_datasets, removed_anchors
 from gate.diff.relationships import relationships
@@ -116,6 +116,7 @@ def diff_datasets(
     for new in head:
         datasets.file_missing(out, new)
     datasets.latest_moves(out, base, head)
+    pairs = [conversion.comparable(old, new) for old, new in pairs]  # across formats
     for old, new in pairs:
         datasets.unevaluable(out, old, new)
         if old.enforced and not new.enforced:
