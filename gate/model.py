@@ -139,6 +139,22 @@ class Relation:
 
 
 @dataclass(frozen=True)
+class Server:
+    """DCS/ODCS: one server of a contract, where its tables live (``servers:``).
+
+    ``name`` is the DCS map key or the ODCS ``server``; ``type`` the engine as
+    written (``postgres``, ``snowflake``...); ``location`` the parts that name
+    the relation's container (``catalog``, ``project``, ``database``, ``schema``,
+    ``dataset``), as (part, value) pairs, in that order.
+    """
+
+    name: str
+    type: str | None = None
+    location: tuple[tuple[str, str], ...] = ()
+    line: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class Dataset:
     """A dataset consumers depend on, identified by ``id``.
 
@@ -201,6 +217,8 @@ class Dataset:
     unreadable: tuple[str, int | None] | None = field(default=None, compare=False)
     #: dbt: the relation the model's configs give it (``None``: not a dbt model).
     relation: Relation | None = field(default=None, compare=False)
+    #: DCS/ODCS: the contract's servers, where its tables live (``gate.formats.servers``).
+    servers: tuple[Server, ...] = field(default=(), compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

@@ -305,8 +305,9 @@ MODEL_DISABLED = Rule(
 MODEL_RELATION_CHANGED = Rule(
     "model_relation_changed",
     Severity.ERROR,
-    "A guarded dbt model's configured database, schema or alias changed: dbt builds it"
-    " elsewhere; ref() follows, readers of the table outside dbt break.",
+    "A guarded dbt model's configured database, schema or alias changed (dbt builds it"
+    " elsewhere; ref() follows), or a DCS/ODCS server's catalog, database or schema did:"
+    " readers that name the table break.",
     "model",
     DATASETS,
     breaks="consumers",

@@ -16,7 +16,7 @@ from gate import rules
 from gate.diff.column_types import unknown_types
 from gate.diff.conversion import converted
 from gate.diff.emitter import DatasetPair, Emitter
-from gate.model import Dataset, Relation
+from gate.model import Dataset, Relation, Server
 
 
 def renamed(pair: DatasetPair) -> None:
@@ -27,10 +27,16 @@ def renamed(pair: DatasetPair) -> None:
     its id became ``<model>.v<N>`` but no ``ref()`` broke (the reverse breaks a
     pinned ``ref('<model>', v=<N>)``, so it stays a rename). Where the table now
     lives (``<model>_v<N>`` unless aliased back) is ``relation_moved``'s question.
+
+    A DCS, ODCS or Soda id that changed only in case (``netStation`` ->
+    ``netstation``) names the same table where the engine matches names whatever
+    their case (``_case_only``), as the duplicate check already says; where the
+    table lives is again ``relation_moved``'s question. dbt stays out: ``ref()``
+    matches model names exactly.
     """
     old, new = pair.old, pair.new
-    if _gained_versions(old, new) or converted(old, new):
-        return  # a contract converted between formats names its table each format's way
+    if _gained_versions(old, new) or converted(old, new) or _case_only(pair):
+        return  # a conversion names its table each format's way; a case-only id, the same table
     if old.id != new.id:
         pair.emit(
             rules.MODEL_RENAMED,
@@ -122,6 +128,42 @@ def _shown(relation: Relation, part: str, macros: tuple[str, ...]) -> str:
     return "none (the target's)"
 
 
+#: DCS/ODCS server types (or, without servers, the run's dialect) whose engine
+#: finds a table whatever the case its name is written in: the caseless engines,
+#: and those that fold unquoted names (contracts write names unquoted, and
+#: datacontract-cli's and Soda's checks query them so). Any other type (BigQuery,
+#: S3, Kafka, MySQL...) keeps a case-only change a rename.
+_CASE_FOLDING = _CASELESS | _FOLDS_UNQUOTED | {"postgres", "postgresql", "oracle", "glue", "impala"}
+#: Server types that are one engine under two names (ODCS lists both).
+_ENGINE = {"postgresql": "postgres"}
+#: Characters of a placeholder or template (``${DB}``, ``{{ env }}``, ``<db>``): such a
+#: value is filled in elsewhere, so a change of its text says nothing about the table.
+_TEMPLATE = frozenset("${}<>")
+
+
+def _engine(server: Server, dialect: str) -> str:
+    kind = (server.type or dialect).strip().casefold()
+    return _ENGINE.get(kind, kind)
+
+
+def _folds(dataset: Dataset, dialect: str) -> bool:
+    """Whether every engine the dataset is served from matches names case-insensitively."""
+    kinds = {_engine(s, dialect) for s in dataset.servers if s.type}
+    return kinds <= _CASE_FOLDING if kinds else dialect in _CASE_FOLDING
+
+
+def _case_only(pair: DatasetPair) -> bool:
+    """A non-dbt dataset id changed only in case, on engines that fold case on both sides."""
+    old, new = pair.old, pair.new
+    return (
+        old.id != new.id
+        and old.id.casefold() == new.id.casefold()
+        and "dbt" not in (old.format, new.format)
+        and _folds(old, pair.dialect)
+        and _folds(new, pair.dialect)
+    )
+
+
 def _gained_versions(old: Dataset, new: Dataset) -> bool:
     """An unversioned dbt model paired with the version ``ref('<model>')`` now reads."""
     return old.format == "dbt" and not old.unpinned_name and new.unpinned_name == old.id
@@ -133,7 +175,12 @@ def relation_moved(pair: DatasetPair) -> None:
     ``config()``). ``ref()`` follows; a reader of ``analytics.orders`` outside dbt
     does not. Only the meaning counts: a value restated elsewhere, trimmed, or in
     another case where the engine folds it, is no move. For a rename, a default
-    alias that follows the name is the rename's own finding."""
+    alias that follows the name is the rename's own finding.
+
+    A DCS/ODCS dataset moves when a server it is served from moves it
+    (``_servers_moved``)."""
+    if pair.old.relation is None and pair.new.relation is None:
+        _servers_moved(pair)
     old, new = pair.old.relation, pair.new.relation
     if old is None or new is None:
         return
@@ -169,6 +216,72 @@ def relation_moved(pair: DatasetPair) -> None:
         "dashboards, other repositories) break",
         before=", ".join(f"{p}={_shown(old, p, mine)}" for p in moved),
         after=", ".join(f"{p}={_shown(new, p, mine)}" for p in moved),
+        old_dataset=pair.old.id if pair.old.id != pair.new.id else None,
+    )
+
+
+def _named_once(servers: Sequence[Server]) -> dict[str, Server]:
+    """Servers by name; a name given twice (an ODCS list allows it) names neither."""
+    count: dict[str, int] = {}
+    for server in servers:
+        count[server.name] = count.get(server.name, 0) + 1
+    return {s.name: s for s in servers if count[s.name] == 1}
+
+
+def _server_moves(old: Server, new: Server, dialect: str) -> list[tuple[str, str, str]]:
+    """(part, before, after) for each location part both sides name differently.
+
+    A part written on one side only, a placeholder, another case on an engine
+    that folds it, or a server whose engine changed, is no move the gate can
+    vouch for."""
+    engine = _engine(new, dialect)
+    if _engine(old, dialect) != engine:
+        return []
+    fold = engine in _CASE_FOLDING
+    before, after = dict(old.location), dict(new.location)
+    moves = []
+    for part, was in before.items():
+        now = after.get(part)
+        if now is None or _TEMPLATE & set(was + now):
+            continue
+        if (was.casefold() != now.casefold()) if fold else (was != now):
+            moves.append((part, was, now))
+    return moves
+
+
+def _servers_moved(pair: DatasetPair) -> None:
+    """A DCS/ODCS dataset whose server, present on both sides under one name, now
+    keeps it in another catalog, project, database, schema or dataset: readers
+    that name the table there break. A server added or removed moves no table
+    readers had (a contract that stops naming its server says nothing new about
+    where the table is)."""
+    before = _named_once(pair.old.servers)
+    found = []
+    for name, new in _named_once(pair.new.servers).items():
+        old = before.get(name)
+        moves = _server_moves(old, new, pair.dialect) if old is not None else []
+        if moves:
+            found.append((new, moves))
+    if not found:
+        return
+    said = "; ".join(
+        f"server '{server.name}'"
+        + (f" ({server.type})" if server.type else "")
+        + ": "
+        + ", ".join(f"{part} '{was}' -> '{now}'" for part, was, now in moves)
+        for server, moves in found
+    )
+    pair.emit(
+        rules.MODEL_RELATION_CHANGED,
+        f"dataset '{pair.new.id}' is served from another location: {said}; readers that "
+        "name the table there (SQL, dashboards, other repositories) break",
+        line=found[0][0].line,
+        before="; ".join(
+            f"{s.name}: " + ", ".join(f"{p}='{w}'" for p, w, _n in m) for s, m in found
+        ),
+        after="; ".join(
+            f"{s.name}: " + ", ".join(f"{p}='{n}'" for p, _w, n in m) for s, m in found
+        ),
         old_dataset=pair.old.id if pair.old.id != pair.new.id else None,
     )
 

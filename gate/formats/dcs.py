@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from gate.formats import constraints as value_constraints
+from gate.formats import servers as contract_servers
 from gate.formats.common import (
     NestingGuard,
     decimal_type,
@@ -396,12 +397,13 @@ def parse(doc: Any, path: str) -> Contract:
         version = optional_version(info, "version", path, "'info.version'")
         version_line = info.key_line("version") if version is not None else None
     parser = _Parser(root, path)
+    servers = contract_servers.dcs(root)
     datasets: list[Dataset] = []
     models = root.get("models")
     if models is not None:
         models = require_mapping(models, path, "'models'", root.key_line("models"))
         for name, value in models.items():
             model = parser.model(name, value, models.key_line(name), version)
-            datasets.append(replace(model, version_line=version_line))
+            datasets.append(replace(model, version_line=version_line, servers=servers))
     reject_duplicate_datasets(datasets, path)
     return Contract(path=path, format=FORMAT, datasets=tuple(datasets))

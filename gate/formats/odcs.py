@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from gate.formats import constraints as value_constraints
+from gate.formats import servers as contract_servers
 from gate.formats.common import (
     NestingGuard,
     decimal_type,
@@ -373,8 +374,13 @@ def parse(doc: Any, path: str) -> Contract:
     parser = _Parser(path)
     schema = optional_list(root, "schema", path, "'schema'")
     version_line = root.key_line("version") if version is not None else None
+    servers = contract_servers.odcs(root)
     datasets = [
-        replace(parser.schema_object(entry, index, item_line, version), version_line=version_line)
+        replace(
+            parser.schema_object(entry, index, item_line, version),
+            version_line=version_line,
+            servers=servers,
+        )
         for index, entry, item_line in items(schema)
     ]
     reject_duplicate_datasets(datasets, path)
