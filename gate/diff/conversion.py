@@ -64,10 +64,45 @@ def table_key(dataset: Dataset) -> str | None:
     return name.strip().casefold() or None
 
 
+#: The location parts that name the innermost container of a table.
+_CONTAINERS = ("schema", "dataset")
+
+
+def containers(dataset: Dataset) -> frozenset[str] | None:
+    """The schemas a contract places its table in, case-folded, or ``None`` where it
+    does not say: Soda v4's qualified ``dataset`` (``source/database/schema/table``:
+    the segment before the table, given three segments or more), each DCS/ODCS
+    server's ``schema`` (BigQuery: ``dataset``) written without a placeholder."""
+    if dataset.format == "soda":
+        parts = dataset.id.split("/")
+        return frozenset({parts[-2].strip().casefold()}) if len(parts) >= 3 else None
+    found = {
+        value.strip().casefold()
+        for server in dataset.servers
+        for part, value in server.location
+        if part in _CONTAINERS and not any(c in value for c in "${}<>")
+    }
+    return frozenset(found) or None
+
+
+def same_place(old: Dataset, new: Dataset) -> bool:
+    """False when both contracts say which schema holds the table and no schema is
+    named on both sides: then the conversion also moved the table (``staging.orders``
+    is not ``prod.orders``), and pairing would hide that move; left unpaired, it is
+    the removal it is for the old table's readers."""
+    before, after = containers(old), containers(new)
+    return before is None or after is None or bool(before & after)
+
+
 def converted(old: Dataset, new: Dataset) -> bool:
     """Whether a pair is one table's contract converted from one format to another."""
     key = table_key(old)
-    return old.format != new.format and key is not None and key == table_key(new)
+    return (
+        old.format != new.format
+        and key is not None
+        and key == table_key(new)
+        and same_place(old, new)
+    )
 
 
 def _canonical(kind: str) -> str:

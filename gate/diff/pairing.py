@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from gate.diff.conversion import table_key
+from gate.diff.conversion import same_place, table_key
 from gate.diff.emitter import type_text
 from gate.model import Column, Dataset, Relationship
 
@@ -88,11 +88,11 @@ def _pair_converted(
     """Pair a removed and an added contract of one table in two formats (Soda, DCS,
     ODCS), when the table is unique among the leftovers on both sides. Two contracts
     of one table in one format are left to the other evidence (a data source moved
-    is a rename)."""
+    is a rename), and so are two that name different schemas for it (``same_place``)."""
     found: list[tuple[Dataset, Dataset]] = []
     removed, added = pair_unique(removed, added, found, table_key)
     for old, new in found:
-        if old.format != new.format:
+        if old.format != new.format and same_place(old, new):
             pairs.append((old, new))
         else:
             removed.append(old)

@@ -329,3 +329,28 @@ def test_a_custom_check_changed_in_the_conversion_is_reported(cli: Cli, repo: Gi
     _, rules, data = convert(repo, cli, (DCS, DCS_CUSTOM), (ODCS, ODCS_CUSTOM.format(level="warn")))
     assert rules == [("check_changed", "event_id")]  # paired by kind, what it checks moved
     assert data["changes"][0]["direction"] == "undetermined"
+
+
+def _odcs_on(schema: str) -> str:
+    """The ODCS contract of ``COLUMNS`` with one Postgres server on ``schema``."""
+    server = "servers:\n  - server: prod\n    type: postgres\n    database: shop\n"
+    return odcs(COLUMNS).replace("schema:\n", f"{server}    schema: {schema}\nschema:\n", 1)
+
+
+def test_a_conversion_that_moves_the_table_to_another_schema_is_not_a_pair(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Soda's ``postgres_ds/shop/staging/orders`` replaced by an ODCS contract of
+    ``orders`` on the server's schema ``public``: another table, so the old one's
+    readers lose it (``model_removed``), where pairing by the table's name alone
+    passed the move."""
+    staging = soda(COLUMNS, "postgres_ds/shop/staging/orders")
+    code, rules, _ = convert(repo, cli, (SODA, staging), (ODCS, _odcs_on("public")))
+    assert code == 1
+    assert {"model_removed", "model_renamed"} & {rule for rule, _ in rules}
+
+
+def test_a_conversion_that_names_the_same_schema_pairs(cli: Cli, repo: GitRepo) -> None:
+    """The same conversion with the server's schema written in another case."""
+    code, rules, _ = convert(repo, cli, (SODA, soda(COLUMNS)), (ODCS, _odcs_on("PUBLIC")))
+    assert (code, rules) == (0, [])
