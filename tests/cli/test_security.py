@@ -775,3 +775,37 @@ def test_dcs_references_cannot_expand_a_small_file_exponentially(tmp_path: Path)
     assert proc.returncode == 2, proc.stdout
     assert proc.stderr.count("\n") == 1
     assert "x.datacontract.yaml:" in proc.stderr and "50,000 fields" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "rule"),
+    [
+        ("contract={'enforced': false}", "contract_enforcement_removed"),
+        ("alias='orders_v2'", "model_relation_changed"),
+    ],
+)
+def test_a_config_call_padded_past_the_scan_cap_is_still_read(
+    tmp_path: Path, setting: str, rule: str
+) -> None:
+    """Attack: a model's ``config()`` call whose arguments run past 20,000
+    characters (a long ``meta`` string) was not read at all: the contract
+    switched off (or the table renamed) inside it passed, "0 changed contract
+    file(s)". dbt reads a call of any length; the linear budget of the file's
+    scans is the bound, and a call is read to its end within it."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    pad = "x" * 20_000
+    repo.write(
+        "models/orders.sql", f"{{{{ config({setting}, meta={{'p': '{pad}'}}) }}}}\nselect 1 as id\n"
+    )
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [c["rule"] for c in json.loads(proc.stdout)["changes"]] == [rule]
