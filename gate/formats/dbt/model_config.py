@@ -32,8 +32,8 @@ _CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*\(")
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*", re.ASCII)
 _STRING_KEY = re.compile(r"""^(['"])(\w+)\1\s*:\s*""", re.ASCII)
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
-#: A call's arguments are read up to this many characters (a bound on hostile input).
-_MAX_CALL = 20_000
+#: Characters the ``config(`` scans of a file may read beyond the per-character budget.
+_BUDGET_SLACK = 40_000
 
 
 @dataclass(frozen=True)
@@ -117,18 +117,20 @@ def _blank(text: str) -> str:
 def _calls(source: str) -> list[tuple[int, str]]:
     """(offset, argument text) of every ``config(...)`` call, parentheses balanced.
 
-    Raises ``CallsTooCostly`` past a budget of characters scanned: each call's
-    scan may run ``_MAX_CALL`` characters, so thousands of unclosed ``config(``
-    in 70 KB cost 44 s; a real model file spends a fraction of the budget.
+    Raises ``CallsTooCostly`` past a budget of characters scanned: an unclosed
+    call's scan runs to the end, so thousands of unclosed ``config(`` in 70 KB
+    cost 44 s; a real model file spends a fraction of the budget. A call is read
+    to its end however long (dbt reads it): a per-call cap let a call padded past
+    it (a long ``meta`` string) switch the contract off unseen.
     """
     out: list[tuple[int, str]] = []
-    budget = _BUDGET_PER_CHAR * len(source) + 2 * _MAX_CALL
+    budget = _BUDGET_PER_CHAR * len(source) + _BUDGET_SLACK
     for match in _CALL.finditer(source):
         start = match.end()
-        stop = min(len(source), start + _MAX_CALL)
+        stop = min(len(source), start + max(budget, 0))
         end = _balanced_end(source, start, stop)
         budget -= (end if end is not None else stop) - start
-        if budget < 0:
+        if end is None and stop < len(source):  # the budget ran out inside the call
             raise CallsTooCostly(source.count("\n", 0, match.start()) + 1)
         if end is not None:
             out.append((start, source[start:end]))
