@@ -809,3 +809,27 @@ def test_a_config_call_padded_past_the_scan_cap_is_still_read(
     proc = run_gate(repo.path, "--base", "main", "--format", "json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert [c["rule"] for c in json.loads(proc.stdout)["changes"]] == [rule]
+
+
+def test_nested_kwargs_dicts_in_a_config_call_are_no_internal_error(tmp_path: Path) -> None:
+    """Attack: ``config(alias='x', **{'a': 1, **{'a': 1, ...}})`` nested 1,500 deep
+    (16 KB): each ``**{...}`` was read by a recursive call that split the whole
+    rest again: 10 s, then "internal error: RecursionError". Deep nesting is
+    opaque (it may set anything: the model stays guarded) and linear."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    depth = 1_500
+    nested = "**{'a': 1, " * depth + "}" * depth
+    repo.write("models/orders.sql", f"{{{{ config(alias='x', {nested}) }}}}\nselect 1 as id\n")
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    rules = {c["rule"] for c in json.loads(proc.stdout)["changes"]}
+    assert "model_relation_changed" in rules
