@@ -32,6 +32,9 @@ _CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*\(")
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*", re.ASCII)
 _STRING_KEY = re.compile(r"""^(['"])(\w+)\1\s*:\s*""", re.ASCII)
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
+#: ``**{...}`` literals unpacked inside one another: each level splits its text
+#: again (1,500 levels in 16 KB: 10 s, then RecursionError); deeper is opaque.
+_MAX_UNPACK = 16
 #: Characters the ``config(`` scans of a file may read beyond the per-character budget.
 _BUDGET_SLACK = 40_000
 
@@ -239,15 +242,15 @@ class _Reader:
         for setting in (ENFORCED, ENABLED):
             self.unknown[setting] = (shown(expression), self.line(offset))
 
-    def keywords(self, entries: list[tuple[int, str | None, str]]) -> None:
+    def keywords(self, entries: list[tuple[int, str | None, str]], depth: int = 0) -> None:
         for offset, key, value in entries:
             if key is None:
                 if value.startswith("**"):
-                    inner = _dict_literal(value[2:].strip())
-                    if inner is None:
+                    inner = _dict_literal(value[2:].strip()) if depth < _MAX_UNPACK else None
+                    if inner is None:  # a variable, or nested past the bound: may set anything
                         self.opaque(value, offset)
                     else:
-                        self.keywords([(offset, k, v) for _o, k, v in inner])
+                        self.keywords([(offset, k, v) for _o, k, v in inner], depth + 1)
                 continue
             if key == "enabled":
                 self.said(ENABLED, value, offset)
