@@ -833,3 +833,31 @@ def test_nested_kwargs_dicts_in_a_config_call_are_no_internal_error(tmp_path: Pa
     assert proc.returncode == 1, proc.stderr
     rules = {c["rule"] for c in json.loads(proc.stdout)["changes"]}
     assert "model_relation_changed" in rules
+
+
+def test_thousands_of_unevaluable_config_calls_are_read_in_linear_time(tmp_path: Path) -> None:
+    """Attack: 40,000 ``{{ config(enabled=var('x')) }}`` lines (1.4 MB) in one model
+    file: the line of every unevaluable setting was counted from the start of the
+    file (5.6 s at 10,000 calls, 16.5 s at 20,000: quadratic, and model files have
+    no size limit). Lines are looked up in one index of the file's line starts."""
+    import time
+
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    calls = "".join(f"{{{{ config(enabled=var('x{i}')) }}}}\n" for i in range(40_000))
+    repo.write("models/orders.sql", calls + "select 1 as id\n")
+    started = time.process_time()
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    elapsed = time.process_time() - started
+    assert proc.returncode == 1, proc.stderr
+    lines = {c.get("line") for c in json.loads(proc.stdout)["changes"]}
+    assert 40_000 in lines, lines
+    assert elapsed < 15, elapsed
