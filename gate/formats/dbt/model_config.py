@@ -19,6 +19,7 @@ setting is a finding (``dbt_config_unevaluable``), never a silent pass.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -224,9 +225,14 @@ class _Reader:
         self.values: dict[str, bool | None] = {ENFORCED: None, ENABLED: None}
         self.unknown: dict[str, tuple[str, int]] = {}
         self.relation: dict[str, str | None] = {}
+        self._newlines: list[int] | None = None
 
     def line(self, offset: int) -> int:
-        return self.source.count("\n", 0, offset) + 1
+        """The 1-based line of ``offset``: a lookup in the file's line starts, indexed
+        once (counting from the start for each setting was quadratic)."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.source)]
+        return bisect.bisect_left(self._newlines, offset) + 1
 
     def said(self, setting: str, value: str, offset: int) -> None:
         folded = fold(value)
