@@ -888,3 +888,37 @@ def test_thousands_of_warnings_are_reported_in_linear_time(tmp_path: Path) -> No
     assert proc.returncode == 1, proc.stderr
     assert "WARNINGS (" in proc.stdout
     assert elapsed < 20, elapsed
+
+
+def test_the_dialect_of_dbt_profiles_is_the_base_tips_not_where_the_pr_branched(
+    tmp_path: Path,
+) -> None:
+    """Attack: the base branch switched its dbt profile from Spark to DuckDB after
+    the PR branched; the PR, not rebased, changes ``numeric -> numeric(18,2)``
+    (a widening in Spark, a narrowing in DuckDB). The profile was read where the
+    PR branched, so the narrowing passed until someone rebased. The floor is the
+    base branch's tip, for the dialect its files declare as for the config."""
+    props = (
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: amount\n        data_type: {}\n"
+    )
+    profile = "shop:\n  target: dev\n  outputs:\n    dev:\n      type: {}\n"
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write("profiles.yml", profile.format("spark"))
+    repo.write("models/orders.yml", props.format("numeric"))
+    repo.write("models/orders.sql", "select 1 as amount\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    repo.write("models/orders.yml", props.format("numeric(18,2)"))
+    repo.commit("more scale")
+    repo.checkout("main")
+    repo.write("profiles.yml", profile.format("duckdb"))
+    repo.commit("the warehouse is DuckDB now")
+    repo.checkout("feature")
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout
+    report = json.loads(proc.stdout)
+    assert report["dialect"] == "duckdb"
+    assert [c["rule"] for c in report["changes"]] == ["type_narrowed"]
+    assert not report["relaxations"]
