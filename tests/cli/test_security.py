@@ -922,3 +922,25 @@ def test_the_dialect_of_dbt_profiles_is_the_base_tips_not_where_the_pr_branched(
     assert report["dialect"] == "duckdb"
     assert [c["rule"] for c in report["changes"]] == ["type_narrowed"]
     assert not report["relaxations"]
+
+
+def test_a_huge_model_file_is_refused_before_its_config_is_read(tmp_path: Path) -> None:
+    """Attack: a model file of 20 MB of ``{{x}}`` (a few KB in git) took 14 s and
+    935 MB of memory to read for its ``config()`` calls (model files had no size
+    bound; 80 MB would exhaust a runner). Past 4 MiB the file is refused, naming
+    it: what its calls set cannot be read, so ignoring it would fail open."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    repo.write("models/orders.sql", "{{x}}" * 1_000_000 + "\nselect 1 as id\n")
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1
+    assert "models/orders.sql: the model file is 5,000,016 bytes" in proc.stderr
