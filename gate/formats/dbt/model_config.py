@@ -33,6 +33,9 @@ _CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*\(")
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*", re.ASCII)
 _STRING_KEY = re.compile(r"""^(['"])(\w+)\1\s*:\s*""", re.ASCII)
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
+#: Bytes of a model file read for its ``config()`` calls (real models are under
+#: 200 KB; 20 MB of ``{{x}}`` took 14 s and 935 MB): a bigger one is refused.
+MAX_FILE_BYTES = 4 * 1024 * 1024
 #: ``**{...}`` literals unpacked inside one another: each level splits its text
 #: again (1,500 levels in 16 KB: 10 s, then RecursionError); deeper is opaque.
 _MAX_UNPACK = 16
@@ -290,7 +293,14 @@ class _Reader:
 def read_settings(source: bytes | str, python: bool = False, path: str = "") -> ModelSettings:
     """What a model file's ``config()`` calls set; a later call wins, as dbt applies them.
     ``python``: a Python model, code as it is (dbt renders no Jinja there); ``path``
-    names the file in the error a hostile one gets."""
+    names the file in the error a hostile one gets. A file over ``MAX_FILE_BYTES`` is
+    refused: what its calls set cannot be known, so skipping it would fail open."""
+    if len(source) > MAX_FILE_BYTES:
+        raise ContractError(
+            path,
+            f"the model file is {len(source):,} bytes, more than {MAX_FILE_BYTES:,}; its "
+            "config() settings are not read",
+        )
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     reader = _Reader(text)
     try:
