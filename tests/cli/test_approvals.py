@@ -424,7 +424,7 @@ def test_a_branch_older_than_the_contract_owner_is_judged_by_the_current_one(
     dbt_shop.write("models/groups.yml", DBT_GROUPS.replace("Finance Team", "Audit Team"))
     dbt_shop.write(
         ".schema-gate.yml",
-        DBT_POLICY.replace('owners:\n', 'owners:\n    Audit Team: ["@acme/audit"]\n', 1),
+        DBT_POLICY.replace("owners:\n", 'owners:\n    Audit Team: ["@acme/audit"]\n', 1),
     )
     dbt_shop.commit("audit owns the finance group now")
     dbt_shop.checkout("feature")  # not merged: the PR still branches before it
