@@ -944,3 +944,30 @@ def test_a_huge_model_file_is_refused_before_its_config_is_read(tmp_path: Path) 
     assert proc.returncode == 2, proc.stdout
     assert proc.stderr.count("\n") == 1
     assert "models/orders.sql: the model file is 5,000,016 bytes" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql"),
+    [("snowflake", "select $1 from shop.orders"), ("duckdb", "select #1 as n from shop.orders")],
+)
+def test_a_positional_column_read_is_a_reader_of_every_column(
+    tmp_path: Path, dialect: str, sql: str
+) -> None:
+    """Attack: with ``lineage.usage_aware_severity`` on, a PR drops the first column
+    of a table a SQL file reads by position (Snowflake ``$1``, DuckDB ``#1``): the
+    analysis saw no column read, so "no reader found" graded the removal a
+    warning and the run passed. A positional reference reads what a ``*`` reads."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write(".schema-gate.yml", f"dialect: {dialect}\nlineage:\n  usage_aware_severity: true\n")
+    columns = "  - name: note\n    data_type: int\n  - name: id\n    data_type: int\n"
+    repo.write(f"{C}/orders.yaml", "dataset: shop.orders\ncolumns:\n" + columns)
+    repo.write("sql/q.sql", sql + "\n")
+    repo.commit("a contract and its reader")
+    repo.branch("feature")
+    repo.write(f"{C}/orders.yaml", "dataset: shop.orders\ncolumns:\n" + columns[34:])
+    repo.commit("drop note")
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout
+    (change,) = json.loads(proc.stdout)["changes"]
+    assert (change["rule"], change["severity"]) == ("column_removed", "error")
+    assert [c["path"] for c in change["consumers"]] == ["sql/q.sql"]
