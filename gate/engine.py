@@ -209,7 +209,7 @@ def _sides(repo: Repo, settings: Settings) -> tuple[Side, Side]:
         if tip_sha != base_sha
         else None
     )
-    return base_side(repo, settings.base, base_sha, floor, head, branched), head
+    return base_side(repo, settings.base, base_sha, floor, head, branched, tip_sha), head
 
 
 def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:

@@ -39,6 +39,15 @@ class Side:
     #: where it branched, so that a setting the base branch tightened since is not
     #: called the PR's relaxation (``config`` is the tip's, the floor).
     branched_config: Config | None = None
+    #: The base only: the tip of the base branch, where the floor is read (the
+    #: config, and the dialect its dbt profiles or SQLMesh config declare);
+    #: ``sha`` is where the PR branched (the merge-base), which it is compared with.
+    tip: str | None = None
+
+    @property
+    def floor_commit(self) -> str:
+        """The commit the floor's settings are read at: the tip, else ``sha``."""
+        return self.tip or self.sha
 
 
 def head_side(repo: Repo, ref: str | None, sha: str, config: Config) -> Side:
@@ -54,10 +63,11 @@ def base_side(
     config: Config,
     head: Side,
     branched_config: Config | None = None,
+    tip: str | None = None,
 ) -> Side:
     """The base side at ``sha``; a ``dbt_project.yml`` unreadable there falls back on HEAD's."""
     projects = ProjectIndex(repo, sha, "base", fallback=head.projects)
-    return Side("base", ref, sha, sha, repo, projects, config, branched_config)
+    return Side("base", ref, sha, sha, repo, projects, config, branched_config, tip)
 
 
 def resolve_head(repo: Repo, head: str | None) -> str:

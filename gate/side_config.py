@@ -134,7 +134,9 @@ def _dialect(
     if config.dialect:
         where = (config.floor.source if config.floor else None) or config.source
         return types.validate_dialect(config.dialect), f"dialect: in {where}", ()
-    found = detect_dialect(base.repo, base.sha, notices)
+    # Read at the base tip, like the config: a PR branched before the base
+    # branch switched its warehouse must not be graded in the old dialect.
+    found = detect_dialect(base.repo, base.floor_commit, notices)
     dialect, source = (found.dialect, found.source) if found else ("spark", "the default")
     at_head = changed_at_head(base.repo, base.sha, head.commit, found)
     if at_head is None:

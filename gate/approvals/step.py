@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from gate.approvals import decide
 from gate.approvals.sides import base_rules, owners_by_dataset
+from gate.dbt.projects import ProjectIndex
 from gate.model import Change, Dataset
 from gate.side import Side
 
@@ -34,8 +35,13 @@ def approve(
     if not rules.policy.active:
         return Approved(tuple(changes), {}, rules.notices)
     owned = {c.dataset for c in changes if rules.policy.rule_for(c.dataset).approval != "none"}
-    owners = (
-        owners_by_dataset(base.repo, base.sha, base_datasets, owned, base.projects) if owned else {}
+    # The contracts' owners too (a group handed to another team since the PR
+    # branched no longer names the old one); a file moved since names no owner.
+    projects = (
+        base.projects
+        if tip == base.sha
+        else ProjectIndex(base.repo, tip, "base", fallback=head.projects)
     )
+    owners = owners_by_dataset(base.repo, tip, base_datasets, owned, projects) if owned else {}
     outcome = decide.apply(changes, rules.policy, rules.codeowners, owners, approved_by, reviews)
     return Approved(outcome.changes, outcome.approvals, rules.notices)

@@ -438,6 +438,12 @@ class _Resolver:
                 for source in self._star_sources(scope, projection):
                     for table in self._star_tables(source):
                         self.add(Use(table, "*", line, "star"))
+            positional = _positional(scope)
+            if positional is not None:  # ``$1``, ``#1``: a column by position, any of them
+                line = _line(positional, self.fallback_line)
+                for source in self._star_sources(scope, select):
+                    for table in self._star_tables(source):
+                        self.add(Use(table, "*", line, "star"))
         sources = _Sources(self, scope)
         for column in self._scope_columns(scope):
             self.budget.step()
@@ -530,6 +536,19 @@ def _is_star(projection: exp.Expr) -> bool:
     return isinstance(projection, exp.Star) or (
         isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)
     )
+
+
+def _positional(scope: Scope) -> exp.Expr | None:
+    """The first column reference by position in ``scope`` (Snowflake's ``$1``,
+    DuckDB's ``#1``), which names no column: it may read any of the sources'.
+    A numbered bind parameter (PostgreSQL's ``$1``) reads the same way here, which
+    errs towards a reader. One walk of the scope's own nodes."""
+    for node in scope.find_all(exp.PositionalColumn, exp.Parameter):
+        if isinstance(node, exp.PositionalColumn) or (
+            isinstance(node.this, exp.Literal) and not node.this.is_string
+        ):
+            return node
+    return None
 
 
 def _queries(statement: exp.Expr) -> Iterator[exp.Expr]:

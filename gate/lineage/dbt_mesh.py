@@ -216,13 +216,13 @@ def _escapes(scope: Scope, upstream: TableName, depth: int) -> bool:
 
 #: What lets SQL read a column without spelling its name: a star (``*``, ``t.*``,
 #: ``* EXCLUDE``, ``COUNT(*)``: any ``*``, multiplication and comments included),
-#: positional references and dollar-quoted text (``$1``: Snowflake), escapes that
-#: spell an identifier in other characters (``\x61``: BigQuery, ``U&"\0061"``:
-#: PostgreSQL), ``NATURAL JOIN`` (joins on every shared name), ``PIVOT``/``UNPIVOT``
+#: positional references and dollar-quoted text (``$1``: Snowflake; ``#1``: DuckDB),
+#: escapes that spell an identifier in other characters (``\x61``: BigQuery,
+#: ``U&"\0061"``: PostgreSQL), ``NATURAL JOIN`` (joins on every shared name), ``PIVOT``/``UNPIVOT``
 #: (group by every column not named), ``COLUMNS('regex')`` (DuckDB) and ``TABLE t``
 #: (``SELECT * FROM t``). Matched anywhere, in strings and comments too.
 _IMPLICIT = re.compile(
-    r"[*$\\]|u&|(?<![a-z0-9_])(?:natural|pivot|unpivot|columns|table)(?![a-z0-9_])",
+    r"[*$#\\]|u&|(?<![a-z0-9_])(?:natural|pivot|unpivot|columns|table)(?![a-z0-9_])",
     re.IGNORECASE,
 )
 #: A query without ``SELECT`` (DuckDB's ``FROM t`` is ``SELECT * FROM t``).

@@ -154,7 +154,7 @@ def render(report: Report) -> str:
             tuple(
                 c
                 for c in report.by_severity(Severity.WARNING)
-                if c not in report.blocking and not c.acknowledged
+                if not report.blocks(c) and not c.acknowledged
             ),
             "",
         ),

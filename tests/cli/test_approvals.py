@@ -411,3 +411,22 @@ def test_a_branch_older_than_the_codeowners_is_judged_by_the_current_ones(owned:
     assert code == 1
     assert out["changes"][0]["approvals"]["missing"][0]["owners"] == ["@acme/finance"]
     assert run(owned, "--approved-by", "@acme/finance")[0] == 0
+
+
+def test_a_branch_older_than_the_contract_owner_is_judged_by_the_current_one(
+    dbt_shop: GitRepo,
+) -> None:
+    """Like CODEOWNERS, a contract's owner is the base branch's as it is now.
+    Attack: Finance Team owned the model's group when the PR branched; main has
+    since handed the group to Audit Team. Read where the PR branched, Finance
+    Team's approval (an accomplice's) still cleared the break."""
+    dbt_shop.checkout("main")
+    dbt_shop.write("models/groups.yml", DBT_GROUPS.replace("Finance Team", "Audit Team"))
+    dbt_shop.write(
+        ".schema-gate.yml",
+        DBT_POLICY.replace("owners:\n", 'owners:\n    Audit Team: ["@acme/audit"]\n', 1),
+    )
+    dbt_shop.commit("audit owns the finance group now")
+    dbt_shop.checkout("feature")  # not merged: the PR still branches before it
+    assert run(dbt_shop, "--approved-by", "@acme/finance")[0] == 1
+    assert run(dbt_shop, "--approved-by", "@acme/audit")[0] == 0

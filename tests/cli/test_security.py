@@ -775,3 +775,199 @@ def test_dcs_references_cannot_expand_a_small_file_exponentially(tmp_path: Path)
     assert proc.returncode == 2, proc.stdout
     assert proc.stderr.count("\n") == 1
     assert "x.datacontract.yaml:" in proc.stderr and "50,000 fields" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "rule"),
+    [
+        ("contract={'enforced': false}", "contract_enforcement_removed"),
+        ("alias='orders_v2'", "model_relation_changed"),
+    ],
+)
+def test_a_config_call_padded_past_the_scan_cap_is_still_read(
+    tmp_path: Path, setting: str, rule: str
+) -> None:
+    """Attack: a model's ``config()`` call whose arguments run past 20,000
+    characters (a long ``meta`` string) was not read at all: the contract
+    switched off (or the table renamed) inside it passed, "0 changed contract
+    file(s)". dbt reads a call of any length; the linear budget of the file's
+    scans is the bound, and a call is read to its end within it."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    pad = "x" * 20_000
+    repo.write(
+        "models/orders.sql", f"{{{{ config({setting}, meta={{'p': '{pad}'}}) }}}}\nselect 1 as id\n"
+    )
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [c["rule"] for c in json.loads(proc.stdout)["changes"]] == [rule]
+
+
+def test_nested_kwargs_dicts_in_a_config_call_are_no_internal_error(tmp_path: Path) -> None:
+    """Attack: ``config(alias='x', **{'a': 1, **{'a': 1, ...}})`` nested 1,500 deep
+    (16 KB): each ``**{...}`` was read by a recursive call that split the whole
+    rest again: 10 s, then "internal error: RecursionError". Deep nesting is
+    opaque (it may set anything: the model stays guarded) and linear."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    depth = 1_500
+    nested = "**{'a': 1, " * depth + "}" * depth
+    repo.write("models/orders.sql", f"{{{{ config(alias='x', {nested}) }}}}\nselect 1 as id\n")
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    rules = {c["rule"] for c in json.loads(proc.stdout)["changes"]}
+    assert "model_relation_changed" in rules
+
+
+def test_thousands_of_unevaluable_config_calls_are_read_in_linear_time(tmp_path: Path) -> None:
+    """Attack: 40,000 ``{{ config(enabled=var('x')) }}`` lines (1.4 MB) in one model
+    file: the line of every unevaluable setting was counted from the start of the
+    file (5.6 s at 10,000 calls, 16.5 s at 20,000: quadratic, and model files have
+    no size limit). Lines are looked up in one index of the file's line starts."""
+    import time
+
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    calls = "".join(f"{{{{ config(enabled=var('x{i}')) }}}}\n" for i in range(40_000))
+    repo.write("models/orders.sql", calls + "select 1 as id\n")
+    started = time.process_time()
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    elapsed = time.process_time() - started
+    assert proc.returncode == 1, proc.stderr
+    lines = {c.get("line") for c in json.loads(proc.stdout)["changes"]}
+    assert 40_000 in lines, lines
+    assert elapsed < 15, elapsed
+
+
+def test_thousands_of_warnings_are_reported_in_linear_time(tmp_path: Path) -> None:
+    """Attack: a dbt model given 6,000 versions (60 KB) adds 6,000 datasets, each a
+    warning; the text report recomputed every blocking change for each warning
+    and looked it up in that tuple: 50 s of CPU (10,000 versions: 156 s, over
+    400 s on a loaded runner). Each warning is asked whether it blocks, once."""
+    import time
+
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    props = (
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n"
+    )
+    repo.write("models/orders.yml", props)
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    versions = "".join(f"      - v: {v}\n" for v in range(1, 6_001))
+    repo.write("models/orders.yml", props + "    versions:\n" + versions)
+    started = time.process_time()
+    proc = run_gate(repo.path, "--base", "main")
+    elapsed = time.process_time() - started
+    assert proc.returncode == 1, proc.stderr
+    assert "WARNINGS (" in proc.stdout
+    assert elapsed < 20, elapsed
+
+
+def test_the_dialect_of_dbt_profiles_is_the_base_tips_not_where_the_pr_branched(
+    tmp_path: Path,
+) -> None:
+    """Attack: the base branch switched its dbt profile from Spark to DuckDB after
+    the PR branched; the PR, not rebased, changes ``numeric -> numeric(18,2)``
+    (a widening in Spark, a narrowing in DuckDB). The profile was read where the
+    PR branched, so the narrowing passed until someone rebased. The floor is the
+    base branch's tip, for the dialect its files declare as for the config."""
+    props = (
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: amount\n        data_type: {}\n"
+    )
+    profile = "shop:\n  target: dev\n  outputs:\n    dev:\n      type: {}\n"
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write("profiles.yml", profile.format("spark"))
+    repo.write("models/orders.yml", props.format("numeric"))
+    repo.write("models/orders.sql", "select 1 as amount\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    repo.write("models/orders.yml", props.format("numeric(18,2)"))
+    repo.commit("more scale")
+    repo.checkout("main")
+    repo.write("profiles.yml", profile.format("duckdb"))
+    repo.commit("the warehouse is DuckDB now")
+    repo.checkout("feature")
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout
+    report = json.loads(proc.stdout)
+    assert report["dialect"] == "duckdb"
+    assert [c["rule"] for c in report["changes"]] == ["type_narrowed"]
+    assert not report["relaxations"]
+
+
+def test_a_huge_model_file_is_refused_before_its_config_is_read(tmp_path: Path) -> None:
+    """Attack: a model file of 20 MB of ``{{x}}`` (a few KB in git) took 14 s and
+    935 MB of memory to read for its ``config()`` calls (model files had no size
+    bound; 80 MB would exhaust a runner). Past 4 MiB the file is refused, naming
+    it: what its calls set cannot be read, so ignoring it would fail open."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    repo.write("models/orders.sql", "{{x}}" * 1_000_000 + "\nselect 1 as id\n")
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1
+    assert "models/orders.sql: the model file is 5,000,016 bytes" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql"),
+    [("snowflake", "select $1 from shop.orders"), ("duckdb", "select #1 as n from shop.orders")],
+)
+def test_a_positional_column_read_is_a_reader_of_every_column(
+    tmp_path: Path, dialect: str, sql: str
+) -> None:
+    """Attack: with ``lineage.usage_aware_severity`` on, a PR drops the first column
+    of a table a SQL file reads by position (Snowflake ``$1``, DuckDB ``#1``): the
+    analysis saw no column read, so "no reader found" graded the removal a
+    warning and the run passed. A positional reference reads what a ``*`` reads."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write(".schema-gate.yml", f"dialect: {dialect}\nlineage:\n  usage_aware_severity: true\n")
+    columns = "  - name: note\n    data_type: int\n  - name: id\n    data_type: int\n"
+    repo.write(f"{C}/orders.yaml", "dataset: shop.orders\ncolumns:\n" + columns)
+    repo.write("sql/q.sql", sql + "\n")
+    repo.commit("a contract and its reader")
+    repo.branch("feature")
+    repo.write(f"{C}/orders.yaml", "dataset: shop.orders\ncolumns:\n" + columns[34:])
+    repo.commit("drop note")
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout
+    (change,) = json.loads(proc.stdout)["changes"]
+    assert (change["rule"], change["severity"]) == ("column_removed", "error")
+    assert [c["path"] for c in change["consumers"]] == ["sql/q.sql"]

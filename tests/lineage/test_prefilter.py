@@ -55,6 +55,7 @@ def test_a_reader_that_never_spells_the_column_is_skipped(sql: str) -> None:
         f"select o.* from {UP} o",
         f"select count(*) from {UP}",
         f"select $1 from {UP}",  # positional
+        f"select #1 from {UP}",  # positional (DuckDB)
         f"select order_id from {UP} natural join other",
         f"select order_id from {UP} pivot (sum(x) for y in (1))",
         f"select columns('a.*') from {UP}",

@@ -19,6 +19,7 @@ setting is a finding (``dbt_config_unevaluable``), never a silent pass.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,8 +33,14 @@ _CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*\(")
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*", re.ASCII)
 _STRING_KEY = re.compile(r"""^(['"])(\w+)\1\s*:\s*""", re.ASCII)
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
-#: A call's arguments are read up to this many characters (a bound on hostile input).
-_MAX_CALL = 20_000
+#: Bytes of a model file read for its ``config()`` calls (real models are under
+#: 200 KB; 20 MB of ``{{x}}`` took 14 s and 935 MB): a bigger one is refused.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+#: ``**{...}`` literals unpacked inside one another: each level splits its text
+#: again (1,500 levels in 16 KB: 10 s, then RecursionError); deeper is opaque.
+_MAX_UNPACK = 16
+#: Characters the ``config(`` scans of a file may read beyond the per-character budget.
+_BUDGET_SLACK = 40_000
 
 
 @dataclass(frozen=True)
@@ -117,18 +124,20 @@ def _blank(text: str) -> str:
 def _calls(source: str) -> list[tuple[int, str]]:
     """(offset, argument text) of every ``config(...)`` call, parentheses balanced.
 
-    Raises ``CallsTooCostly`` past a budget of characters scanned: each call's
-    scan may run ``_MAX_CALL`` characters, so thousands of unclosed ``config(``
-    in 70 KB cost 44 s; a real model file spends a fraction of the budget.
+    Raises ``CallsTooCostly`` past a budget of characters scanned: an unclosed
+    call's scan runs to the end, so thousands of unclosed ``config(`` in 70 KB
+    cost 44 s; a real model file spends a fraction of the budget. A call is read
+    to its end however long (dbt reads it): a per-call cap let a call padded past
+    it (a long ``meta`` string) switch the contract off unseen.
     """
     out: list[tuple[int, str]] = []
-    budget = _BUDGET_PER_CHAR * len(source) + 2 * _MAX_CALL
+    budget = _BUDGET_PER_CHAR * len(source) + _BUDGET_SLACK
     for match in _CALL.finditer(source):
         start = match.end()
-        stop = min(len(source), start + _MAX_CALL)
+        stop = min(len(source), start + max(budget, 0))
         end = _balanced_end(source, start, stop)
         budget -= (end if end is not None else stop) - start
-        if budget < 0:
+        if end is None and stop < len(source):  # the budget ran out inside the call
             raise CallsTooCostly(source.count("\n", 0, match.start()) + 1)
         if end is not None:
             out.append((start, source[start:end]))
@@ -219,9 +228,14 @@ class _Reader:
         self.values: dict[str, bool | None] = {ENFORCED: None, ENABLED: None}
         self.unknown: dict[str, tuple[str, int]] = {}
         self.relation: dict[str, str | None] = {}
+        self._newlines: list[int] | None = None
 
     def line(self, offset: int) -> int:
-        return self.source.count("\n", 0, offset) + 1
+        """The 1-based line of ``offset``: a lookup in the file's line starts, indexed
+        once (counting from the start for each setting was quadratic)."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.source)]
+        return bisect.bisect_left(self._newlines, offset) + 1
 
     def said(self, setting: str, value: str, offset: int) -> None:
         folded = fold(value)
@@ -237,15 +251,15 @@ class _Reader:
         for setting in (ENFORCED, ENABLED):
             self.unknown[setting] = (shown(expression), self.line(offset))
 
-    def keywords(self, entries: list[tuple[int, str | None, str]]) -> None:
+    def keywords(self, entries: list[tuple[int, str | None, str]], depth: int = 0) -> None:
         for offset, key, value in entries:
             if key is None:
                 if value.startswith("**"):
-                    inner = _dict_literal(value[2:].strip())
-                    if inner is None:
+                    inner = _dict_literal(value[2:].strip()) if depth < _MAX_UNPACK else None
+                    if inner is None:  # a variable, or nested past the bound: may set anything
                         self.opaque(value, offset)
                     else:
-                        self.keywords([(offset, k, v) for _o, k, v in inner])
+                        self.keywords([(offset, k, v) for _o, k, v in inner], depth + 1)
                 continue
             if key == "enabled":
                 self.said(ENABLED, value, offset)
@@ -279,7 +293,14 @@ class _Reader:
 def read_settings(source: bytes | str, python: bool = False, path: str = "") -> ModelSettings:
     """What a model file's ``config()`` calls set; a later call wins, as dbt applies them.
     ``python``: a Python model, code as it is (dbt renders no Jinja there); ``path``
-    names the file in the error a hostile one gets."""
+    names the file in the error a hostile one gets. A file over ``MAX_FILE_BYTES`` is
+    refused: what its calls set cannot be known, so skipping it would fail open."""
+    if len(source) > MAX_FILE_BYTES:
+        raise ContractError(
+            path,
+            f"the model file is {len(source):,} bytes, more than {MAX_FILE_BYTES:,}; its "
+            "config() settings are not read",
+        )
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     reader = _Reader(text)
     try:
