@@ -268,6 +268,12 @@ class Workers:
         self._in_flight = False
 
     @property
+    def auto(self) -> bool:
+        """Whether the worker count was left to the pool (no ``--jobs``): it then
+        fits itself to the machine, and callers may share a batch less eagerly."""
+        return self._auto
+
+    @property
     def start_method(self) -> str | None:
         """``"fork"`` or ``"spawn"`` once workers run, else ``None``."""
         return self._method if self._workers else None
