@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="processes that parse contracts and consumers, this one included "
-        "(default: the usable CPUs, at most 8; 1: no worker process)",
+        "(default: the usable CPUs, at most 8, for large batches; 1: no worker process)",
     )
     run.add_argument("--debug", action="store_true", help="show tracebacks for internal errors")
     smoke = parser.add_argument_group("smoke test (needs the spark extra and Java)")

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # multiprocessing is imported only when a batch starts worker
     from multiprocessing.process import BaseProcess
     from multiprocessing.sharedctypes import Synchronized
 
-__all__ = ["WorkerDied", "Workers", "default_count", "fork_is_safe"]
+__all__ = ["WorkerDied", "Workers", "default_count", "fork_is_safe", "idle_count"]
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -56,13 +56,37 @@ _CHUNKS_PER_PROCESS = 8
 _MAX_CHUNK = 64
 
 
+def _usable() -> int:
+    """The CPUs this process may run on (a container's share, not the host's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def default_count() -> int:
     """The CPUs this process may run on (a container's share, not the host's), at most 8."""
+    return max(1, min(_usable(), 8))
+
+
+def idle_count(usable: int) -> int | None:
+    """How many of ``usable`` CPUs no other runnable task wants right now; ``None``
+    where the kernel does not say (no ``/proc/loadavg``: not Linux).
+
+    The fourth field of ``/proc/loadavg`` is the number of tasks runnable at this
+    instant, this process included (it is running while it reads). A forked
+    worker costs CPU (copy-on-write faults on both sides, the results pickled
+    back: 60-140 ms at 100 changed contracts) and only pays it back in wall
+    time when it gets a core of its own; on a busy machine it just competes
+    with this process. The count is the machine's, not this process's CPU set,
+    so on a shared host it errs towards fewer workers, never towards more.
+    """
     try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = os.cpu_count() or 1
-    return max(1, min(usable, 8))
+        with open("/proc/loadavg", "rb") as handle:
+            running = int(handle.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0, usable - running)
 
 
 def fork_is_safe() -> bool:
@@ -224,17 +248,30 @@ class Workers:
     shared by every batch of one run.
 
     ``jobs`` is the number of processes doing the work *including* this one:
-    ``1`` keeps everything in-process, ``None`` means one per usable CPU.
+    ``1`` keeps everything in-process, ``None`` means one per usable CPU, and
+    for a batch under the spawn threshold only as many as are idle when it
+    comes (``idle_count``; none idle: the batch stays here, and the next one
+    asks again). The report is the same either way; only the schedule changes.
     Close it (or use it as a context manager) before closing anything the
     forked workers inherited, such as the git blob reader's pipes.
     """
 
     def __init__(self, jobs: int | None = None) -> None:
         self.jobs = default_count() if jobs is None else max(1, jobs)
+        #: Whether ``jobs`` is an upper bound to fit to the idle CPUs (the default).
+        self._auto = jobs is None
+        #: The processes sharing the batches once workers run, this one included.
+        self._processes = 1
         self._workers: list[_Worker] = []
         self._counter: Synchronized[int] | None = None
         self._method: str | None = None
         self._in_flight = False
+
+    @property
+    def auto(self) -> bool:
+        """Whether the worker count was left to the pool (no ``--jobs``): it then
+        fits itself to the machine, and callers may share a batch less eagerly."""
+        return self._auto
 
     @property
     def start_method(self) -> str | None:
@@ -311,7 +348,7 @@ class Workers:
 
         counter = self._counter
         assert counter is not None
-        processes = self.jobs
+        processes = self._processes
         size = -(-len(items) // (processes * _CHUNKS_PER_PROCESS))
         size = max(_MIN_CHUNK, min(size, _MAX_CHUNK))
         chunks = [items[i : i + size] for i in range(0, len(items), size)]
@@ -361,6 +398,14 @@ class Workers:
         forked = fork_is_safe()
         if count < (fork_threshold if forked else spawn_threshold):
             return False
+        processes = self.jobs
+        # A batch under the spawn threshold is short: a worker pays for itself only on
+        # a CPU nobody else wants. From the spawn threshold up the work is long enough
+        # that a second process's share of a busy machine pays too (docs/performance.md).
+        if self._auto and count < spawn_threshold and (idle := idle_count(_usable())) is not None:
+            processes = min(processes, idle + 1)  # this process has its own CPU already
+            if processes <= 1:
+                return False  # no idle CPU now: in-process, and the next batch asks again
         # Not the platform's default when a fork is unsafe: before Python 3.14 that is
         # fork on Linux too, threads or not.
         method = "fork" if forked else "spawn"
@@ -377,15 +422,16 @@ class Workers:
         if forked:
             gc.freeze()
         try:
-            self._start(context, forked)
+            self._start(context, forked, processes)
         finally:
             if thaw:
                 gc.unfreeze()
         return True
 
-    def _start(self, context: Any, forked: bool) -> None:
+    def _start(self, context: Any, forked: bool, processes: int) -> None:
         assert self._counter is not None
-        for _ in range(self.jobs - 1):
+        self._processes = processes
+        for _ in range(processes - 1):
             ours, theirs = context.Pipe(duplex=True)
             inherited = [w.conn for w in self._workers] if forked else []
             process = context.Process(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gate.model import ContractError
-from gate.workers import WorkerDied, Workers, default_count, fork_is_safe
+from gate.workers import WorkerDied, Workers, default_count, fork_is_safe, idle_count
 from tests.processes import assert_all_end
 
 pytestmark = pytest.mark.skipif(
@@ -237,3 +237,41 @@ def test_workers_end_when_the_gate_is_killed(tmp_path: Path) -> None:
     workers = [int(p) for p in out.read_text().split()]
     assert workers  # the pool had started and done some of the work
     assert_all_end(workers)
+
+
+def test_idle_count_reads_the_runnable_tasks_of_this_instant() -> None:
+    idle = idle_count(os.cpu_count() or 1)
+    assert idle is not None  # Linux has /proc/loadavg
+    assert 0 <= idle < (os.cpu_count() or 1)  # this process itself is running
+
+
+def test_by_default_a_short_batch_forks_only_onto_an_idle_cpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker on a busy machine costs CPU and gains no time: the default pool
+    keeps a batch under the spawn threshold in-process then, with the same result."""
+    monkeypatch.setattr("gate.workers.idle_count", lambda usable: 0)
+    monkeypatch.setattr("gate.workers.default_count", lambda: 2)
+    with Workers() as workers:
+        out = workers.map(square, 1, list(range(100)), fork_threshold=2, spawn_threshold=400)
+        assert workers.start_method is None
+        # From the spawn threshold up, the work is long enough to share anyway.
+        big = workers.map(square, 1, list(range(400)), fork_threshold=2, spawn_threshold=400)
+        assert workers.start_method == ("fork" if fork_is_safe() else "spawn")
+    assert out == [i * i + 1 for i in range(100)]
+    assert big == [i * i + 1 for i in range(400)]
+    with Workers(2) as workers:  # an explicit --jobs is not second-guessed
+        workers.map(square, 1, list(range(100)), fork_threshold=2, spawn_threshold=400)
+        assert workers.start_method == "fork"
+
+
+def test_by_default_a_short_batch_forks_one_worker_per_idle_cpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("gate.workers.idle_count", lambda usable: 1)
+    monkeypatch.setattr("gate.workers.default_count", lambda: 4)
+    with Workers() as workers:
+        pids = workers.map(pid_of, 0.02, list(range(160)), fork_threshold=2, spawn_threshold=400)
+        assert workers.start_method == "fork"
+        assert len(workers._workers) == 1  # one idle CPU: one worker, not three
+    assert len(set(pids)) == 2

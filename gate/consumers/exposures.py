@@ -19,16 +19,18 @@ not read); an entry that is none of the three, or a file that is not YAML, is
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate.consumers import jinja
 from gate.consumers.names import NameIndex, ScopedIndex, split_name
-from gate.consumers.reader import FileResult, Found
 from gate.dbt.projects import literal
 from gate.formats.dbt.project import PROJECT_FILE
 from gate.git import Repo
 from gate.model import ContractError, NotAnalysed
 from gate.yaml_load import YList, YMap, load_yaml
+
+if TYPE_CHECKING:  # the reader imports sqlglot's optimizer: only once a file is read
+    from gate.consumers.reader import FileResult, Found
 
 #: The usage of an exposure's read, as reports print it.
 USAGE = "exposure"
@@ -64,6 +66,8 @@ def _line(items: Any, index: int, fallback: int | None) -> int:
 
 def read_exposures(path: str, data: bytes, lookup: NameIndex | ScopedIndex) -> FileResult:
     """The contracted datasets the exposures of one properties file depend on."""
+    from gate.consumers.reader import FileResult, Found
+
     try:
         doc = load_yaml(data, path)
     except ContractError as exc:

@@ -74,6 +74,7 @@ class Changes:
         self._clean_checked = False
         self._all_untracked: list[str] | None = None  # casefolded, for ``_untracked``
         self._trees: dict[str, bytes] = {}  # commit -> its ``ls-tree -r`` output
+        self._named: dict[tuple[str, bytes], dict[bytes, str]] = {}  # (commit, name) -> found
 
     def changed(
         self, base: str, head: str | None, globs: Sequence[str], *, lenient_links: bool = False
@@ -122,17 +123,49 @@ class Changes:
         where a listing per ``**/<name>`` glob walks it again and matches every path
         against every glob: a caller that asks where a few file names occur (the
         dialect's sources) learns from this which listings and searches can find
-        nothing, and skips them.
+        nothing, and skips them. Once the run has walked one commit's tree, another
+        commit is answered from it and ``git diff-tree`` between the two (which
+        skips every subtree the commits share) instead of a second walk.
         """
-        out = self._tree(self._refs.resolve(commit))
+        commit = self._refs.resolve(commit)
         wanted = {os.fsencode(name) for name in names}
-        ends = tuple(sep + name for name in wanted for sep in (b"/", b"\t"))
-        found: dict[str, str] = {}
-        for entry in out.split(b"\0"):
-            if entry.endswith(ends):  # cheap first: most entries end otherwise
-                meta, _, path = entry.partition(b"\t")
-                if path.rpartition(b"/")[2] in wanted:
-                    found[os.fsdecode(path)] = meta.split(b" ", 1)[0].decode("ascii")
+        walked = next(reversed(self._trees), None) if commit not in self._trees else None
+        if walked is None:
+            found = self._scan(commit, wanted)
+        else:
+            found = self._scan(walked, wanted)
+            specs = pathspecs([f"**/{os.fsdecode(name)}" for name in sorted(wanted)])
+            out = self._git.out(
+                "diff-tree", "-r", "-z", "--no-renames", "--ignore-submodules=none",
+                walked, commit, "--", *specs,
+            )  # fmt: skip
+            for raw in _parse_raw(out):
+                path = os.fsencode(raw.old_path)
+                if path.rpartition(b"/")[2] not in wanted:
+                    continue  # a glob matching a folder lists the files in it
+                if raw.new_mode == "000000":
+                    found.pop(path, None)
+                else:
+                    found[path] = raw.new_mode
+        return {os.fsdecode(path): found[path] for path in sorted(found)}  # the tree's order
+
+    def _scan(self, commit: str, wanted: set[bytes]) -> dict[bytes, str]:
+        """``named`` from ``commit``'s own walk: path -> mode, each name scanned once a run."""
+        missing = {name for name in wanted if (commit, name) not in self._named}
+        if missing:
+            ends = tuple(sep + name for name in missing for sep in (b"/", b"\t"))
+            scanned: dict[bytes, dict[bytes, str]] = {name: {} for name in missing}
+            for entry in self._tree(commit).split(b"\0"):
+                if entry.endswith(ends):  # cheap first: most entries end otherwise
+                    meta, _, path = entry.partition(b"\t")
+                    name = path.rpartition(b"/")[2]
+                    if name in scanned:
+                        scanned[name][path] = meta.split(b" ", 1)[0].decode("ascii")
+            for name, paths in scanned.items():
+                self._named[commit, name] = paths
+        found: dict[bytes, str] = {}
+        for name in wanted:
+            found.update(self._named[commit, name])
         return found
 
     def folders_holding(self, head: str | None, name: str) -> list[str]:

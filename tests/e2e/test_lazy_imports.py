@@ -181,3 +181,19 @@ def test_an_additive_change_analyses_no_consumer_sql(tmp_path: Path) -> None:
         "gate.consumers.names",
         "gate.consumers.scan",
     ]
+
+
+_EXPOSURE_SCOPE = """
+import json, sys
+import gate.consumers.exposures
+sys.stderr.write("MODULES" + json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_exposure_scope_loads_no_consumer_reader(tmp_path: Path) -> None:
+    # The scan asks exposures.globs() for every break; the readers (sqlglot's
+    # optimizer, ~10-20 ms) are loaded only once a file is to be read (#26).
+    modules = _modules(_EXPOSURE_SCOPE, (), tmp_path)
+    assert "gate.consumers.exposures" in modules
+    assert "gate.consumers.reader" not in modules
+    assert "gate.lineage.flow" not in modules

@@ -115,3 +115,62 @@ def test_named_finds_each_file_of_a_name_whatever_its_folder(tmp_path) -> None:
         "profiles.yml": "100644",
     }
     assert list(found) == sorted(found, key=str.encode)
+
+
+def test_named_at_a_second_commit_agrees_with_its_own_walk(tmp_path) -> None:
+    """A second commit is answered from the first one's walk plus ``git diff-tree``
+    between the two (#26: the run walked 10,000 entries twice): the same answer
+    as that commit's own walk, in the same order, with one ``ls-tree`` in all."""
+    from gate.git import open_repo
+    from tests.gitrepo import GitRepo
+
+    g = GitRepo(tmp_path / "r")
+    g.write("dbt_project.yml", "a\n")
+    g.write("gone/dbt_project.yml", "b\n")
+    g.write("moved/dbt_project.yml", "c\n")
+    g.write("kept/dbt_project.yml", "d\n")
+    g.write("linked/dbt_project.yml", "e\n")
+    g.write("edited/profiles.yml", "f\n")
+    g.write("folder/dbt_project.yml", "g\n")
+    first = g.commit("first")
+    g.remove("gone/dbt_project.yml")
+    g.move("moved/dbt_project.yml", "there/dbt_project.yml")
+    g.remove("linked/dbt_project.yml")
+    g.symlink("linked/dbt_project.yml", "../dbt_project.yml")  # a type change
+    g.write("edited/profiles.yml", "f2\n")
+    g.write("new/deep/dbt_project.yml", "h\n")
+    g.write("new/my_dbt_project.yml", "i\n")
+    g.remove("folder/dbt_project.yml")
+    g.write("folder/dbt_project.yml/inner.txt", "j\n")  # now a folder of that name
+    g.write("a-b/profiles.yml", "k\n")
+    second = g.commit("second")
+    names = ["dbt_project.yml", "profiles.yml"]
+    with open_repo(g.path) as repo:
+        alone = repo.named(second, names)
+    with open_repo(g.path) as repo:
+        calls: list[tuple[str, ...]] = []
+        git = repo._changes._git
+        out = git.out
+
+        def counted(*args: str, stdin: bytes | None = None) -> bytes:
+            calls.append(args)
+            return out(*args, stdin=stdin)
+
+        git.out = counted  # type: ignore[method-assign]
+        at_first = repo.named(first, ["dbt_project.yml"])
+        at_second = repo.named(second, names)
+        again = repo.named(first, names)
+    assert at_second == alone
+    assert list(at_second) == list(alone)  # git's order
+    assert alone == {
+        "a-b/profiles.yml": "100644",
+        "dbt_project.yml": "100644",
+        "edited/profiles.yml": "100644",
+        "kept/dbt_project.yml": "100644",
+        "linked/dbt_project.yml": "120000",
+        "new/deep/dbt_project.yml": "100644",
+        "there/dbt_project.yml": "100644",
+    }
+    assert "gone/dbt_project.yml" in at_first and "folder/dbt_project.yml" in at_first
+    assert again == {**at_first, "edited/profiles.yml": "100644"}
+    assert [c[0] for c in calls] == ["ls-tree", "diff-tree"]
