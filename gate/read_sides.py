@@ -126,7 +126,9 @@ def read_sides(
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
     base = dbt_model_files.apply_model_configs(base_side.repo, base_side.commit, base, old_projects)
     head = dbt_model_files.apply_model_configs(head_side.repo, head_side.commit, head, new_projects)
-    head = relation_macros.mark(head_side.projects, head, new_projects, base, base_side.projects)
+    head = relation_macros.mark(
+        head_side.projects, head, new_projects, base, base_side.projects, base_side.floor_commit
+    )
     base, head = _unreadable_contracts(base, head, warnings, refused)
     # dbt allows a disabled model beside an enabled one of the same name.
     untouched = {e.path for e in entries if e.side == UNTOUCHED}

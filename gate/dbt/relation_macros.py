@@ -54,11 +54,13 @@ def mark(
     projects: Mapping[str, Project | None],
     base: Sequence[Dataset],
     base_index: ProjectIndex | None = None,
+    profiles_at: str | None = None,
 ) -> list[Dataset]:
     """HEAD's guarded dbt datasets whose relation is not the base's same-id one, with
     the macros their project overrides (``Relation.macros``) and, when the database
-    changed, what its profile targets at the base (``base_index``'s commit); the
-    others as they are."""
+    changed, what its profile targets on the base branch (at ``profiles_at``, the
+    base branch's tip where the floor is read, like the dialect; else
+    ``base_index``'s commit); the others as they are."""
     before = {d.id: d.relation for d in base if d.relation is not None}
     cache: dict[str, tuple[str, ...]] = {}
     targets: dict[str, TargetDatabase] = {}
@@ -77,7 +79,7 @@ def mark(
         if base_index is not None and database_moved:
             if project.root not in targets:
                 targets[project.root] = target_database(
-                    base_index.repo, base_index.commit, project.root
+                    base_index.repo, profiles_at or base_index.commit, project.root
                 )
             found = targets[project.root]
             relation = replace(relation, target_database=found.value, target_source=found.source)

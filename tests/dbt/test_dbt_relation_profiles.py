@@ -82,6 +82,20 @@ def test_the_profile_is_read_at_the_base(cli: Cli, repo: GitRepo) -> None:
     assert "'warehouse'" in moved(report)[0]["message"]
 
 
+def test_the_profile_is_read_at_the_base_branchs_tip(cli: Cli, repo: GitRepo) -> None:
+    """The base branch retargeted the profile to ``analytics`` after the PR branched:
+    the PR setting ``analytics`` explicitly restates where main builds the model
+    (the tip, where the dialect is read too), not the merge-base's ``warehouse``."""
+    with_profile(repo, profiles("warehouse"))
+    repo.checkout("main")
+    repo.write("profiles.yml", profiles("analytics"))
+    repo.commit("main retargets the profile")
+    repo.checkout("feature")
+    _rewrite(repo, DATABASE)
+    code, report = run(cli, repo)
+    assert (code, report["changes"]) == (0, [])
+
+
 @pytest.mark.parametrize(
     ("profile", "why"),
     [
