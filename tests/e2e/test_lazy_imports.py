@@ -197,6 +197,7 @@ def test_the_exposure_scope_loads_no_consumer_reader(tmp_path: Path) -> None:
     assert "gate.consumers.exposures" in modules
     assert "gate.consumers.reader" not in modules
     assert "gate.lineage.flow" not in modules
+    assert "gate.consumers.jinja" not in modules  # dbt's Jinja: only an exposure file read
 
 
 #: Loaded only when the base side's ``approvals:`` policy is active (issue #26):
@@ -220,6 +221,7 @@ def test_a_break_without_an_approval_policy_loads_no_approval_module(
     modules = _modules(_CLI, ("--base", "main", "--format", fmt, *head), repo.path)
     assert {"gate.engine", "gate.approvals.step"} <= modules
     assert sorted(m for m in _APPROVALS if m in modules) == []
+    assert "gate.consumers.jinja" not in modules  # no dbt project: no exposure file read
 
 
 def test_a_break_under_an_approval_policy_loads_them(tmp_path: Path) -> None:
