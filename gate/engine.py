@@ -24,7 +24,6 @@ from gate import acks, base_copies, declarations, side_config
 from gate import lattice as types
 from gate import tracing as steps
 from gate.ack_tokens import breaking_tokens, consumer_tokens, near_miss_notices
-from gate.approvals.decide import Reviews
 from gate.approvals.step import approve
 from gate.changed_files import compared_files
 from gate.config import Config
@@ -53,6 +52,7 @@ from gate.tracing import Trace
 from gate.workers import Workers
 
 if TYPE_CHECKING:  # PySpark-free, but only needed for the annotation
+    from gate.approvals.decide import Reviews  # loaded only when a policy is active
     from gate.smoke.result import SmokeReport
 
 __all__ = ["Settings", "base_config", "base_limits", "load_config", "parse_many", "run"]

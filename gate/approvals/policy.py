@@ -21,7 +21,6 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate.approvals.codeowners import valid_owner
 from gate.formats.common import describe
 from gate.model import ContractError
 from gate.yaml_load import YMap
@@ -83,12 +82,27 @@ def _handles(value: Any, path: str, what: str, line: int | None) -> tuple[str, .
             path, f"{what} must be a list of handles, found {describe(value)}", line
         )
     out = tuple(normalize(v) for v in items)
+    # Here: only a config with an approvals: section loads the CODEOWNERS module.
+    from gate.approvals.codeowners import valid_owner
+
     for handle in out:
         if not valid_owner(handle):
             raise ContractError(
                 path, f"{what}: {handle!r} is not @user, @org/team or an email", line
             )
     return out
+
+
+def policy_change_notices(
+    base: ApprovalPolicy, head: ApprovalPolicy, source: str | None
+) -> list[str]:
+    """The notice when HEAD's ``approvals:`` differs from the base's (which applies until merged)."""
+    if head == base:
+        return []
+    return [
+        f"this PR changes approvals: in {source}; the base branch's "
+        "approval policy applies until it is merged"
+    ]
 
 
 def parse_approvals(value: Any, path: str, line: int | None) -> ApprovalPolicy:

@@ -14,7 +14,7 @@ from typing import Any
 
 from gate.approvals.codeowners import LOCATIONS, CodeOwners, LineError, parse
 from gate.approvals.owners import Groups, contract_owners
-from gate.approvals.policy import ApprovalPolicy
+from gate.approvals.policy import ApprovalPolicy, policy_change_notices
 from gate.config import Config
 from gate.dbt.projects import ProjectIndex
 from gate.git import Repo
@@ -47,12 +47,7 @@ def base_rules(
     repo: Repo, base_commit: str, head_commit: str | None, base: Config, head: Config
 ) -> BaseRules:
     """The base side's policy and CODEOWNERS; a notice where HEAD would change them."""
-    notices: list[str] = []
-    if head.approvals != base.approvals:
-        notices.append(
-            f"this PR changes approvals: in {head.source or base.source}; the base branch's "
-            "approval policy applies until it is merged"
-        )
+    notices = policy_change_notices(base.approvals, head.approvals, head.source or base.source)
     codeowners = read_codeowners(repo, base_commit)
     if base.approvals.active:
         notices += codeowners_notices(codeowners)

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from gate.approvals import decide
-from gate.approvals.sides import base_rules, owners_by_dataset
+from gate.approvals.policy import policy_change_notices
 from gate.dbt.projects import ProjectIndex
 from gate.model import Change, Dataset
 from gate.side import Side
+
+if TYPE_CHECKING:
+    # Imported in approve() once a policy is active: a run without one loads
+    # neither the deciding nor the CODEOWNERS modules (issue #26).
+    from gate.approvals import decide
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,15 @@ def approve(
     reviews: decide.Reviews | None = None,
 ) -> Approved:
     """``changes`` with the approval policy of the base side applied (a no-op by default)."""
+    if not base.config.approvals.active:
+        # No policy: nothing to decide, so neither the base tip nor CODEOWNERS is read.
+        notices = policy_change_notices(
+            base.config.approvals, head.config.approvals, head.config.source or base.config.source
+        )
+        return Approved(tuple(changes), {}, tuple(notices))
+    from gate.approvals import decide
+    from gate.approvals.sides import base_rules, owners_by_dataset
+
     # CODEOWNERS as the base branch has it now, like its config (gate.engine reads
     # that at the tip of --base): an old branch must not keep an owner since removed.
     tip = base.repo.resolve(base.ref) if base.ref else base.sha

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from gate.approvals.decide import Approval, Requirement
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: a run without a policy never loads the deciding module
+    from gate.approvals.decide import Approval, Requirement
 
 
 def _who(req: Requirement) -> str:

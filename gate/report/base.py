@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gate.acks import CONSUMER_KEY, Token, names_for
-from gate.approvals.decide import Approval
 from gate.approvals.fingerprint import fingerprint
 from gate.diff import Change
 from gate.escapes import visible as visible  # re-exported: the renderers import it from here
@@ -21,6 +20,7 @@ from gate.policy import Relaxation
 from gate.rules import Severity
 
 if TYPE_CHECKING:  # the smoke package imports pyspark lazily; its results are plain data
+    from gate.approvals.decide import Approval  # loaded only when a policy is active
     from gate.smoke.result import SmokeReport
 
 EXIT_OK = 0

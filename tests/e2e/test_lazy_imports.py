@@ -166,6 +166,8 @@ def test_a_soda_only_run_imports_only_the_soda_parser_and_the_json_renderer(
     modules = _modules(_CLI, ("--base", "main", "--format", "json", *head), repo.path)
     assert {"gate.engine", "gate.formats.soda", "gate.report.json_report"} <= modules
     assert sorted(m for m in _NOT_FOR_SODA_JSON if m in modules) == []
+    # The fingerprints use CPython's own SHA-256: no OpenSSL loaded for them (#26).
+    assert "_hashlib" not in modules
 
 
 def test_an_additive_change_analyses_no_consumer_sql(tmp_path: Path) -> None:
@@ -197,3 +199,45 @@ def test_the_exposure_scope_loads_no_consumer_reader(tmp_path: Path) -> None:
     assert "gate.consumers.exposures" in modules
     assert "gate.consumers.reader" not in modules
     assert "gate.lineage.flow" not in modules
+    assert "gate.consumers.jinja" not in modules  # dbt's Jinja: only an exposure file read
+
+
+#: Loaded only when the base side's ``approvals:`` policy is active (issue #26):
+#: deciding, CODEOWNERS, the owners' lookup and the step's base-side reads.
+_APPROVALS = (
+    "gate.approvals.decide",
+    "gate.approvals.codeowners",
+    "gate.approvals.sides",
+    "gate.approvals.owners",
+)
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+@pytest.mark.parametrize("head", [[], ["--head", "HEAD"]], ids=["worktree", "head"])
+def test_a_break_without_an_approval_policy_loads_no_approval_module(
+    head: list[str], fmt: str, tmp_path: Path
+) -> None:
+    repo = _soda_pr(tmp_path / "repo", {"amount": "bigint"})  # a break: id dropped
+    repo.write(".github/CODEOWNERS", "* @alice\n")
+    repo.commit("owners, no policy")
+    modules = _modules(_CLI, ("--base", "main", "--format", fmt, *head), repo.path)
+    assert {"gate.engine", "gate.approvals.step"} <= modules
+    assert sorted(m for m in _APPROVALS if m in modules) == []
+    assert "gate.consumers.jinja" not in modules  # no dbt project: no exposure file read
+
+
+def test_a_break_under_an_approval_policy_loads_them(tmp_path: Path) -> None:
+    # The probe's other side: a policy on the base branch decides, with CODEOWNERS.
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("soda/contracts/orders.yaml", _soda({"id": "bigint", "amount": "int"}))
+    repo.write(".github/CODEOWNERS", "* @alice\n")
+    repo.write(
+        ".schema-gate.yml",
+        "approvals:\n  rules:\n    - datasets: ['*']\n      approval: owners\n",
+    )
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write("soda/contracts/orders.yaml", _soda({"amount": "bigint"}))
+    repo.commit("pr")
+    modules = _modules(_CLI, ("--base", "main", "--format", "json"), repo.path)
+    assert sorted(m for m in _APPROVALS if m in modules) == sorted(_APPROVALS)

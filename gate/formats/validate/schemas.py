@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
 import importlib.util
 import json
 import marshal
@@ -158,6 +157,8 @@ def _fast(name: str) -> Any:
     The cache holds executable code, so it must be as trusted as the gate's
     own install (docs/performance.md): never a directory a PR can write.
     """
+    import hashlib  # here: a Soda-only run never loads OpenSSL
+
     import fastjsonschema
 
     raw = (SCHEMA_DIR / f"{name}.schema.json").read_bytes()
