@@ -53,7 +53,7 @@ class Dump:
     """A run that writes the archive: its JVM dumps to ``temp``; ``finish`` moves it into place."""
 
     temp: Path
-    archive: Path
+    key: str
     lock: Path
 
     def finish(self, proc: object | None) -> None:
@@ -71,8 +71,7 @@ class Dump:
                         stdin.close()
                 code = proc.wait(timeout=DUMP_WAIT_SECONDS)  # type: ignore[attr-defined]
                 if code == 0 and _complete(self.temp):
-                    size = self.temp.stat().st_size
-                    os.replace(self.temp, self.archive.with_name(f"{self.archive.stem}-{size}.jsa"))
+                    _publish(self.temp, self.key)
         except Exception:  # a missing archive only costs the next run time
             pass
         finally:
@@ -100,13 +99,12 @@ def options(extra_options: str, write: bool = True) -> tuple[str, Dump | None]:
         if key is None:
             return "", None
         folder = Path(cache) / "spark-cds"
-        found = _published(folder, key)
+        found = _published(folder, key) or _adopt(folder, key)
         if found is not None:
             return f"-XX:SharedArchiveFile={found} {QUIET}", None
         if not write:
             return "", None
         folder.mkdir(parents=True, exist_ok=True)
-        archive = folder / f"spark-{key}.jsa"
         lock = folder / f"spark-{key}.lock"
         if not _take(lock):
             return "", None  # another run is writing it: this one runs as before
@@ -117,7 +115,7 @@ def options(extra_options: str, write: bool = True) -> tuple[str, Dump | None]:
         temp = folder / f"spark-{key}.{os.getpid()}.tmp"
         with contextlib.suppress(OSError):
             temp.unlink()
-        return f"-XX:ArchiveClassesAtExit={temp} {QUIET}", Dump(temp, archive, lock)
+        return f"-XX:ArchiveClassesAtExit={temp} {QUIET}", Dump(temp, key, lock)
     except OSError:
         return "", None
 
@@ -146,6 +144,32 @@ def _published(folder: Path, key: str) -> Path | None:
             size = path.name.removeprefix(f"spark-{key}-").removesuffix(".jsa")
             if size.isdigit() and path.stat().st_size == int(size):
                 return path
+    except OSError:
+        return None
+    return None
+
+
+def _publish(temp: Path, key: str) -> Path:
+    """Move a finished dump into place under its published name (which carries its size)."""
+    target = temp.with_name(f"spark-{key}-{temp.stat().st_size}.jsa")
+    os.replace(temp, target)
+    return target
+
+
+def _adopt(folder: Path, key: str) -> Path | None:
+    """Publish a dump whose run ended before it could (its JVM dumps at exit all the same).
+
+    A gate process that exits without stopping its session (killed, or out of
+    time) leaves its JVM to exit on its own, and dump then; nobody renames the
+    file. The header is written last, so a file that starts with it is whole.
+    """
+    try:
+        for temp in folder.glob(f"spark-{key}.*.tmp"):
+            if _complete(temp):
+                found = _publish(temp, key)
+                with contextlib.suppress(OSError):
+                    (folder / f"spark-{key}.lock").unlink()
+                return found
     except OSError:
         return None
     return None

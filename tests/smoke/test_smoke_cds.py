@@ -112,3 +112,16 @@ def _exited(code: int) -> subprocess.Popen[bytes]:
         stdin=subprocess.PIPE,
     )
     return proc
+
+
+def test_a_dump_whose_run_ended_first_is_adopted_by_the_next_run(cache: Path) -> None:
+    """A gate killed (or out of time) leaves its JVM to exit, and dump, on its own."""
+    _, dump = cds.options("")
+    assert dump is not None
+    dump.temp.write_bytes(b"\0" * 100)  # still being written: the header comes last
+    assert cds.options("") == ("", None)
+    dump.temp.write_bytes(MAGIC + b"\0" * 96)  # the JVM finished; its run is gone
+    sharing, again = cds.options("")
+    assert again is None and sharing.startswith("-XX:SharedArchiveFile=")
+    assert sharing.split()[0].endswith("-100.jsa")
+    assert not dump.lock.exists() and not dump.temp.exists()
