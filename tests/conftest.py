@@ -48,7 +48,10 @@ def pytest_configure(config: pytest.Config) -> None:
     run, not once per process. Made by the process that starts the run (an
     xdist worker inherits it) and removed when that process ends.
     """
-    if os.environ.get(CACHE_ENV, "").strip() or os.environ.get("PYTEST_XDIST_WORKER"):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    os.environ.setdefault("GATE_SPARK_CDS", "1")  # written once per run, in CI (.ci/run) too
+    if os.environ.get(CACHE_ENV, "").strip():
         return
     folder = tempfile.mkdtemp(prefix="gate-test-cache-")
     _RUN_CACHE.append(folder)

@@ -11,7 +11,10 @@ Action's images set it; gate/formats/validate/schemas.py says why there is no
 implicit home-directory cache): the JVM trusts an archive's class data, so it
 must be as trusted as the gate's own install, never a place a pull request
 writes. Without ``$SCHEMA_GATE_CACHE``, or with ``GATE_SPARK_CDS=0``, nothing
-changes.
+changes. Where ``CI`` is set (GitHub Actions, the Action's container, most CI
+systems) an archive that is there is used but none is written, unless
+``GATE_SPARK_CDS=1``: a CI job starts from a fresh machine, so the first run's
+dump (about 25 s of CPU and the wait for it) would be paid on every job.
 
 The first run with the cache set (per Java, Spark and class path: the file's
 name carries a hash of them) writes the archive: its JVM dumps the classes at
@@ -33,7 +36,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-#: ``0`` turns the archive off (neither written nor used).
+#: ``0`` turns the archive off (neither written nor used); ``1`` writes a
+#: missing one even where ``CI`` is set (unset: written outside CI only).
 CDS_ENV = "GATE_SPARK_CDS"
 #: The gate's cache directory (the compiled validators live there too).
 CACHE_ENV = "SCHEMA_GATE_CACHE"
@@ -89,8 +93,11 @@ def options(extra_options: str, write: bool = True) -> tuple[str, Dump | None]:
     no archive yet and ``write`` is false (a long-lived JVM, such as a test
     suite's shared session, should not be the one that dumps at its end).
     """
-    if os.environ.get(CDS_ENV, "").strip() == "0":
+    switch = os.environ.get(CDS_ENV, "").strip()
+    if switch == "0":
         return "", None
+    if switch != "1" and os.environ.get("CI", "").strip() not in ("", "0", "false"):
+        write = False  # a CI job starts fresh: its first run's dump would be paid every job
     cache = os.environ.get(CACHE_ENV, "").strip()
     if not cache or any(flag in extra_options for flag in _USER_CDS):
         return "", None

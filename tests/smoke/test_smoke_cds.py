@@ -26,6 +26,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     skip_without_spark()  # the key needs a java and a Spark home
     monkeypatch.setenv(cds.CACHE_ENV, str(tmp_path))
     monkeypatch.delenv(cds.CDS_ENV, raising=False)
+    monkeypatch.delenv("CI", raising=False)
     return tmp_path
 
 
@@ -125,3 +126,19 @@ def test_a_dump_whose_run_ended_first_is_adopted_by_the_next_run(cache: Path) ->
     assert again is None and sharing.startswith("-XX:SharedArchiveFile=")
     assert sharing.split()[0].endswith("-100.jsa")
     assert not dump.lock.exists() and not dump.temp.exists()
+
+
+def test_in_ci_an_archive_is_used_but_written_only_when_asked(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI job starts fresh: a dump there would cost every job, and serve none."""
+    monkeypatch.setenv("CI", "true")
+    assert cds.options("") == ("", None)
+    assert not list(cache.iterdir())
+    monkeypatch.setenv(cds.CDS_ENV, "1")  # the test suite in .ci/run: many JVMs share it
+    _, dump = cds.options("")
+    assert dump is not None
+    dump.temp.write_bytes(MAGIC + b"\0" * 96)
+    dump.finish(_exited(0))
+    monkeypatch.delenv(cds.CDS_ENV)
+    assert cds.options("")[0].startswith("-XX:SharedArchiveFile=")
