@@ -301,7 +301,7 @@ def _no_jvm_yet() -> bool:
 
 
 def _stop_jvm_for(dump: cds.Dump) -> None:
-    """End the JVM this run launched, so it writes the archive, then publish it (``cds``).
+    """Let the JVM this run launched exit, so it writes the archive (``cds``; not waited for).
 
     Only the run that writes the archive does this (once per Java and Spark
     install); the next session in this process launches a JVM of its own.
