@@ -59,11 +59,17 @@ def skip_without_spark() -> None:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    """One real local SparkSession for the whole test session."""
+    """One real local SparkSession for the whole test session.
+
+    It maps the run's class-data-sharing archive when one is there already
+    (gate/smoke/cds.py; tests/conftest.py gives a run its cache directory) but
+    never writes it: a JVM dumps its classes as it exits, and this one lives
+    until the end of the run; the first short gate run writes it instead.
+    """
     skip_without_spark()
     from gate.smoke import session
 
-    handle = session.start()
+    handle = session.start(write_archive=False)
     yield handle.spark
     handle.spark.stop()
 
@@ -103,6 +109,8 @@ def serve_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     skip_without_spark()
     import pyspark
 
+    from gate.smoke import cds
+
     spark_home = Path(pyspark.__file__).resolve().parent
     start_script = spark_home / "sbin" / "start-connect-server.sh"
     stop_script = spark_home / "sbin" / "stop-connect-server.sh"
@@ -129,7 +137,10 @@ def serve_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "spark.sql.shuffle.partitions": "4",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.host": "127.0.0.1",
-        "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+        # the run's class-data-sharing archive, when a gate run has written it already
+        "spark.driver.extraJavaOptions": " ".join(
+            ("-XX:+UseSerialGC -XX:TieredStopAtLevel=1", cds.options("", write=False)[0])
+        ).strip(),
     }
     command = [str(start_script), "--master", "local[2]"]
     for key, value in conf.items():

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.model import UsageError
+from gate.smoke import cds
 
 APP_NAME = "schema-contract-gate smoke test"
 MIN_PYSPARK = (4, 0)
@@ -121,11 +122,15 @@ class SparkHandle:
     local: bool  # driver and executors on this machine (local master)
     owned: bool  # started by us: stop it when done
     connect_mode_set: bool = False  # we switched this process into Spark Connect mode
+    dump: cds.Dump | None = None  # this run's JVM writes the class-data-sharing archive
 
     def stop(self) -> None:
         if self.owned:  # a session that is already gone is stopped enough
             with contextlib.suppress(Exception):
                 self.spark.stop()
+        if self.dump is not None:
+            _stop_jvm_for(self.dump)
+            self.dump = None
         if self.connect_mode_set:
             # PySpark marks the whole process as "Spark Connect" once a remote
             # session exists; undo it so a later local session works again.
@@ -198,8 +203,14 @@ def is_local(spark_master: str | None) -> bool:
     return (spark_master or "local[*]").startswith("local")
 
 
-def start(spark_master: str | None = None, spark_remote: str | None = None) -> SparkHandle:
-    """Start a session (or connect to Spark Connect); ``UsageError`` when that fails."""
+def start(
+    spark_master: str | None = None, spark_remote: str | None = None, write_archive: bool = True
+) -> SparkHandle:
+    """Start a session (or connect to Spark Connect); ``UsageError`` when that fails.
+
+    ``write_archive=False``: map the class-data-sharing archive if there is one,
+    never write it (``cds``), for a session that lives long.
+    """
     started = time.perf_counter()
     shown = display_master(spark_master, spark_remote)
     if spark_remote:
@@ -247,8 +258,14 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
             raise UsageError(f"{DRIVER_MEMORY_ENV}={memory!r}: use a size such as 2g or 1536m")
         conf["spark.driver.memory"] = memory
     extra = os.environ.get(JAVA_OPTIONS_ENV, "").strip()
-    conf["spark.driver.extraJavaOptions"] = (
-        f"-Dlog4j2.configurationFile={_log4j_file().as_uri()} {JVM_OPTIONS} {extra}".strip()
+    sharing, dump = "", None
+    if _no_jvm_yet():  # the options only reach a JVM this start launches
+        sharing, dump = cds.options(extra, write_archive)
+    conf["spark.driver.extraJavaOptions"] = " ".join(
+        filter(
+            None,
+            (f"-Dlog4j2.configurationFile={_log4j_file().as_uri()}", JVM_OPTIONS, sharing, extra),
+        )
     )
     if local:
         address = os.environ.get("SPARK_LOCAL_IP") or "127.0.0.1"
@@ -260,6 +277,8 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
     try:
         spark = builder.getOrCreate()
     except Exception as err:
+        if dump is not None:
+            _stop_jvm_for(dump)
         raise UsageError(f"cannot start Spark (master {shown}): {first_line(err)}") from None
     _set_runtime_conf(spark)
     return SparkHandle(
@@ -270,7 +289,33 @@ def start(spark_master: str | None = None, spark_remote: str | None = None) -> S
         remote=False,
         local=local,
         owned=True,
+        dump=dump,
     )
+
+
+def _no_jvm_yet() -> bool:
+    """Whether this process has no Py4J gateway yet (a start launches the JVM)."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is None
+
+
+def _stop_jvm_for(dump: cds.Dump) -> None:
+    """Let the JVM this run launched exit, so it writes the archive (``cds``; not waited for).
+
+    Only the run that writes the archive does this (once per Java and Spark
+    install); the next session in this process launches a JVM of its own.
+    """
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    with contextlib.suppress(Exception):
+        if gateway is not None:
+            gateway.shutdown()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    dump.finish(proc)
 
 
 #: Seconds to wait for a Spark Connect server's port before giving up.
