@@ -234,9 +234,11 @@ def _server_moves(old: Server, new: Server, dialect: str) -> list[tuple[str, str
     A part written on one side only, a placeholder, another case on an engine
     that folds it, or a server whose engine changed, is no move the gate can
     vouch for."""
-    engine = _engine(new, dialect)
-    if _engine(old, dialect) != engine:
+    # A type written on one side only is the engine of both (unsaid is not changed).
+    typed = {_engine(s, dialect) for s in (old, new) if s.type}
+    if len(typed) > 1:
         return []
+    engine = typed.pop() if typed else _engine(new, dialect)
     fold = engine in _CASE_FOLDING
     before, after = dict(old.location), dict(new.location)
     moves = []
