@@ -354,3 +354,30 @@ def test_a_conversion_that_names_the_same_schema_pairs(cli: Cli, repo: GitRepo) 
     """The same conversion with the server's schema written in another case."""
     code, rules, _ = convert(repo, cli, (SODA, soda(COLUMNS)), (ODCS, _odcs_on("PUBLIC")))
     assert (code, rules) == (0, [])
+
+
+def _odcs_on_bigquery(table: str) -> str:
+    """The ODCS contract of ``COLUMNS`` naming ``table``, served from BigQuery."""
+    server = "servers:\n  - server: prod\n    type: bigquery\n    project: acme\n"
+    text = odcs(COLUMNS).replace("schema:\n", f"{server}    dataset: shop\nschema:\n", 1)
+    return text.replace("  - name: orders\n", f"  - name: {table}\n", 1)
+
+
+def test_a_conversion_that_changes_the_tables_case_on_bigquery_is_a_rename(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Soda's ``Orders`` converted to an ODCS ``orders`` served from BigQuery, whose
+    table names are case-sensitive: another table, so its readers break. Pairing by
+    the case-folded name passed it as a faithful conversion."""
+    code, rules, _ = convert(
+        repo, cli, (SODA, soda(COLUMNS, "Orders")), (ODCS, _odcs_on_bigquery("orders"))
+    )
+    assert (code, rules) == (1, [("model_renamed", None)])
+
+
+def test_a_conversion_in_the_tables_own_case_on_bigquery_pairs(cli: Cli, repo: GitRepo) -> None:
+    code, rules, _ = convert(
+        repo, cli, (SODA, soda(COLUMNS, "orders")), (ODCS, _odcs_on_bigquery("orders"))
+    )
+    assert (code, rules) == (0, [])
+
