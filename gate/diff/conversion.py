@@ -54,14 +54,21 @@ _NOT_NULL, _UNIQUE = "missing_values", "duplicate_values"
 _ZERO = ((Decimal(0), False, Decimal(0), False),)
 
 
-def table_key(dataset: Dataset) -> str | None:
-    """The table a contract of a convertible format declares, case-folded: Soda's
+def table_name(dataset: Dataset) -> str | None:
+    """The table a contract of a convertible format declares, as written: Soda's
     ``dataset`` (its last ``/`` segment: v4 qualifies it with the data source,
     database and schema), the DCS model's name, the ODCS ``physicalName`` or ``name``."""
     if dataset.format not in CONVERTIBLE:
         return None
     name = dataset.id.rsplit("/", 1)[-1] if dataset.format == "soda" else dataset.id
-    return name.strip().casefold() or None
+    return name.strip() or None
+
+
+def table_key(dataset: Dataset) -> str | None:
+    """``table_name``, case-folded: what pairs a conversion (its case is the
+    rename check's question, ``gate.diff.datasets.renamed``)."""
+    name = table_name(dataset)
+    return name.casefold() if name is not None else None
 
 
 #: The location parts that name the innermost container of a table.

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from gate import rules
 from gate.diff.column_types import unknown_types
-from gate.diff.conversion import converted
+from gate.diff.conversion import converted, table_name
 from gate.diff.emitter import DatasetPair, Emitter
 from gate.model import Dataset, Relation, Server
 
@@ -35,7 +35,7 @@ def renamed(pair: DatasetPair) -> None:
     matches model names exactly.
     """
     old, new = pair.old, pair.new
-    if _gained_versions(old, new) or converted(old, new) or _case_only(pair):
+    if _gained_versions(old, new) or _converted_as_is(pair) or _case_only(pair):
         return  # a conversion names its table each format's way; a case-only id, the same table
     if old.id != new.id:
         pair.emit(
@@ -161,6 +161,18 @@ def _case_only(pair: DatasetPair) -> bool:
         and "dbt" not in (old.format, new.format)
         and _folds(old, pair.dialect)
         and _folds(new, pair.dialect)
+    )
+
+
+def _converted_as_is(pair: DatasetPair) -> bool:
+    """A conversion (paired by the case-folded table name) that names the table as it
+    was, or in another case on engines that fold case on both sides: ``Orders`` ->
+    ``orders`` on BigQuery is another table."""
+    old, new = pair.old, pair.new
+    if not converted(old, new):
+        return False
+    return table_name(old) == table_name(new) or (
+        _folds(old, pair.dialect) and _folds(new, pair.dialect)
     )
 
 
