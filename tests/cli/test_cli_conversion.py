@@ -381,3 +381,14 @@ def test_a_conversion_in_the_tables_own_case_on_bigquery_pairs(cli: Cli, repo: G
     )
     assert (code, rules) == (0, [])
 
+
+def test_a_conversion_that_moves_the_table_to_another_database_is_not_a_pair(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Soda's ``postgres_ds/shop/public/orders`` replaced by an ODCS contract of
+    ``orders`` on database ``analytics``, schema ``public`` (every Postgres database
+    has one): another table. Comparing the schemas alone passed the move."""
+    moved = _odcs_on("public").replace("database: shop", "database: analytics")
+    code, rules, _ = convert(repo, cli, (SODA, soda(COLUMNS)), (ODCS, moved))
+    assert code == 1
+    assert {"model_removed", "model_renamed"} & {rule for rule, _ in rules}
