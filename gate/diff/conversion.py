@@ -71,34 +71,43 @@ def table_key(dataset: Dataset) -> str | None:
     return name.casefold() if name is not None else None
 
 
-#: The location parts that name the innermost container of a table.
+#: The location parts that name the innermost container of a table, and the one
+#: around it (Soda v4's segment before the schema names it too).
 _CONTAINERS = ("schema", "dataset")
+_DATABASES = ("database", "project", "catalog")
 
 
-def containers(dataset: Dataset) -> frozenset[str] | None:
-    """The schemas a contract places its table in, case-folded, or ``None`` where it
-    does not say: Soda v4's qualified ``dataset`` (``source/database/schema/table``:
-    the segment before the table, given three segments or more), each DCS/ODCS
-    server's ``schema`` (BigQuery: ``dataset``) written without a placeholder."""
+def containers(dataset: Dataset, parts: tuple[str, ...] = _CONTAINERS) -> frozenset[str] | None:
+    """The schemas (``parts``: or databases) a contract places its table in,
+    case-folded, or ``None`` where it does not say: Soda v4's qualified ``dataset``
+    (``source/database/schema/table``: the segment before the table, given three
+    segments or more; the one before that, given four), each DCS/ODCS server's
+    ``schema`` (BigQuery: ``dataset``; ``database``, ``project``, ``catalog``)
+    written without a placeholder."""
     if dataset.format == "soda":
-        parts = dataset.id.split("/")
-        return frozenset({parts[-2].strip().casefold()}) if len(parts) >= 3 else None
+        segments = dataset.id.split("/")
+        at = 2 if parts == _CONTAINERS else 3
+        return frozenset({segments[-at].strip().casefold()}) if len(segments) > at else None
     found = {
         value.strip().casefold()
         for server in dataset.servers
         for part, value in server.location
-        if part in _CONTAINERS and not any(c in value for c in "${}<>")
+        if part in parts and not any(c in value for c in "${}<>")
     }
     return frozenset(found) or None
 
 
 def same_place(old: Dataset, new: Dataset) -> bool:
-    """False when both contracts say which schema holds the table and no schema is
-    named on both sides: then the conversion also moved the table (``staging.orders``
-    is not ``prod.orders``), and pairing would hide that move; left unpaired, it is
-    the removal it is for the old table's readers."""
-    before, after = containers(old), containers(new)
-    return before is None or after is None or bool(before & after)
+    """False when both contracts say which schema (or database) holds the table and
+    none is named on both sides: then the conversion also moved the table
+    (``staging.orders`` is not ``prod.orders``; every Postgres database has a
+    ``public``), and pairing would hide that move; left unpaired, it is the removal
+    it is for the old table's readers."""
+    for parts in (_CONTAINERS, _DATABASES):
+        before, after = containers(old, parts), containers(new, parts)
+        if before is not None and after is not None and not before & after:
+            return False
+    return True
 
 
 def converted(old: Dataset, new: Dataset) -> bool:
