@@ -392,3 +392,25 @@ def test_a_conversion_that_moves_the_table_to_another_database_is_not_a_pair(
     code, rules, _ = convert(repo, cli, (SODA, soda(COLUMNS)), (ODCS, moved))
     assert code == 1
     assert {"model_removed", "model_renamed"} & {rule for rule, _ in rules}
+
+
+def test_a_conversion_beside_a_dbt_model_added_in_the_same_pr_is_one_contract(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """ODCS -> DCS while the PR also adds the enforced dbt model of the table (the
+    two-layer pattern begins): the dbt model is new, the contract is one. Counting
+    the dbt model among the formats the id gained left the conversion unpaired:
+    ``model_removed`` of a contract that is still there, a false block."""
+    repo.write("dbt_project.yml", DBT_PROJECT)
+    repo.write("models/orders.sql", "select 1 as order_id\n")
+    repo.write(ODCS, odcs(COLUMNS))
+    repo.commit("contract")
+    repo.branch("feature")
+    repo.remove(ODCS)
+    repo.write(DCS, dcs(COLUMNS))
+    repo.write("models/schema.yml", DBT_MODEL)
+    repo.commit("converted, and the model enforced")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rules = sorted((c["rule"], c["path"]) for c in json.loads(proc.stdout)["changes"])
+    assert rules == [("model_added", "models/schema.yml")], rules
