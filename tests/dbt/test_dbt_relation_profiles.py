@@ -142,9 +142,7 @@ def test_props_database_restated_is_no_move(cli: Cli, repo: GitRepo) -> None:
     assert (code, report["changes"]) == (0, [])
 
 
-def test_two_profiles_files_that_disagree_leave_the_target_unknown(
-    cli: Cli, repo: GitRepo
-) -> None:
+def test_two_profiles_files_that_disagree_leave_the_target_unknown(cli: Cli, repo: GitRepo) -> None:
     """``profiles.yml`` at the root targets ``analytics``, ``ci/profiles.yml`` (CI's
     ``--profiles-dir``) ``warehouse``: which one dbt reads is the job's choice, so
     setting ``analytics`` explicitly may move the table. The first file found
