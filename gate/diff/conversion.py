@@ -197,18 +197,27 @@ def _columns(
     of one name (case-folded) made comparable, nested fields too."""
     before = {c.name.casefold(): c for c in old}
     after = {c.name.casefold(): c for c in new}
+    # Each pair's nested fields are walked once for both sides (walking them again
+    # for the new side, at every level, cost 2^depth).
+    nested: dict[tuple[int, int], tuple[tuple[Column, ...], tuple[Column, ...]]] = {}
+
+    def walked(a: Column, b: Column) -> tuple[tuple[Column, ...], tuple[Column, ...]]:
+        if (id(a), id(b)) not in nested:
+            nested[id(a), id(b)] = _columns(a.fields, b.fields)
+        return nested[id(a), id(b)]
+
     out_old, out_new = [], []
     for column in old:
         other = after.get(column.name.casefold())
         if other is not None:
-            fields = _columns(column.fields, other.fields)[0]
+            fields = walked(column, other)[0]
             column = replace(column, checks=_named_as(column.checks, other.checks))
             column = replace(_flags(column, other), fields=fields)
         out_old.append(column)
     for column in new:
         other = before.get(column.name.casefold())
         if other is not None:
-            fields = _columns(other.fields, column.fields)[1]
+            fields = walked(other, column)[1]
             column = replace(column, checks=tuple(map(_implementation, column.checks)))
             column = replace(_flags(column, other), fields=fields)
         out_new.append(column)
