@@ -66,7 +66,8 @@ def by_format(
         before, after = at_base.get(key, set()), at_head.get(key, set())
         if len(before | after) == 1:
             continue
-        gone, came = before - after, after - before
+        # A dbt model gained or lost beside it is its own layer, not part of a conversion.
+        gone, came = (before - after) & CONVERTIBLE, (after - before) & CONVERTIBLE
         if len(gone) == 1 and len(came) == 1 and gone | came <= CONVERTIBLE:
             together[key] = frozenset(gone | came)
         else:

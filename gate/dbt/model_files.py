@@ -283,7 +283,8 @@ def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[
         for d in gone
         if d.format == "dbt" and d.model_file and not _is_version(d)
     }
-    wanted.update(_dbt_models_named(repo, commit, [d.id for d in gone if d.format != "dbt"]))
+    named, off = _dbt_models_named(repo, commit, [d.id for d in gone if d.format != "dbt"])
+    wanted.update(named)
     if not wanted:
         return set()
     found = repo.existing(commit, sorted(set(wanted.values())))
@@ -292,25 +293,31 @@ def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[
     for dataset_id, path in wanted.items():
         if path not in found:
             continue
-        if _settings(repo, found[path], path, blobs).enabled is not False:
+        enabled = _settings(repo, found[path], path, blobs).enabled
+        # The file's config() wins over dbt_project.yml, which may disable it (``off``).
+        if enabled is True or (enabled is None and dataset_id not in off):
             built.add(dataset_id)
     return built
 
 
-def _dbt_models_named(repo: Repo, commit: str | None, ids: Sequence[str]) -> dict[str, str]:
+def _dbt_models_named(
+    repo: Repo, commit: str | None, ids: Sequence[str]
+) -> tuple[dict[str, str], set[str]]:
     """Dataset id -> the model file of the dbt model of that name at ``commit``, for
     the contracts of other formats (ODCS, DCS, Soda) that describe a dbt model's
     table: deleting such a contract deletes no table while dbt still builds the
     model, and ``ref('<model>')`` still resolves. Only a name one file holds in
-    one project counts (dbt refuses two)."""
+    one project counts (dbt refuses two). Also the ids whose model
+    ``dbt_project.yml`` disables (built only if the file's ``config()`` enables it)."""
     if not ids:
-        return {}
+        return {}, set()
     roots = [
         posixpath.dirname(path)
         for path in repo.list_files(commit, ["dbt_project.yml", "**/dbt_project.yml"])
     ]
     if not roots:
-        return {}
+        return {}, set()
+    off: set[str] = set()
     index = ProjectIndex(repo, commit, "head")
     files: dict[str, list[str]] = {}
     for root in roots:
@@ -325,6 +332,8 @@ def _dbt_models_named(repo: Repo, commit: str | None, ids: Sequence[str]) -> dic
             where = listed.get(dataset_id)
             if dataset_id not in listed or where is None:
                 continue
+            if project.resolve((project.name, *where, dataset_id))[1] is False:
+                off.add(dataset_id)
             files.setdefault(dataset_id, []).extend(
                 posixpath.join(mp, *where, f"{dataset_id}.{ext}")
                 for mp in project.model_paths
@@ -336,7 +345,7 @@ def _dbt_models_named(repo: Repo, commit: str | None, ids: Sequence[str]) -> dic
         hits = [p for p in paths if p in found]
         if len(hits) == 1:
             out[dataset_id] = hits[0]
-    return out
+    return out, off
 
 
 def _is_version(dataset: Dataset) -> bool:

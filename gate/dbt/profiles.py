@@ -6,7 +6,8 @@ explicitly stays where it was when the target's database *is* ``analytics``; the
 gate can only tell when the repository holds that profile. It is looked up as
 dbt and the dialect detection (gate/repo_dialect.py) look: the ``profile`` that
 ``dbt_project.yml`` names, in ``profiles.yml`` in the project folder, then at the
-repository root, then in a folder below the project (CI's ``--profiles-dir``).
+repository root, then in a folder below the project (CI's ``--profiles-dir``);
+several files of the profile that name different databases leave it unknown.
 
 Only an unambiguous answer counts: the profile's ``target`` output sets a literal
 database (``database``, Postgres/Redshift ``dbname``, BigQuery ``project``,
@@ -84,11 +85,18 @@ def _target_database(repo: Repo, commit: str | None, root: str) -> TargetDatabas
     )
     candidates = list(dict.fromkeys([posixpath.join(root, "profiles.yml"), "profiles.yml", *below]))
     docs = _yaml(repo, commit, candidates)
-    for path in candidates:
-        doc = docs.get(path)
-        if isinstance(doc, dict) and isinstance(doc.get(name), dict):
-            return _from_profile(doc[name], str(name), path)
-    return TargetDatabase(None, f"the repository holds no profiles.yml with profile '{name}'")
+    found = [
+        _from_profile(doc[name], str(name), path)
+        for path in candidates
+        if isinstance(doc := docs.get(path), dict) and isinstance(doc.get(name), dict)
+    ]
+    if not found:
+        return TargetDatabase(None, f"the repository holds no profiles.yml with profile '{name}'")
+    # Several files of the profile (CI passes --profiles-dir): only one answer counts.
+    if len({f.value for f in found}) > 1:
+        said = "; ".join(f"{f.source}: {f.value or 'unknown'}" for f in found)
+        return TargetDatabase(None, f"profiles.yml files disagree ({said})")
+    return found[0]
 
 
 def _database(output: Any) -> Any:

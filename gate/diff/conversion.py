@@ -54,44 +54,60 @@ _NOT_NULL, _UNIQUE = "missing_values", "duplicate_values"
 _ZERO = ((Decimal(0), False, Decimal(0), False),)
 
 
-def table_key(dataset: Dataset) -> str | None:
-    """The table a contract of a convertible format declares, case-folded: Soda's
+def table_name(dataset: Dataset) -> str | None:
+    """The table a contract of a convertible format declares, as written: Soda's
     ``dataset`` (its last ``/`` segment: v4 qualifies it with the data source,
     database and schema), the DCS model's name, the ODCS ``physicalName`` or ``name``."""
     if dataset.format not in CONVERTIBLE:
         return None
     name = dataset.id.rsplit("/", 1)[-1] if dataset.format == "soda" else dataset.id
-    return name.strip().casefold() or None
+    return name.strip() or None
 
 
-#: The location parts that name the innermost container of a table.
+def table_key(dataset: Dataset) -> str | None:
+    """``table_name``, case-folded: what pairs a conversion (its case is the
+    rename check's question, ``gate.diff.datasets.renamed``)."""
+    name = table_name(dataset)
+    return name.casefold() if name is not None else None
+
+
+#: The location parts that name the innermost container of a table, and the one
+#: around it (Soda v4's segment before the schema names it too).
 _CONTAINERS = ("schema", "dataset")
+_DATABASES = ("database", "project", "catalog")
 
 
-def containers(dataset: Dataset) -> frozenset[str] | None:
-    """The schemas a contract places its table in, case-folded, or ``None`` where it
-    does not say: Soda v4's qualified ``dataset`` (``source/database/schema/table``:
-    the segment before the table, given three segments or more), each DCS/ODCS
-    server's ``schema`` (BigQuery: ``dataset``) written without a placeholder."""
+def containers(dataset: Dataset, parts: tuple[str, ...] = _CONTAINERS) -> frozenset[str] | None:
+    """The schemas (``parts``: or databases) a contract places its table in,
+    case-folded, or ``None`` where it does not say: Soda v4's qualified ``dataset``
+    (``source/database/schema/table``: the segment before the table, given three
+    segments or more; the one before that, given four), each DCS/ODCS server's
+    ``schema`` (BigQuery: ``dataset``; ``database``, ``project``, ``catalog``)
+    written without a placeholder."""
     if dataset.format == "soda":
-        parts = dataset.id.split("/")
-        return frozenset({parts[-2].strip().casefold()}) if len(parts) >= 3 else None
+        segments = dataset.id.split("/")
+        at = 2 if parts == _CONTAINERS else 3
+        return frozenset({segments[-at].strip().casefold()}) if len(segments) > at else None
     found = {
         value.strip().casefold()
         for server in dataset.servers
         for part, value in server.location
-        if part in _CONTAINERS and not any(c in value for c in "${}<>")
+        if part in parts and not any(c in value for c in "${}<>")
     }
     return frozenset(found) or None
 
 
 def same_place(old: Dataset, new: Dataset) -> bool:
-    """False when both contracts say which schema holds the table and no schema is
-    named on both sides: then the conversion also moved the table (``staging.orders``
-    is not ``prod.orders``), and pairing would hide that move; left unpaired, it is
-    the removal it is for the old table's readers."""
-    before, after = containers(old), containers(new)
-    return before is None or after is None or bool(before & after)
+    """False when both contracts say which schema (or database) holds the table and
+    none is named on both sides: then the conversion also moved the table
+    (``staging.orders`` is not ``prod.orders``; every Postgres database has a
+    ``public``), and pairing would hide that move; left unpaired, it is the removal
+    it is for the old table's readers."""
+    for parts in (_CONTAINERS, _DATABASES):
+        before, after = containers(old, parts), containers(new, parts)
+        if before is not None and after is not None and not before & after:
+            return False
+    return True
 
 
 def converted(old: Dataset, new: Dataset) -> bool:
@@ -181,18 +197,27 @@ def _columns(
     of one name (case-folded) made comparable, nested fields too."""
     before = {c.name.casefold(): c for c in old}
     after = {c.name.casefold(): c for c in new}
+    # Each pair's nested fields are walked once for both sides (walking them again
+    # for the new side, at every level, cost 2^depth).
+    nested: dict[tuple[int, int], tuple[tuple[Column, ...], tuple[Column, ...]]] = {}
+
+    def walked(a: Column, b: Column) -> tuple[tuple[Column, ...], tuple[Column, ...]]:
+        if (id(a), id(b)) not in nested:
+            nested[id(a), id(b)] = _columns(a.fields, b.fields)
+        return nested[id(a), id(b)]
+
     out_old, out_new = [], []
     for column in old:
         other = after.get(column.name.casefold())
         if other is not None:
-            fields = _columns(column.fields, other.fields)[0]
+            fields = walked(column, other)[0]
             column = replace(column, checks=_named_as(column.checks, other.checks))
             column = replace(_flags(column, other), fields=fields)
         out_old.append(column)
     for column in new:
         other = before.get(column.name.casefold())
         if other is not None:
-            fields = _columns(other.fields, column.fields)[1]
+            fields = walked(other, column)[1]
             column = replace(column, checks=tuple(map(_implementation, column.checks)))
             column = replace(_flags(column, other), fields=fields)
         out_new.append(column)

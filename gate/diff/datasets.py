@@ -14,7 +14,7 @@ from datetime import datetime
 
 from gate import rules
 from gate.diff.column_types import unknown_types
-from gate.diff.conversion import converted
+from gate.diff.conversion import converted, table_name
 from gate.diff.emitter import DatasetPair, Emitter
 from gate.model import Dataset, Relation, Server
 
@@ -35,7 +35,7 @@ def renamed(pair: DatasetPair) -> None:
     matches model names exactly.
     """
     old, new = pair.old, pair.new
-    if _gained_versions(old, new) or converted(old, new) or _case_only(pair):
+    if _gained_versions(old, new) or _converted_as_is(pair) or _case_only(pair):
         return  # a conversion names its table each format's way; a case-only id, the same table
     if old.id != new.id:
         pair.emit(
@@ -164,6 +164,18 @@ def _case_only(pair: DatasetPair) -> bool:
     )
 
 
+def _converted_as_is(pair: DatasetPair) -> bool:
+    """A conversion (paired by the case-folded table name) that names the table as it
+    was, or in another case on engines that fold case on both sides: ``Orders`` ->
+    ``orders`` on BigQuery is another table."""
+    old, new = pair.old, pair.new
+    if not converted(old, new):
+        return False
+    return table_name(old) == table_name(new) or (
+        _folds(old, pair.dialect) and _folds(new, pair.dialect)
+    )
+
+
 def _gained_versions(old: Dataset, new: Dataset) -> bool:
     """An unversioned dbt model paired with the version ``ref('<model>')`` now reads."""
     return old.format == "dbt" and not old.unpinned_name and new.unpinned_name == old.id
@@ -234,9 +246,11 @@ def _server_moves(old: Server, new: Server, dialect: str) -> list[tuple[str, str
     A part written on one side only, a placeholder, another case on an engine
     that folds it, or a server whose engine changed, is no move the gate can
     vouch for."""
-    engine = _engine(new, dialect)
-    if _engine(old, dialect) != engine:
+    # A type written on one side only is the engine of both (unsaid is not changed).
+    typed = {_engine(s, dialect) for s in (old, new) if s.type}
+    if len(typed) > 1:
         return []
+    engine = typed.pop() if typed else _engine(new, dialect)
     fold = engine in _CASE_FOLDING
     before, after = dict(old.location), dict(new.location)
     moves = []

@@ -276,7 +276,7 @@ def cannot_read(sql: str, spelt: re.Pattern[str] | None) -> bool:
 
 #: ``_IMPLICIT`` but the star: what ``stars_end_inside`` decides on tokens instead.
 _IMPLICIT_BUT_STAR = re.compile(
-    r"[$\\]|u&|(?<![a-z0-9_])(?:natural|pivot|unpivot|columns|table)(?![a-z0-9_])",
+    r"[$#\\]|u&|(?<![a-z0-9_])(?:natural|pivot|unpivot|columns|table)(?![a-z0-9_])",
     re.IGNORECASE,
 )
 

@@ -354,3 +354,63 @@ def test_a_conversion_that_names_the_same_schema_pairs(cli: Cli, repo: GitRepo) 
     """The same conversion with the server's schema written in another case."""
     code, rules, _ = convert(repo, cli, (SODA, soda(COLUMNS)), (ODCS, _odcs_on("PUBLIC")))
     assert (code, rules) == (0, [])
+
+
+def _odcs_on_bigquery(table: str) -> str:
+    """The ODCS contract of ``COLUMNS`` naming ``table``, served from BigQuery."""
+    server = "servers:\n  - server: prod\n    type: bigquery\n    project: acme\n"
+    text = odcs(COLUMNS).replace("schema:\n", f"{server}    dataset: shop\nschema:\n", 1)
+    return text.replace("  - name: orders\n", f"  - name: {table}\n", 1)
+
+
+def test_a_conversion_that_changes_the_tables_case_on_bigquery_is_a_rename(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Soda's ``Orders`` converted to an ODCS ``orders`` served from BigQuery, whose
+    table names are case-sensitive: another table, so its readers break. Pairing by
+    the case-folded name passed it as a faithful conversion."""
+    code, rules, _ = convert(
+        repo, cli, (SODA, soda(COLUMNS, "Orders")), (ODCS, _odcs_on_bigquery("orders"))
+    )
+    assert (code, rules) == (1, [("model_renamed", None)])
+
+
+def test_a_conversion_in_the_tables_own_case_on_bigquery_pairs(cli: Cli, repo: GitRepo) -> None:
+    code, rules, _ = convert(
+        repo, cli, (SODA, soda(COLUMNS, "orders")), (ODCS, _odcs_on_bigquery("orders"))
+    )
+    assert (code, rules) == (0, [])
+
+
+def test_a_conversion_that_moves_the_table_to_another_database_is_not_a_pair(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Soda's ``postgres_ds/shop/public/orders`` replaced by an ODCS contract of
+    ``orders`` on database ``analytics``, schema ``public`` (every Postgres database
+    has one): another table. Comparing the schemas alone passed the move."""
+    moved = _odcs_on("public").replace("database: shop", "database: analytics")
+    code, rules, _ = convert(repo, cli, (SODA, soda(COLUMNS)), (ODCS, moved))
+    assert code == 1
+    assert {"model_removed", "model_renamed"} & {rule for rule, _ in rules}
+
+
+def test_a_conversion_beside_a_dbt_model_added_in_the_same_pr_is_one_contract(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """ODCS -> DCS while the PR also adds the enforced dbt model of the table (the
+    two-layer pattern begins): the dbt model is new, the contract is one. Counting
+    the dbt model among the formats the id gained left the conversion unpaired:
+    ``model_removed`` of a contract that is still there, a false block."""
+    repo.write("dbt_project.yml", DBT_PROJECT)
+    repo.write("models/orders.sql", "select 1 as order_id\n")
+    repo.write(ODCS, odcs(COLUMNS))
+    repo.commit("contract")
+    repo.branch("feature")
+    repo.remove(ODCS)
+    repo.write(DCS, dcs(COLUMNS))
+    repo.write("models/schema.yml", DBT_MODEL)
+    repo.commit("converted, and the model enforced")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rules = sorted((c["rule"], c["path"]) for c in json.loads(proc.stdout)["changes"])
+    assert rules == [("model_added", "models/schema.yml")], rules

@@ -124,6 +124,22 @@ def test_deleting_the_odcs_contract_and_its_dbt_model_breaks_the_reader(
     assert "consumer_broken daily_rides" in proc.stdout
 
 
+def test_deleting_the_odcs_contract_of_a_model_its_project_disables_breaks_the_reader(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """``dbt_project.yml`` now disables the model's folder (``+enabled: false``):
+    dbt builds nothing there and ref() fails, whatever the model file says."""
+    _odcs_of_a_dbt_model(repo, "select 1 as day, 2 as total\n")
+    repo.write(
+        "pipeline/dbt/dbt_project.yml",
+        PROJECT + "models:\n  shop:\n    mart:\n      +enabled: false\n",
+    )
+    repo.commit("disable the mart folder")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "consumer_broken daily_rides" in proc.stdout
+
+
 def test_deleting_the_odcs_contract_of_a_disabled_dbt_model_breaks_the_reader(
     cli: Cli, repo: GitRepo
 ) -> None:

@@ -189,3 +189,18 @@ def test_a_soda_case_only_dataset_change_passes_on_a_caseless_dialect(
     _pr(repo, "contracts/orders.yml", SODA.format(name="Orders"), SODA.format(name="orders"))
     code, found, out = _rules(cli, repo)
     assert (code, found) == (0, []), out
+
+
+def test_a_server_that_drops_its_type_while_its_database_moves_is_a_move(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """The server's ``type:`` deleted in the same edit that moves its database: the
+    engine is unsaid at HEAD, not changed, so the base's type still tells how to
+    compare (the published schema only warns about the missing type). Reading the
+    unsaid engine as the run's dialect called it another engine and passed the move."""
+    before = _dcs("stations", "netstation")
+    after = _dcs("stations", "exsnet").replace("    type: postgres\n", "")
+    _pr(repo, "stations.datacontract.yaml", before, after)
+    code, found, out = _rules(cli, repo)
+    assert code == 1, out
+    assert found == [("model_relation_changed", "stations")], found

@@ -140,3 +140,17 @@ def test_props_database_restated_is_no_move(cli: Cli, repo: GitRepo) -> None:
     _rewrite(repo, {"yml": props(config="database: analytics\n")})
     code, report = run(cli, repo)
     assert (code, report["changes"]) == (0, [])
+
+
+def test_two_profiles_files_that_disagree_leave_the_target_unknown(cli: Cli, repo: GitRepo) -> None:
+    """``profiles.yml`` at the root targets ``analytics``, ``ci/profiles.yml`` (CI's
+    ``--profiles-dir``) ``warehouse``: which one dbt reads is the job's choice, so
+    setting ``analytics`` explicitly may move the table. The first file found
+    decided, and passed it."""
+    repo.write("ci/profiles.yml", profiles("warehouse"))
+    with_profile(repo, profiles("analytics"))
+    _rewrite(repo, DATABASE)
+    code, report = run(cli, repo)
+    assert code == 1
+    assert found(report) == [("model_relation_changed", "orders")]
+    assert "none is the target's database, unknown here" in moved(report)[0]["message"]

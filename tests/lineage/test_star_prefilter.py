@@ -222,3 +222,11 @@ def test_through_the_cli_a_dbt_style_reader_is_listed_only_when_it_names_the_col
     _code, report = run(repo)
     change = next(c for c in report["changes"] if c["column"] == "discount_code")
     assert [r["consumer"] for r in change["external_consumers"]] == ["fin.m0", "fin.m2"]
+
+
+def test_a_duckdb_positional_column_over_a_star_is_parsed() -> None:
+    """DuckDB's ``#2`` names the second column of ``src`` (every column of the
+    upstream, through the import CTE's ``*``) by position: ``cannot_read`` parses
+    it for its ``#``; the star check must not skip it on its tokens either."""
+    sql = f"{SRC} select #2 from src"
+    assert not _skipped(sql, "duckdb"), sql
