@@ -279,6 +279,23 @@ def test_alias_bomb_through_one_long_string_exits_2(shop: GitRepo) -> None:
 # -- size limits: checked before the work they bound -----------------------------
 
 
+def enforced_orders(tmp_path: Path, sql: str) -> GitRepo:
+    """A dbt project whose enforced model ``orders`` is built by ``sql``, committed on
+    main, with the PR branch ``feature`` checked out: the ground of the model-file
+    attacks, which then rewrite ``models/orders.sql``."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", sql)
+    repo.commit("a model")
+    repo.branch("feature")
+    return repo
+
+
 def _columns(count: int, data_type: str = "    data_type: int\n") -> str:
     return "dataset: shop.orders\ncolumns:\n" + "".join(
         f"  - name: c{i}\n{data_type}" for i in range(count)
@@ -726,17 +743,8 @@ def test_unclosed_config_calls_cannot_make_a_model_file_quadratic(tmp_path: Path
     arguments read up to 20,000 characters: 44 s for one file. The scans share a
     linear budget; past it the file is refused (its settings cannot be known),
     while a model with a hundred closed calls still reads."""
-    repo = GitRepo(tmp_path / "r")
-    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
-    repo.write(
-        "models/orders.yml",
-        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
-        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
-    )
     closed = "".join(f"{{{{ config(tags=['t{i}']) }}}}\n" for i in range(100))
-    repo.write("models/orders.sql", closed + "select 1 as id\n")
-    repo.commit("a model")
-    repo.branch("feature")
+    repo = enforced_orders(tmp_path, closed + "select 1 as id\n")
     repo.write("models/orders.sql", closed + "select 1 as id, 2 as memo\n")
     assert run_gate(repo.path, "--base", "main").returncode == 0
     repo.write("models/orders.sql", "{{ " + "config(" * 10_000 + " }}\nselect 1 as id\n")
@@ -792,16 +800,7 @@ def test_a_config_call_padded_past_the_scan_cap_is_still_read(
     switched off (or the table renamed) inside it passed, "0 changed contract
     file(s)". dbt reads a call of any length; the linear budget of the file's
     scans is the bound, and a call is read to its end within it."""
-    repo = GitRepo(tmp_path / "r")
-    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
-    repo.write(
-        "models/orders.yml",
-        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
-        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
-    )
-    repo.write("models/orders.sql", "select 1 as id\n")
-    repo.commit("a model")
-    repo.branch("feature")
+    repo = enforced_orders(tmp_path, "select 1 as id\n")
     pad = "x" * 20_000
     repo.write(
         "models/orders.sql", f"{{{{ config({setting}, meta={{'p': '{pad}'}}) }}}}\nselect 1 as id\n"
@@ -816,16 +815,7 @@ def test_nested_kwargs_dicts_in_a_config_call_are_no_internal_error(tmp_path: Pa
     (16 KB): each ``**{...}`` was read by a recursive call that split the whole
     rest again: 10 s, then "internal error: RecursionError". Deep nesting is
     opaque (it may set anything: the model stays guarded) and linear."""
-    repo = GitRepo(tmp_path / "r")
-    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
-    repo.write(
-        "models/orders.yml",
-        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
-        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
-    )
-    repo.write("models/orders.sql", "select 1 as id\n")
-    repo.commit("a model")
-    repo.branch("feature")
+    repo = enforced_orders(tmp_path, "select 1 as id\n")
     depth = 1_500
     nested = "**{'a': 1, " * depth + "}" * depth
     repo.write("models/orders.sql", f"{{{{ config(alias='x', {nested}) }}}}\nselect 1 as id\n")
@@ -842,16 +832,7 @@ def test_thousands_of_unevaluable_config_calls_are_read_in_linear_time(tmp_path:
     no size limit). Lines are looked up in one index of the file's line starts."""
     import time
 
-    repo = GitRepo(tmp_path / "r")
-    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
-    repo.write(
-        "models/orders.yml",
-        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
-        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
-    )
-    repo.write("models/orders.sql", "select 1 as id\n")
-    repo.commit("a model")
-    repo.branch("feature")
+    repo = enforced_orders(tmp_path, "select 1 as id\n")
     calls = "".join(f"{{{{ config(enabled=var('x{i}')) }}}}\n" for i in range(40_000))
     repo.write("models/orders.sql", calls + "select 1 as id\n")
     started = time.process_time()
@@ -929,16 +910,7 @@ def test_a_huge_model_file_is_refused_before_its_config_is_read(tmp_path: Path) 
     935 MB of memory to read for its ``config()`` calls (model files had no size
     bound; 80 MB would exhaust a runner). Past 4 MiB the file is refused, naming
     it: what its calls set cannot be read, so ignoring it would fail open."""
-    repo = GitRepo(tmp_path / "r")
-    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
-    repo.write(
-        "models/orders.yml",
-        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
-        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
-    )
-    repo.write("models/orders.sql", "select 1 as id\n")
-    repo.commit("a model")
-    repo.branch("feature")
+    repo = enforced_orders(tmp_path, "select 1 as id\n")
     repo.write("models/orders.sql", "{{x}}" * 1_000_000 + "\nselect 1 as id\n")
     proc = run_gate(repo.path, "--base", "main")
     assert proc.returncode == 2, proc.stdout
