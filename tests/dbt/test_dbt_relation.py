@@ -374,9 +374,9 @@ def test_a_name_two_model_files_hold_has_no_known_relation(cli: Cli, repo: GitRe
     assert moved(report) == []
 
 
-def test_a_versions_own_alias(cli: Cli, repo: GitRepo) -> None:
-    """``orders.v2`` is built as ``orders_v2`` (dbt's default alias for a version);
-    giving it the alias ``orders`` moves that version only."""
+def two_versions(repo: GitRepo) -> str:
+    """``orders`` with versions 1 and 2 (a file each) committed on main, the PR branch
+    checked out; returns the ``versions:`` block, which a test extends."""
     versions = "    versions:\n      - v: 1\n      - v: 2\n"
     start(
         repo,
@@ -387,6 +387,13 @@ def test_a_versions_own_alias(cli: Cli, repo: GitRepo) -> None:
             "models/marts/orders_v2.sql": "select 1 as id\n",
         },
     )
+    return versions
+
+
+def test_a_versions_own_alias(cli: Cli, repo: GitRepo) -> None:
+    """``orders.v2`` is built as ``orders_v2`` (dbt's default alias for a version);
+    giving it the alias ``orders`` moves that version only."""
+    versions = two_versions(repo)
     repo.write(
         "models/marts/_orders.yml",
         props() + versions + "        config:\n          alias: orders\n",

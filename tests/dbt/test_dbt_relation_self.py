@@ -17,11 +17,10 @@ from tests.dbt.test_dbt_relation import (
     _rewrite,
     found,
     moved,
-    project,
     props,
     run,
     shop,
-    start,
+    two_versions,
 )
 from tests.gitrepo import GitRepo
 
@@ -56,16 +55,7 @@ def test_from_the_model_itself_to_another_alias_is_a_move(cli: Cli, repo: GitRep
 
 def test_a_versions_model_name_is_not_its_default_alias(cli: Cli, repo: GitRepo) -> None:
     """A version's default alias is ``orders_v2``; ``{{ model.name }}`` is ``orders``."""
-    versions = "    versions:\n      - v: 1\n      - v: 2\n"
-    start(
-        repo,
-        {
-            "dbt_project.yml": project(),
-            "models/marts/_orders.yml": props() + versions,
-            "models/marts/orders_v1.sql": "select 1 as id\n",
-            "models/marts/orders_v2.sql": "select 1 as id\n",
-        },
-    )
+    versions = two_versions(repo)
     repo.write(
         "models/marts/_orders.yml",
         props() + versions + '        config:\n          alias: "{{ model.name }}"\n',
