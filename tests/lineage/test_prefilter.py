@@ -21,6 +21,7 @@ from gate.lineage.dbt_mesh import _columns, _spelt, cannot_read, read_manifest, 
 from gate.lineage.run import _changed_columns
 from gate.model import Change
 from gate.rules import Severity
+from tests.gitrepo import GitRepo
 
 UP = '"db"."main"."stg_orders"'
 AMOUNT = _spelt(frozenset({"amount"}))
@@ -173,6 +174,25 @@ def test_the_changed_columns_are_those_the_reads_are_attached_by() -> None:
     assert found == {"a": frozenset({"amount", "old_total"}), "b": None}
 
 
+def external_readers_of_a_dropped_column(
+    tmp_path: Path, sqls: list[str]
+) -> tuple[GitRepo, list[str]]:
+    """The mesh repository whose base config names a manifest of readers ``sqls`` of
+    ``stg_orders``, and a PR dropping its ``discount_code``: the repository and the
+    external consumers the run lists under that removal."""
+    from tests.lineage.mesh_repo import MODELS, PROPERTIES, drop, make
+    from tests.lineage.test_cli_lineage import run
+
+    manifest = json.loads(_manifest(sqls).decode().replace("platform", "jaffle_platform"))
+    config = "lineage:\n  dbt_manifests: [ci/manifest.json]\n"
+    repo = make(tmp_path / "r", config, {"ci/manifest.json": json.dumps(manifest)})
+    repo.write(PROPERTIES, drop(MODELS, "discount_code"))
+    repo.commit("drop discount_code")
+    _code, report = run(repo)
+    change = next(c for c in report["changes"] if c["column"] == "discount_code")
+    return repo, [r["consumer"] for r in change["external_consumers"]]
+
+
 def test_through_the_cli_a_reader_that_cannot_read_the_dropped_column_is_not_listed(
     tmp_path: Path,
 ) -> None:
@@ -180,27 +200,16 @@ def test_through_the_cli_a_reader_that_cannot_read_the_dropped_column_is_not_lis
     spells it; the one that reads other columns, and the one sqlglot cannot read
     (which used to count as reading every column) but that never spells it, are
     not listed. Removing the model wants every reader: all three are listed."""
-    from tests.lineage.mesh_repo import MODELS, PROPERTIES, drop, make
+    from tests.lineage.mesh_repo import MODELS, PROPERTIES
     from tests.lineage.test_cli_lineage import run
 
-    manifest = json.loads(
-        _manifest(
-            [
-                f"select order_id, discount_code from {UP}",
-                f"select order_id, amount from {UP}",
-                f"select order_id from {UP} where",
-            ]
-        )
-        .decode()
-        .replace("platform", "jaffle_platform")
-    )
-    config = "lineage:\n  dbt_manifests: [ci/manifest.json]\n"
-    repo = make(tmp_path / "r", config, {"ci/manifest.json": json.dumps(manifest)})
-    repo.write(PROPERTIES, drop(MODELS, "discount_code"))
-    repo.commit("drop discount_code")
-    _code, report = run(repo)
-    change = next(c for c in report["changes"] if c["column"] == "discount_code")
-    assert [r["consumer"] for r in change["external_consumers"]] == ["fin.m0"]
+    sqls = [
+        f"select order_id, discount_code from {UP}",
+        f"select order_id, amount from {UP}",
+        f"select order_id from {UP} where",
+    ]
+    repo, consumers = external_readers_of_a_dropped_column(tmp_path, sqls)
+    assert consumers == ["fin.m0"]
 
     repo.write(PROPERTIES, "models:\n  - name: stg_payments" + MODELS.split("stg_payments")[1])
     repo.commit("remove stg_orders")

@@ -12,7 +12,6 @@ columns by position or all at once is parsed.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ from gate.lineage.dbt_mesh import (
     stars_end_inside,
     unknown_columns,
 )
-from tests.lineage.test_prefilter import _manifest
+from tests.lineage.test_prefilter import _manifest, external_readers_of_a_dropped_column
 
 UP = '"db"."main"."stg_orders"'
 TABLE = ("db", "main", "stg_orders")
@@ -201,27 +200,13 @@ def test_through_the_cli_a_dbt_style_reader_is_listed_only_when_it_names_the_col
     readers (``select *`` import CTEs) the one that names it is listed; the one
     whose named columns are others is not (skipped on its tokens), and the one
     whose ``*`` reaches its output is (it reads every column)."""
-    from tests.lineage.mesh_repo import MODELS, PROPERTIES, drop, make
-    from tests.lineage.test_cli_lineage import run
-
-    manifest = json.loads(
-        _manifest(
-            [
-                f"{SRC} select src.order_id, src.discount_code from src",
-                f"{SRC}, final as (select src.order_id, src.amount from src) select * from final",
-                f"{SRC} select src.* from src",
-            ]
-        )
-        .decode()
-        .replace("platform", "jaffle_platform")
-    )
-    config = "lineage:\n  dbt_manifests: [ci/manifest.json]\n"
-    repo = make(tmp_path / "r", config, {"ci/manifest.json": json.dumps(manifest)})
-    repo.write(PROPERTIES, drop(MODELS, "discount_code"))
-    repo.commit("drop discount_code")
-    _code, report = run(repo)
-    change = next(c for c in report["changes"] if c["column"] == "discount_code")
-    assert [r["consumer"] for r in change["external_consumers"]] == ["fin.m0", "fin.m2"]
+    sqls = [
+        f"{SRC} select src.order_id, src.discount_code from src",
+        f"{SRC}, final as (select src.order_id, src.amount from src) select * from final",
+        f"{SRC} select src.* from src",
+    ]
+    _repo, consumers = external_readers_of_a_dropped_column(tmp_path, sqls)
+    assert consumers == ["fin.m0", "fin.m2"]
 
 
 def test_a_duckdb_positional_column_over_a_star_is_parsed() -> None:
