@@ -443,7 +443,7 @@ def _consumers(
     # A deleted dbt contract whose model file stays: the table stays too.
     head_ids = {d.id for d in head_datasets}
     stays = dbt_model_files.still_built(
-        head.repo, head.commit, [d for d in base if d.id not in head_ids]
+        head.repo, head.commit, [d for d in base if d.id not in head_ids], head.projects
     )
     explained = explain_consumers(changes, consumer_scan.found, built, severity_of, stays)
     # Past the first readers: the models that pass a changed column on. Imported

@@ -269,7 +269,9 @@ def _over(relation: Relation | None, said: Mapping[str, str | None]) -> Relation
     )
 
 
-def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[str]:
+def still_built(
+    repo: Repo, commit: str | None, gone: Sequence[Dataset], projects: ProjectIndex | None = None
+) -> set[str]:
     """Ids of ``gone`` dbt models (absent at HEAD) whose model file is still built at ``commit``.
 
     Deleting a model's properties entry deletes its contract, not its table:
@@ -277,13 +279,16 @@ def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[
     ``config()`` now disables it), so ``ref('<model>')`` still resolves and its
     readers still run. Only unversioned models count: a version's file without
     its ``versions:`` entry becomes another model, and ``ref('m', v=1)`` fails.
+    ``projects`` is the HEAD side's dbt project index, built once per side.
     """
     wanted = {
         d.id: d.model_file
         for d in gone
         if d.format == "dbt" and d.model_file and not _is_version(d)
     }
-    named, off = _dbt_models_named(repo, commit, [d.id for d in gone if d.format != "dbt"])
+    named, off = _dbt_models_named(
+        repo, commit, [d.id for d in gone if d.format != "dbt"], projects
+    )
     wanted.update(named)
     if not wanted:
         return set()
@@ -301,7 +306,7 @@ def still_built(repo: Repo, commit: str | None, gone: Sequence[Dataset]) -> set[
 
 
 def _dbt_models_named(
-    repo: Repo, commit: str | None, ids: Sequence[str]
+    repo: Repo, commit: str | None, ids: Sequence[str], projects: ProjectIndex | None = None
 ) -> tuple[dict[str, str], set[str]]:
     """Dataset id -> the model file of the dbt model of that name at ``commit``, for
     the contracts of other formats (ODCS, DCS, Soda) that describe a dbt model's
@@ -318,7 +323,7 @@ def _dbt_models_named(
     if not roots:
         return {}, set()
     off: set[str] = set()
-    index = ProjectIndex(repo, commit, "head")
+    index = projects if projects is not None else ProjectIndex(repo, commit, "head")
     files: dict[str, list[str]] = {}
     for root in roots:
         try:
