@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gate.dbt.profiles import profile_candidates, templated
 from gate.git import Repo
 from gate.lattice import DIALECTS
 from gate.model import ContractError, GitError, UsageError
@@ -78,10 +79,6 @@ def adapter_dialect(adapter: str) -> str | None:
     return key if key in DIALECTS else None
 
 
-def _templated(value: Any) -> bool:
-    return not isinstance(value, str) or "{{" in value or "{%" in value or not value.strip()
-
-
 class _Docs:
     """The YAML of files read in one batch, each parsed once, on first use."""
 
@@ -112,16 +109,12 @@ class _Docs:
 
 def _dbt_one(docs: _Docs, project_file: str, profiles: list[str]) -> Found | None:
     project = docs.yaml(project_file)
-    if not isinstance(project, dict) or _templated(project.get("profile")):
+    if not isinstance(project, dict) or templated(project.get("profile")):
         return None
     name = project["profile"]
     folder = posixpath.dirname(project_file)
-    # Where dbt looks (the project folder, the working directory), then a folder
-    # below the project that CI passes as --profiles-dir (``profile/profiles.yml``
-    # in mattermost-data-warehouse).
     below = [p for p in profiles if not folder or p.startswith(f"{folder}/")]
-    candidates = [posixpath.join(folder, "profiles.yml"), "profiles.yml", *below]
-    for candidate in dict.fromkeys(candidates):
+    for candidate in profile_candidates(folder, below):
         doc = docs.yaml(candidate)
         if isinstance(doc, dict) and isinstance(doc.get(name), dict):
             return _from_profile(doc[name], name, candidate, docs.notices)
@@ -138,9 +131,9 @@ def _from_profile(
     types: dict[Any, str] = {
         out: str(o.get("type"))
         for out, o in outputs.items()
-        if isinstance(o, dict) and not _templated(o.get("type"))
+        if isinstance(o, dict) and not templated(o.get("type"))
     }
-    if not _templated(target) and target in types:
+    if not templated(target) and target in types:
         adapter, said = types[target], f"target '{target}'"
     elif len(set(types.values())) == 1 and len(types) == len(outputs):
         adapter = next(iter(types.values()))
@@ -194,7 +187,7 @@ def _sqlmesh_one(docs: _Docs, path: str) -> Found | None:
         doc = docs.yaml(path)
         defaults = doc.get("model_defaults") if isinstance(doc, dict) else None
         said = defaults.get("dialect") if isinstance(defaults, dict) else None
-    if _templated(said):
+    if templated(said):
         return None
     # SQLMesh accepts dialect settings after a comma: "snowflake,normalization_strategy=..."
     name = str(said).split(",")[0].strip().lower()

@@ -21,6 +21,7 @@ a pull request cannot make its own move look like a restatement by editing
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +44,17 @@ class TargetDatabase:
     source: str
 
 
-def _templated(value: Any) -> bool:
+def templated(value: Any) -> bool:
+    """A value the gate cannot know without rendering Jinja (or no text at all)."""
     return not isinstance(value, str) or "{{" in value or "{%" in value or not value.strip()
+
+
+def profile_candidates(folder: str, below: Iterable[str]) -> list[str]:
+    """Where the ``profiles.yml`` of the dbt project in ``folder`` may be, in dbt's
+    order: the project folder, the working directory (the repository's root), then
+    the files ``below`` the project, one of which CI passes as ``--profiles-dir``
+    (``profile/profiles.yml`` in mattermost-data-warehouse); each once."""
+    return list(dict.fromkeys([posixpath.join(folder, "profiles.yml"), "profiles.yml", *below]))
 
 
 def _yaml(repo: Repo, commit: str | None, paths: list[str]) -> dict[str, Any]:
@@ -71,7 +81,7 @@ def _target_database(repo: Repo, commit: str | None, root: str) -> TargetDatabas
     project_file = posixpath.join(root, "dbt_project.yml")
     project = _yaml(repo, commit, [project_file]).get(project_file)
     name = project.get("profile") if isinstance(project, dict) else None
-    if _templated(name):
+    if templated(name):
         return TargetDatabase(None, f"{project_file} names no profile as plain text")
     below = sorted(
         repo.list_files(
@@ -83,7 +93,7 @@ def _target_database(repo: Repo, commit: str | None, root: str) -> TargetDatabas
             ),
         )
     )
-    candidates = list(dict.fromkeys([posixpath.join(root, "profiles.yml"), "profiles.yml", *below]))
+    candidates = profile_candidates(root, below)
     docs = _yaml(repo, commit, candidates)
     found = [
         _from_profile(doc[name], str(name), path)
@@ -109,12 +119,12 @@ def _from_profile(profile: dict[str, Any], name: str, path: str) -> TargetDataba
     outputs = profile.get("outputs")
     target = profile.get("target")
     where = f"{path}, profile '{name}'"
-    if not isinstance(outputs, dict) or _templated(target) or target not in outputs:
+    if not isinstance(outputs, dict) or templated(target) or target not in outputs:
         return TargetDatabase(None, f"{where} names no target output as plain text")
     said = _database(outputs[target])
     if said is None:
         return TargetDatabase(None, f"{where}: target '{target}' sets no database")
-    if _templated(said) or isinstance(said, bool) or not isinstance(said, (str, int)):
+    if templated(said) or isinstance(said, bool) or not isinstance(said, (str, int)):
         return TargetDatabase(
             None,
             f"{where}: target '{target}' sets database '{said}', which the gate does not render",
