@@ -30,7 +30,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gate.dbt.profiles import profile_candidates, templated
 from gate.git import Repo
 from gate.lattice import DIALECTS
 from gate.model import ContractError, GitError, UsageError
@@ -77,6 +76,19 @@ def adapter_dialect(adapter: str) -> str | None:
     key = adapter.strip().lower()
     key = ADAPTER_DIALECTS.get(key, key)
     return key if key in DIALECTS else None
+
+
+def templated(value: Any) -> bool:
+    """A value the gate cannot know without rendering Jinja (or no text at all)."""
+    return not isinstance(value, str) or "{{" in value or "{%" in value or not value.strip()
+
+
+def profile_candidates(folder: str, below: Iterable[str]) -> list[str]:
+    """Where the ``profiles.yml`` of the dbt project in ``folder`` may be, in dbt's
+    order: the project folder, the working directory (the repository's root), then
+    the files ``below`` the project, one of which CI passes as ``--profiles-dir``
+    (``profile/profiles.yml`` in mattermost-data-warehouse); each once."""
+    return list(dict.fromkeys([posixpath.join(folder, "profiles.yml"), "profiles.yml", *below]))
 
 
 class _Docs:

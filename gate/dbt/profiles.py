@@ -21,13 +21,13 @@ a pull request cannot make its own move look like a restatement by editing
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from gate.dbt.projects import literal
 from gate.git import Repo
 from gate.model import ContractError, GitError, UsageError
+from gate.repo_dialect import profile_candidates, templated
 from gate.yaml_load import load_yaml
 
 #: Output keys that name the target's database, by adapter (the first present counts).
@@ -42,19 +42,6 @@ class TargetDatabase:
 
     value: str | None
     source: str
-
-
-def templated(value: Any) -> bool:
-    """A value the gate cannot know without rendering Jinja (or no text at all)."""
-    return not isinstance(value, str) or "{{" in value or "{%" in value or not value.strip()
-
-
-def profile_candidates(folder: str, below: Iterable[str]) -> list[str]:
-    """Where the ``profiles.yml`` of the dbt project in ``folder`` may be, in dbt's
-    order: the project folder, the working directory (the repository's root), then
-    the files ``below`` the project, one of which CI passes as ``--profiles-dir``
-    (``profile/profiles.yml`` in mattermost-data-warehouse); each once."""
-    return list(dict.fromkeys([posixpath.join(folder, "profiles.yml"), "profiles.yml", *below]))
 
 
 def _yaml(repo: Repo, commit: str | None, paths: list[str]) -> dict[str, Any]:
