@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +11,7 @@ from hypothesis import strategies as st
 
 from gate.diff import regex_lang
 from gate.diff.regex_lang import CHANGED, RELAXED, TIGHTENED, compare
+from tests.cost import counting, cpu_seconds
 
 
 @pytest.fixture(autouse=True)
@@ -88,11 +88,13 @@ HOSTILE = "(a|b)*a(a|b){24}"
 
 
 def test_hostile_pattern_is_cut_off_by_the_budget() -> None:
+    # CPU seconds, not wall time: within the (wall-clock) budget this thread can
+    # use at most the budget's CPU, however loaded the machine; more means the
+    # deadline was checked too late (or not at all: then this runs for hours).
     regex_lang.start_run()
-    started = time.monotonic()
-    assert compare(HOSTILE, HOSTILE + "c", full_match_too=True) is None
-    elapsed = time.monotonic() - started
-    assert elapsed < regex_lang.BUDGET_SECONDS + 2.0, elapsed
+    with cpu_seconds() as cpu:
+        assert compare(HOSTILE, HOSTILE + "c", full_match_too=True) is None
+    assert cpu.seconds < regex_lang.BUDGET_SECONDS + 2.0, cpu.seconds
     # the budget is per comparison: the next one starts afresh
     assert compare(r"^[A-Z]{2,3}$", r"^[A-Z]{2}$", full_match_too=True) == TIGHTENED
 
@@ -101,10 +103,14 @@ def test_many_hostile_patterns_share_one_run_budget(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(regex_lang, "BUDGET_SECONDS", 0.3)
     monkeypatch.setattr(regex_lang, "RUN_SECONDS", 1.0)
     regex_lang.start_run()
-    started = time.monotonic()
-    for n in range(20):  # 20 x 0.3 s unbounded; the run stops them after 1 s
-        assert compare(HOSTILE, f"{HOSTILE}{n}") is None
-    assert time.monotonic() - started < 1.0 + 2.0
+    # Counted, not timed: each hostile comparison spends at least its 0.3 s of the
+    # run's 1 s before it is cut, so at most 4 of the 20 get to build automata.
+    built = counting(monkeypatch, regex_lang, "_relation")
+    with cpu_seconds() as cpu:
+        for n in range(20):  # 20 x 0.3 s unbounded; the run stops them after 1 s
+            assert compare(HOSTILE, f"{HOSTILE}{n}") is None
+    assert 1 <= len(built) <= 4, len(built)
+    assert cpu.seconds < 1.0 + 2.0, cpu.seconds
     regex_lang.start_run()  # the next diff has its time again
     assert compare(r"^[A-Z]{2,3}$", r"^[A-Z]{3}$") == TIGHTENED
 
