@@ -355,7 +355,7 @@ def run_action_process(workspace: Path, env: dict[str, str]) -> subprocess.Compl
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,  # only stops a hang: 120 s expired on a CI machine at load 26
     )
 
 
@@ -1020,7 +1020,9 @@ def test_api_failures_fall_back_to_the_payload_body_with_a_notice(
     assert "could not read the current PR description" in run.summary
     assert server.requests and server.requests[0][1]["Authorization"] == f"Bearer {TOKEN}"
     assert TOKEN not in run.everything()
-    assert run.seconds < 30
+    # no retry loop behind the fallback (counted, not timed): each API path asked once
+    asked = [path for path, _headers in server.requests]
+    assert "/repos/acme/shop/pulls/1" in asked and len(asked) == len(set(asked)), asked
 
 
 def test_unreachable_api_falls_back(pr: PR) -> None:
