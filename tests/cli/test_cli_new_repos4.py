@@ -95,6 +95,13 @@ def test_a_constant_templated_latest_version_names_its_version(cli: Cli, repo: G
     assert "latest_version 3 is not one of its versions" in proc.stderr
 
 
+def test_a_variable_latest_version_is_no_label(cli: Cli, repo: GitRepo) -> None:
+    _dbt_pr(repo, _customers("1"), _customers('"{{ target.name }}"'))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "cannot evaluate" in proc.stdout
+
+
 DCS = (
     "dataContractSpecification: 1.2.1\nid: esg\n"
     "info:\n  title: ESG\n  version: 1.0.0\n"

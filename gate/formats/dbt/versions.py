@@ -17,8 +17,9 @@ from gate.formats.dbt.flags import is_jinja, shown
 from gate.model import ContractError, ContractWarning, Dataset
 from gate.yaml_load import YMap
 
-#: ``"{{ 2 }}"``, ``"{{- 'v2' -}}"``: Jinja that renders one constant label.
-_CONSTANT = re.compile(r"^\{\{-?\s*(?:'([^'{}]*)'|\"([^\"{}]*)\"|([\w.]+))\s*-?\}\}$")
+#: ``"{{ 2 }}"``, ``"{{- 'v2' -}}"``: Jinja that renders one constant label (a number or a
+#: quoted string; ``{{ target.name }}`` is a variable, not a label).
+_CONSTANT = re.compile(r"^\{\{-?\s*(?:'([^'{}]*)'|\"([^\"{}]*)\"|(\d+(?:\.\d+)?))\s*-?\}\}$")
 
 
 def version_label(value: Any, path: str, line: int, owner: str) -> str:
