@@ -79,7 +79,7 @@ def mark_latest(
     chosen = latest(labels)
     raw = model.get("latest_version")
     line = model.key_line("latest_version")
-    if is_jinja(raw):
+    if isinstance(raw, str) and is_jinja(raw):
         constant = _CONSTANT.match(raw.strip())
         if constant is None:
             if warnings is not None:
