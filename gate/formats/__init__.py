@@ -130,6 +130,8 @@ def parse_document(
                     contract = module.parse(doc, path, project)
                 else:
                     contract = module.parse(doc, path)
+                if lenient:  # the parser's warnings are HEAD's to give (a Jinja latest_version)
+                    contract = replace(contract, warnings=())
                 # The parser's own checks first (their messages are tailored), then
                 # the published schema, which catches every key the parser skips.
                 if check_schema:
@@ -166,7 +168,7 @@ def _validated(fmt: str, doc: Any, path: str, contract: Contract, lenient: bool)
     if not lenient:
         warnings = validate(fmt, doc, path, contract)
         require_columns(contract)
-        return replace(contract, warnings=warnings) if warnings else contract
+        return replace(contract, warnings=(*contract.warnings, *warnings)) if warnings else contract
     try:
         validate(fmt, doc, path)
         require_columns(contract)

@@ -52,7 +52,15 @@ from gate.formats.dbt.flags import Unevaluable
 from gate.formats.dbt.project import Project
 from gate.formats.detect import DBT_KEYS
 from gate.formats.detect import dbt as detect
-from gate.model import Column, Contract, ContractError, Dataset, Relation, Relationship
+from gate.model import (
+    Column,
+    Contract,
+    ContractError,
+    ContractWarning,
+    Dataset,
+    Relation,
+    Relationship,
+)
 from gate.yaml_load import YMap
 
 __all__ = ["CONSTRAINT_TYPES", "DBT_KEYS", "FORMAT", "detect", "parse"]
@@ -85,6 +93,8 @@ class _Parser:
         self.project = project
         #: Columns the file's versions repeat from their models so far.
         self.expanded = 0
+        #: What the file says that the gate reads without evaluating (a Jinja latest_version).
+        self.warnings: list[ContractWarning] = []
         located = project.source_path_of(path) if project else None
         self.folders: tuple[str, ...] = located[1] if located else ()
 
@@ -333,7 +343,9 @@ class _Parser:
                     unevaluable=dbt_flags.merge(model_level, tuple(v_found), decided),
                 )
             )
-        return dbt_versions.mark_latest(datasets, labels, model, self.path, owner, name)
+        return dbt_versions.mark_latest(
+            datasets, labels, model, self.path, owner, name, self.warnings
+        )
 
 
 def parse(doc: Any, path: str, project: Project | None = None) -> Contract:
@@ -353,4 +365,6 @@ def parse(doc: Any, path: str, project: Project | None = None) -> Contract:
     for index, entry, line in items(models):
         datasets.extend(parser.model(entry, index, line))
     reject_duplicate_datasets(datasets, path)
-    return Contract(path=path, format=FORMAT, datasets=tuple(datasets))
+    return Contract(
+        path=path, format=FORMAT, datasets=tuple(datasets), warnings=tuple(parser.warnings)
+    )

@@ -8,12 +8,18 @@ numerically when every label is a number) that the version walk and
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
 from gate.formats.common import describe, require_mapping
-from gate.model import ContractError, Dataset
+from gate.formats.dbt.flags import is_jinja, shown
+from gate.model import ContractError, ContractWarning, Dataset
 from gate.yaml_load import YMap
+
+#: ``"{{ 2 }}"``, ``"{{- 'v2' -}}"``: Jinja that renders one constant label (a number or a
+#: quoted string; ``{{ target.name }}`` is a variable, not a label).
+_CONSTANT = re.compile(r"^\{\{-?\s*(?:'([^'{}]*)'|\"([^\"{}]*)\"|(\d+(?:\.\d+)?))\s*-?\}\}$")
 
 
 def version_label(value: Any, path: str, line: int, owner: str) -> str:
@@ -54,14 +60,43 @@ def entry(
 
 
 def mark_latest(
-    datasets: list[Dataset], labels: list[str], model: YMap, path: str, owner: str, name: str
+    datasets: list[Dataset],
+    labels: list[str],
+    model: YMap,
+    path: str,
+    owner: str,
+    name: str,
+    warnings: list[ContractWarning] | None = None,
 ) -> list[Dataset]:
-    """Mark the version an unpinned ``ref('<name>')`` resolves to (``latest_version``)."""
+    """Mark the version an unpinned ``ref('<name>')`` resolves to (``latest_version``).
+
+    dbt renders Jinja in a properties file before it reads ``latest_version``
+    (``"{{ 2 if target.name == 'uat' else 1 }}"`` picks a version per target).
+    Constant Jinja is folded; any other expression is dbt's default here (the
+    greatest version), with a warning in ``warnings``: refusing it refused a
+    project that parses.
+    """
     chosen = latest(labels)
-    if model.get("latest_version") is not None:
-        chosen = version_label(
-            model["latest_version"], path, model.key_line("latest_version"), owner
-        )
+    raw = model.get("latest_version")
+    line = model.key_line("latest_version")
+    if isinstance(raw, str) and is_jinja(raw):
+        constant = _CONSTANT.match(raw.strip())
+        if constant is None:
+            if warnings is not None:
+                warnings.append(
+                    ContractWarning(
+                        path,
+                        f"{owner}: latest_version '{shown(raw)}' is an expression the gate "
+                        f"cannot evaluate: unpinned ref('{name}') is read as version {chosen}, "
+                        "dbt's default",
+                        line,
+                    )
+                )
+            raw = None
+        else:
+            raw = next(group for group in constant.groups() if group is not None)
+    if raw is not None:
+        chosen = version_label(raw, path, line, owner)
         if chosen not in labels:
             raise ContractError(
                 path,

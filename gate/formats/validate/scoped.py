@@ -115,22 +115,60 @@ def _findings(
     if _fast_valid(name, doc):  # only now is jsonschema imported
         return []
     found: list[_Finding] = []
+    refs = _referenced_definitions(doc) if fmt == "dcs" else frozenset()
     for error in itertools.islice(_validator(name).iter_errors(doc), 100):
         location = list(error.absolute_path)
         if skip_version and location[:1] == [_VERSION_KEY[fmt]]:
             continue
         if error.validator in _UNKNOWN:
-            found += _unknown_findings(fmt, name, error, doc, path)
+            found += _unknown_findings(fmt, name, error, doc, path, refs)
             continue
         key = location
         if error.validator == "required":
             missing = _QUOTED.findall(error.message)[:1]
             key = location + missing
-        found.append(_Finding(_to_contract_error(error, doc, path, name), part_of(fmt, key), error))
+        found.append(
+            _Finding(_to_contract_error(error, doc, path, name), _part(fmt, refs, key), error)
+        )
     return found
 
 
-def _unknown_findings(fmt: str, name: str, error: Any, doc: Any, path: str) -> list[_Finding]:
+def _part(fmt: str, refs: frozenset[str], key: list[Any]) -> Part:
+    """The part at ``key``; in DCS, a definition no local ``$ref`` names is not compared.
+
+    A DCS definition reaches a model only through a field's ``$ref:
+    '#/definitions/<name>'`` (external references are not resolved), so one
+    that nothing in the file refers to (a lookup table kept beside the models)
+    changes no dataset: its violations are warnings, like those in ``servers``.
+    """
+    unreferenced = fmt == "dcs" and len(key) >= 2 and key[0] == "definitions"
+    if unreferenced and str(key[1]) not in refs:
+        return Part(False, f"definitions.{key[1]} (no $ref names it)")
+    return part_of(fmt, key)
+
+
+def _referenced_definitions(doc: Any) -> frozenset[str]:
+    """The definition names any local ``$ref`` in ``doc`` points into (``"*"``: all of them)."""
+    names: set[str] = set()
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/definitions"):
+                head = ref[len("#/definitions") :].strip("/").split("/", 1)[0]
+                names.add(head.replace("~1", "/").replace("~0", "~") if head else "*")
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    if "*" in names and isinstance(doc, dict) and isinstance(doc.get("definitions"), dict):
+        names.update(str(k) for k in doc["definitions"])
+    return frozenset(names)
+
+
+def _unknown_findings(
+    fmt: str, name: str, error: Any, doc: Any, path: str, refs: frozenset[str]
+) -> list[_Finding]:
     """An unknown key: a typo of a missing compared key is refused; any other is a warning.
 
     ``unevaluatedProperties`` also fires on known keys that a failed branch left
@@ -160,10 +198,10 @@ def _unknown_findings(fmt: str, name: str, error: Any, doc: Any, path: str) -> l
         meant = near_miss(key, known, instance)
         if meant is not None:
             message = f"unknown key '{key}'{at} (did you mean '{meant}'?) [{_LABELS[name]} schema]"
-            target = part_of(fmt, [*location, meant])
+            target = _part(fmt, refs, [*location, meant])
             found.append(_Finding(ContractError(path, message, line), target, None, typo=True))
         else:
             message = f"unknown key '{key}'{at} [{_LABELS[name]} schema]"
-            target = part_of(fmt, [*location, key])
+            target = _part(fmt, refs, [*location, key])
             found.append(_Finding(ContractError(path, message, line), target, None))
     return found
