@@ -305,6 +305,16 @@ def still_built(
     return built
 
 
+#: The repository's own dbt projects: an installed package (``dbt_packages/``, dbt < 1.0's
+#: ``dbt_modules/``) is another project's code, as the contract and consumer globs say.
+_OWN_PROJECTS = (
+    "dbt_project.yml",
+    "**/dbt_project.yml",
+    "!**/dbt_packages/**",
+    "!**/dbt_modules/**",
+)
+
+
 def _dbt_models_named(
     repo: Repo, commit: str | None, ids: Sequence[str], projects: ProjectIndex | None = None
 ) -> tuple[dict[str, str], set[str]]:
@@ -316,10 +326,7 @@ def _dbt_models_named(
     ``dbt_project.yml`` disables (built only if the file's ``config()`` enables it)."""
     if not ids:
         return {}, set()
-    roots = [
-        posixpath.dirname(path)
-        for path in repo.list_files(commit, ["dbt_project.yml", "**/dbt_project.yml"])
-    ]
+    roots = [posixpath.dirname(path) for path in repo.list_files(commit, _OWN_PROJECTS)]
     if not roots:
         return {}, set()
     off: set[str] = set()
