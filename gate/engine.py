@@ -437,9 +437,9 @@ def _consumers(
     )
     if not consumer_scan.files_read:
         return changes, consumer_scan
-    # A dbt properties entry without its model file builds nothing: for its
-    # readers the model is gone, as diff_datasets already compares it.
-    built = [d for d in head_datasets if not d.model_file_missing]
+    # A dbt properties entry without its model file, or disabled, builds nothing: for
+    # its readers the model is gone, as diff_datasets already compares it.
+    built = [d for d in head_datasets if not d.model_file_missing and d.enabled]
     # A deleted dbt contract whose model file stays: the table stays too.
     head_ids = {d.id for d in head_datasets}
     stays = dbt_model_files.still_built(

@@ -219,6 +219,9 @@ class Dataset:
     relation: Relation | None = field(default=None, compare=False)
     #: DCS/ODCS: the contract's servers, where its tables live (``gate.formats.servers``).
     servers: tuple[Server, ...] = field(default=(), compare=False)
+    #: dbt: the model's resolved ``access`` (``public``/``protected``/``private``;
+    #: ``None``: not a dbt model, or a value the gate cannot evaluate).
+    access: str | None = field(default=None, compare=False)
 
     def column(self, name: str) -> Column | None:
         """Find a top-level column by exact name."""

@@ -64,6 +64,7 @@ CHECKS = "gate.diff.checks"
 RELATIONSHIPS = "gate.diff.relationships"
 VERSIONS = "gate.diff.versions"
 CONSUMERS = "gate.consumers.impact"
+ACCESS = "gate.diff.access"
 FAMILIES = (
     DATASETS,
     COLUMNS,
@@ -73,6 +74,7 @@ FAMILIES = (
     RELATIONSHIPS,
     VERSIONS,
     CONSUMERS,
+    ACCESS,
 )
 
 #: A finding's direction from the side it breaks (additive rules have none).
@@ -313,6 +315,16 @@ MODEL_RELATION_CHANGED = Rule(
     breaks="consumers",
     explained_by_consumers=True,
 )
+MODEL_ACCESS_NARROWED = Rule(
+    "model_access_narrowed",
+    Severity.ERROR,
+    "A guarded dbt model that was access: public no longer is: other projects'"
+    " ref('<project>', '<model>') no longer compile (dbt Mesh).",
+    "model",
+    ACCESS,
+    breaks="consumers",
+    explained_by_consumers=True,
+)
 TYPE_REMOVED = Rule(
     "type_removed",
     Severity.WARNING,
@@ -530,6 +542,7 @@ _CATALOGUE: tuple[Rule, ...] = (
     CONSTRAINT_TIGHTENED,
     MODEL_DISABLED,
     MODEL_RELATION_CHANGED,
+    MODEL_ACCESS_NARROWED,
     TYPE_REMOVED,
     ENUM_VALUE_ADDED,
     LATEST_VERSION_CHANGED,

@@ -112,6 +112,12 @@ FIXTURES: dict[str, tuple[list[Dataset], list[Dataset], dict, set[str]]] = {
         {},
         {"model_relation_changed"},
     ),
+    "model_access_narrowed": (
+        [ds("d", C, access="public")],
+        [ds("d", C, access="protected")],
+        {},
+        {"model_access_narrowed"},
+    ),
     "type_removed": ([ds("d", C)], [ds("d", col(data_type=None))], {}, {"type_removed"}),
     "enum_value_added": (
         [ds("d", col(enum=("a",)))],

@@ -248,6 +248,7 @@ def apply_model_configs(
             relation=_over(out[i].relation, dict(said.relation)),
             enforced=out[i].enforced if said.enforced is None else said.enforced,
             enabled=out[i].enabled if said.enabled is None else said.enabled,
+            access=out[i].access if said.access is None else said.access,
             unevaluable=dbt_flags.merge(
                 out[i].unevaluable,
                 tuple((s, e, path, line) for s, e, line in said.unevaluable),
@@ -305,6 +306,16 @@ def still_built(
     return built
 
 
+#: The repository's own dbt projects: an installed package (``dbt_packages/``, dbt < 1.0's
+#: ``dbt_modules/``) is another project's code, as the contract and consumer globs say.
+_OWN_PROJECTS = (
+    "dbt_project.yml",
+    "**/dbt_project.yml",
+    "!**/dbt_packages/**",
+    "!**/dbt_modules/**",
+)
+
+
 def _dbt_models_named(
     repo: Repo, commit: str | None, ids: Sequence[str], projects: ProjectIndex | None = None
 ) -> tuple[dict[str, str], set[str]]:
@@ -316,10 +327,7 @@ def _dbt_models_named(
     ``dbt_project.yml`` disables (built only if the file's ``config()`` enables it)."""
     if not ids:
         return {}, set()
-    roots = [
-        posixpath.dirname(path)
-        for path in repo.list_files(commit, ["dbt_project.yml", "**/dbt_project.yml"])
-    ]
+    roots = [posixpath.dirname(path) for path in repo.list_files(commit, _OWN_PROJECTS)]
     if not roots:
         return {}, set()
     off: set[str] = set()

@@ -243,15 +243,14 @@ def _named_once(servers: Sequence[Server]) -> dict[str, Server]:
 def _server_moves(old: Server, new: Server, dialect: str) -> list[tuple[str, str, str]]:
     """(part, before, after) for each location part both sides name differently.
 
-    A part written on one side only, a placeholder, another case on an engine
-    that folds it, or a server whose engine changed, is no move the gate can
-    vouch for."""
+    A part written on one side only, a placeholder, or another case where every
+    engine involved folds it, is no move the gate can vouch for. A server whose
+    engine changed (postgres -> snowflake) together with its database or schema
+    moved the data: readers querying the old location break. Its engine alone
+    changing, the location restated, is no move."""
     # A type written on one side only is the engine of both (unsaid is not changed).
-    typed = {_engine(s, dialect) for s in (old, new) if s.type}
-    if len(typed) > 1:
-        return []
-    engine = typed.pop() if typed else _engine(new, dialect)
-    fold = engine in _CASE_FOLDING
+    typed = {_engine(s, dialect) for s in (old, new) if s.type} or {_engine(new, dialect)}
+    fold = typed <= _CASE_FOLDING
     before, after = dict(old.location), dict(new.location)
     moves = []
     for part, was in before.items():
@@ -261,6 +260,15 @@ def _server_moves(old: Server, new: Server, dialect: str) -> list[tuple[str, str
         if (was.casefold() != now.casefold()) if fold else (was != now):
             moves.append((part, was, now))
     return moves
+
+
+def _engines_shown(old: str | None, new: str | None) -> str:
+    """`` (postgres)``, or `` (postgres -> snowflake)`` for a server that changed engine."""
+    said = [k for k in ((old or "").strip().casefold(), (new or "").strip().casefold()) if k]
+    kinds = [_ENGINE.get(k, k) for k in said]
+    if len(set(kinds)) > 1:
+        return f" ({old} -> {new})"
+    return f" ({new or old})" if kinds else ""
 
 
 def _servers_moved(pair: DatasetPair) -> None:
@@ -278,9 +286,10 @@ def _servers_moved(pair: DatasetPair) -> None:
             found.append((new, moves))
     if not found:
         return
+    engines = {name: s.type for name, s in before.items() if s.type}
     said = "; ".join(
         f"server '{server.name}'"
-        + (f" ({server.type})" if server.type else "")
+        + _engines_shown(engines.get(server.name), server.type)
         + ": "
         + ", ".join(f"{part} '{was}' -> '{now}'" for part, was, now in moves)
         for server, moves in found

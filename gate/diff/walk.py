@@ -14,7 +14,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from gate.diff import checks, column_types, columns, constraints, conversion, datasets, regex_lang
+from gate.diff import (
+    access,
+    checks,
+    column_types,
+    columns,
+    constraints,
+    conversion,
+    datasets,
+    regex_lang,
+)
 from gate.diff.emitter import DatasetPair, Emitter, SeverityFn, default_severity
 from gate.diff.pairing import pair_columns, pair_datasets, removed_anchors
 from gate.diff.relationships import relationships
@@ -70,6 +79,7 @@ def _dataset_pair(pair: DatasetPair) -> None:
     start = len(pair.out.changes)
     datasets.renamed(pair)
     datasets.relation_moved(pair)
+    access.narrowed(pair)
     walk_columns(pair, pair.old.columns, pair.new.columns, prefix="", parent_line=pair.new.line)
     checks.checks(pair, pair.old.checks, pair.new.checks, column=None)
     columns.primary_key(pair)

@@ -82,6 +82,20 @@ INTEGER_FORMATS: dict[str, str] = {
 }
 
 
+#: ``physicalType`` words that name only a container: its element is in ``items``
+#: (``map.value``), which ODCS reads "only ... when ``logicalType: array``" (v3 JSON schema,
+#: SchemaBaseProperty); the official all-schema-types example writes ``physicalType: array``.
+_CONTAINERS = {"array": "array<", "list": "array<", "map": "map<"}
+
+
+def _bare_container(physical: str, logical: str | None) -> bool:
+    """``physicalType: array`` beside a logical ``array<int>`` (built from ``items``):
+    the physical word says less than the logical type, which is the column's type.
+    A physical type with its own element (``ARRAY<INT>``) keeps winning."""
+    prefix = _CONTAINERS.get(physical.strip().lower())
+    return prefix is not None and logical is not None and logical.startswith(prefix)
+
+
 def _enum(prop: YMap, path: str, what: str) -> tuple[str, ...] | None:
     """``enum`` (v3.2): plain values or ``{value: ...}`` entries, order kept."""
     if prop.get("enum") is None:
@@ -236,7 +250,7 @@ class _Parser:
         if text is not None and text.startswith("vector("):
             return text, None
         physical = optional_str(prop, "physicalType", self.path, f"{what}: 'physicalType'")
-        if physical is not None and owner is None:
+        if physical is not None and owner is None and not _bare_container(physical, text):
             return physical, None
         return text, owner
 

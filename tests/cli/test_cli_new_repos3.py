@@ -77,11 +77,16 @@ ODCS_RIDES = (
 )
 
 
-def _odcs_of_a_dbt_model(repo: GitRepo, model_sql: str | None) -> None:
+def _odcs_of_a_dbt_model(
+    repo: GitRepo, model_sql: str | None, properties: tuple[str, str] | None = None
+) -> None:
     """An ODCS output-port contract of a dbt model that has no contract of its own,
     and a dbt data test reading the model through ref(); the PR deletes the ODCS file
-    (and, when ``model_sql`` is None, the model file too)."""
+    (and, when ``model_sql`` is None, the model file too). ``properties``: the
+    model's properties file (no contract) at the base and at HEAD."""
     repo.write("pipeline/dbt/dbt_project.yml", PROJECT)
+    if properties is not None:
+        repo.write("pipeline/dbt/models/mart/_mart.yml", properties[0])
     repo.write("pipeline/dbt/models/mart/daily_rides.sql", "select 1 as day, 2 as total\n")
     repo.write(
         "pipeline/dbt/tests/assert_total.sql",
@@ -91,6 +96,8 @@ def _odcs_of_a_dbt_model(repo: GitRepo, model_sql: str | None) -> None:
     repo.commit("base")
     repo.branch("feature")
     repo.remove("contracts/rides.odcs.yaml")
+    if properties is not None:
+        repo.write("pipeline/dbt/models/mart/_mart.yml", properties[1])
     if model_sql is None:
         repo.remove("pipeline/dbt/models/mart/daily_rides.sql")
     else:
@@ -145,6 +152,51 @@ def test_deleting_the_odcs_contract_of_a_disabled_dbt_model_breaks_the_reader(
 ) -> None:
     """The model file now says enabled=false: dbt builds nothing, ref() fails."""
     _odcs_of_a_dbt_model(repo, "{{ config(enabled=false) }}\nselect 1 as day, 2 as total\n")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "consumer_broken daily_rides" in proc.stdout
+
+
+MART = "version: 2\nmodels:\n  - name: daily_rides\n    description: rides per day\n"
+
+
+def test_deleting_the_odcs_contract_of_a_model_its_properties_disable_breaks_the_reader(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """The model's properties file (no contract of its own) now says ``config:
+    {enabled: false}``: dbt builds nothing, ref() fails, whatever the model file says."""
+    disabled = MART + "    config:\n      enabled: false\n"
+    _odcs_of_a_dbt_model(repo, "select 1 as day, 2 as total\n", (MART, disabled))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "consumer_broken daily_rides" in proc.stdout
+
+
+def test_deleting_the_odcs_contract_of_a_model_its_properties_describe_breaks_no_reader(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """The same properties entry, still enabled (its description changes): still built,
+    the reader still resolves (the HEAD entry names the model)."""
+    _odcs_of_a_dbt_model(
+        repo, "select 1 as day, 2 as total\n", (MART, MART.replace("per day", "daily"))
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "model_removed daily_rides" in proc.stdout
+    assert "consumer_broken" not in proc.stdout
+
+
+def test_deleting_the_odcs_contract_of_an_installed_package_model_breaks_the_reader(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """The only model of that name is in ``dbt_packages/`` (an installed package, not
+    the repository's own project): the gate vouches for no table there."""
+    _odcs_of_a_dbt_model(repo, None)
+    repo.write("pipeline/dbt/dbt_packages/rides/dbt_project.yml", PROJECT.replace("shop", "rides"))
+    repo.write(
+        "pipeline/dbt/dbt_packages/rides/models/daily_rides.sql", "select 1 as day, 2 as total\n"
+    )
+    repo.commit("vendored package")
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "consumer_broken daily_rides" in proc.stdout

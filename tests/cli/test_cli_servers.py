@@ -204,3 +204,42 @@ def test_a_server_that_drops_its_type_while_its_database_moves_is_a_move(
     code, found, out = _rules(cli, repo)
     assert code == 1, out
     assert found == [("model_relation_changed", "stations")], found
+
+
+SNOWFLAKE = "    account: acme\n    schema: public\n    database: {db}\n"
+
+
+def _retyped(db: str) -> str:
+    return DCS.format(type="snowflake", location=SNOWFLAKE.format(db=db), model="stations")
+
+
+def test_a_server_moved_to_another_engine_and_database_is_a_move(cli: Cli, repo: GitRepo) -> None:
+    """postgres -> snowflake with a new database: the data moved; readers that query the
+    old database (on the old engine) find nothing there."""
+    _pr(repo, "stations.datacontract.yaml", _dcs("stations", "netstation"), _retyped("warehouse"))
+    code, found, out = _rules(cli, repo)
+    assert code == 1, out
+    assert found == [("model_relation_changed", "stations")], found
+    change = next(c for c in json.loads(out)["changes"] if c["rule"] == "model_relation_changed")
+    assert (
+        "server 'local' (postgres -> snowflake): database 'netstation' -> 'warehouse'"
+        in change["message"]
+    ), change["message"]
+
+
+def test_a_server_that_only_changes_its_engine_is_no_move(cli: Cli, repo: GitRepo) -> None:
+    """The same database and schema restated under another type: no location changed
+    (a restatement, or a migration whose location the contract keeps)."""
+    _pr(repo, "stations.datacontract.yaml", _dcs("stations", "netstation"), _retyped("netstation"))
+    code, found, out = _rules(cli, repo)
+    assert (code, found) == (0, []), out
+
+
+def test_a_case_only_location_under_a_new_engine_that_folds_too_is_no_move(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """postgres -> snowflake, ``netstation`` -> ``NETSTATION``: both engines fold unquoted
+    names, so it names the same database; a case-sensitive engine on either side keeps it."""
+    _pr(repo, "stations.datacontract.yaml", _dcs("stations", "netstation"), _retyped("NETSTATION"))
+    code, found, out = _rules(cli, repo)
+    assert (code, found) == (0, []), out

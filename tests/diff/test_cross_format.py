@@ -171,12 +171,15 @@ DBT_ENFORCEMENT = ("contract_enforcement_added",)
 #: shared fixtures); tests/dbt/test_dbt_relation.py covers it end to end.
 DBT_RELATIONS = ("model_relation_changed",)
 
+#: dbt Mesh access (dbt only); tests/cli/test_cli_dbt_access.py covers it end to end.
+DBT_ACCESS = ("model_access_narrowed",)
+
 
 def test_every_rule_has_a_cross_format_case() -> None:
     covered = {rule for findings in EXPECTED.values() for rule, _column in findings}
     others = set(FILE_LEVEL) | set(PLAIN_COLUMN_ONLY) | set(NEEDS_CLOCK) | set(DBT_VERSIONS)
     others |= set(DBT_MODEL_FILES) | set(DBT_EXPRESSIONS) | set(DBT_ENFORCEMENT)
-    others |= set(DBT_RELATIONS)
+    others |= set(DBT_RELATIONS) | set(DBT_ACCESS)
     assert covered | others | set(CONSUMER_RULES) == set(rules.RULES)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from gate.formats.dbt import relation
 from gate.formats.dbt.flags import ENABLED, ENFORCED, fold, shown
+from gate.formats.dbt.settings import access_value
 from gate.model import ContractError
 
 #: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``.
@@ -57,15 +58,21 @@ class ModelSettings:
     #: The relation parts (``database``, ``schema``, ``alias``) the calls set, as
     #: (part, value) sorted: a string's text, ``None`` for ``none``, else ``{{ code }}``.
     relation: tuple[tuple[str, str | None], ...] = ()
+    #: ``access=``: a modifier, ``unknown`` (not evaluable), ``None`` = not said.
+    access: str | None = None
 
     def meaning(
         self,
     ) -> tuple[
-        bool | None, bool | None, frozenset[tuple[str, str]], tuple[tuple[str, str | None], ...]
+        bool | None,
+        bool | None,
+        frozenset[tuple[str, str]],
+        tuple[tuple[str, str | None], ...],
+        str | None,
     ]:
         """What the settings say, without where they are written."""
         unevaluable = frozenset((s, e) for s, e, _l in self.unevaluable)
-        return self.enforced, self.enabled, unevaluable, self.relation
+        return self.enforced, self.enabled, unevaluable, self.relation, self.access
 
 
 _TAG = re.compile(r"\{[{%#]")
@@ -228,6 +235,7 @@ class _Reader:
         self.values: dict[str, bool | None] = {ENFORCED: None, ENABLED: None}
         self.unknown: dict[str, tuple[str, int]] = {}
         self.relation: dict[str, str | None] = {}
+        self.access: str | None = None
         self._newlines: list[int] | None = None
 
     def line(self, offset: int) -> int:
@@ -267,6 +275,9 @@ class _Reader:
                 self.contract(value, offset)
             elif key in relation.KEYS:
                 self.relation[relation.KEYS[key]] = relation.argument(value)
+            elif key == "access":
+                said = relation.argument(value)
+                self.access = None if said is None else access_value(said)
 
     def contract(self, value: str, offset: int) -> None:
         entries = _dict_literal(value)
@@ -322,6 +333,7 @@ def read_settings(source: bytes | str, python: bool = False, path: str = "") -> 
             for setting, (expression, line) in sorted(reader.unknown.items())
         ),
         relation=tuple(sorted(reader.relation.items())),
+        access=reader.access,
     )
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from gate.formats.common import describe, require_mapping
 from gate.formats.dbt import relation
 from gate.formats.dbt.flags import fold, is_jinja
+from gate.formats.dbt.settings import access_value
 from gate.model import ContractError
 from gate.yaml_load import YMap, load_yaml
 
@@ -73,6 +74,8 @@ class Project:
     levels: Mapping[tuple[str, ...], Settings]
     #: Level -> the relation parts it sets (only levels that set one).
     relations: Mapping[tuple[str, ...], relation.Said] = field(default_factory=dict)
+    #: Level -> the ``+access`` it sets (only levels that set one).
+    accesses: Mapping[tuple[str, ...], str] = field(default_factory=dict)
     #: The relation parts ``quoting:`` quotes (``database``, ``schema``, ``alias``).
     quoted: frozenset[str] = frozenset()
     sql_folders: Mapping[str, tuple[str, ...] | None] | None = field(default=None, compare=False)
@@ -82,7 +85,7 @@ class Project:
         """Whether any level below the project's own sets something (folders, models)."""
         return any(
             len(level) > 1 and said != (None, None) for level, said in self.levels.items()
-        ) or any(len(level) > 1 for level in self.relations)
+        ) or any(len(level) > 1 for level in (*self.relations, *self.accesses))
 
     def source_path_of(self, path: str) -> tuple[str, tuple[str, ...]] | None:
         """The resource path holding ``path`` and the folders between them, or ``None``."""
@@ -106,6 +109,15 @@ class Project:
             if settings[1] is not None:
                 enabled = settings[1]
         return enforced, enabled
+
+    def resolve_access(self, fqn: Sequence[str]) -> str | None:
+        """The ``+access`` the ``models:`` tree gives one model's fqn (most specific wins)."""
+        out: str | None = None
+        for depth in range(len(fqn) + 1):
+            if tuple(fqn[:depth]) not in self.levels:
+                break  # as resolve(): the walk stops where the tree does
+            out = self.accesses.get(tuple(fqn[:depth]), out)
+        return out
 
     def resolve_relation(self, fqn: Sequence[str]) -> relation.Said:
         """The relation parts the ``models:`` tree gives one model's fqn (most specific wins)."""
@@ -158,11 +170,16 @@ def _paths(doc: YMap, key: str, old_key: str | None, default: str, path: str) ->
 
 def _levels(
     tree: YMap, path: str
-) -> tuple[dict[tuple[str, ...], Settings], dict[tuple[str, ...], relation.Said]]:
-    """Flatten the ``models:`` config tree into level -> (enforced, enabled), and
-    level -> the relation parts it sets."""
+) -> tuple[
+    dict[tuple[str, ...], Settings],
+    dict[tuple[str, ...], relation.Said],
+    dict[tuple[str, ...], str],
+]:
+    """Flatten the ``models:`` config tree into level -> (enforced, enabled), level ->
+    the relation parts it sets, and level -> its ``+access``."""
     levels: dict[tuple[str, ...], Settings] = {}
     relations: dict[tuple[str, ...], relation.Said] = {}
+    accesses: dict[tuple[str, ...], str] = {}
     stack: list[tuple[tuple[str, ...], YMap]] = [((), tree)]
     while stack:
         level, node = stack.pop()
@@ -183,6 +200,8 @@ def _levels(
                 said[part] = relation.value(value, path, f"'{key_text}'", line)
             elif name == "enabled" and value is not None:
                 enabled = _flag(value, path, f"'{key_text}'", line)
+            elif name == "access" and value is not None:
+                accesses[level] = access_value(value)
             elif name == "contract" and value is not None:
                 contract = require_mapping(value, path, f"'{key_text}'", line)
                 if contract.get("enforced") is not None:
@@ -193,7 +212,7 @@ def _levels(
                         contract.key_line("enforced"),
                     )
         levels[level] = (enforced, enabled)
-    return levels, relations
+    return levels, relations, accesses
 
 
 def _quoted(root: YMap) -> frozenset[str]:
@@ -224,7 +243,9 @@ def parse_project(data: bytes | str, path: str) -> Project:
 
     models = root.get("models")
     tree = require_mapping(models, path, "'models'", root.key_line("models")) if models else None
-    levels, relations = _levels(tree, path) if tree is not None else ({(): (None, None)}, {})
+    levels, relations, accesses = (
+        _levels(tree, path) if tree is not None else ({(): (None, None)}, {}, {})
+    )
     return Project(
         path=path,
         root=base,
@@ -233,5 +254,6 @@ def parse_project(data: bytes | str, path: str) -> Project:
         source_paths=in_repo([p for paths in resolved.values() for p in paths]),
         levels=levels,
         relations=relations,
+        accesses=accesses,
         quoted=_quoted(root),
     )

@@ -110,6 +110,19 @@ class _Parser:
             return None, None
         return self.project.resolve(self.fqn(stem, fqn_tail))
 
+    def access(self, said: tuple[str | None, ...], stem: str, fqn_tail: tuple[str, ...]) -> str:
+        """The model's ``access``: the entry's (version over model), else ``+access`` of
+        ``dbt_project.yml`` for its fqn, else dbt's default ``protected`` (the model
+        file's ``config(access=...)`` goes over it later, gate.dbt.model_files)."""
+        for value in said:
+            if value is not None:
+                return value
+        if self.project is not None:
+            from_project = self.project.resolve_access(self.fqn(stem, fqn_tail))
+            if from_project is not None:
+                return from_project
+        return settings.DEFAULT_ACCESS
+
     def fqn(self, stem: str, fqn_tail: tuple[str, ...]) -> tuple[str, ...]:
         """The model's fqn in its project (``project_settings`` says which folder)."""
         assert self.project is not None
@@ -275,6 +288,7 @@ class _Parser:
                 replace(
                     dataset,
                     enabled=settings.first(enabled, p_enabled, True),
+                    access=self.access((settings.access(model),), name, (name,)),
                     deprecation_date=deprecation,
                     aliases=settings.alias(model),
                     model_names=(name,),
@@ -331,6 +345,11 @@ class _Parser:
                 replace(
                     dataset,
                     enabled=settings.first(v_enabled, enabled, p_enabled, True),
+                    access=self.access(
+                        (settings.access(version), settings.access(model)),
+                        stem,
+                        (name, f"v{label}"),
+                    ),
                     deprecation_date=settings.deprecation_date(version, self.path, v_owner)
                     or deprecation,
                     model_names=(stem,),

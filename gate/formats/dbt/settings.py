@@ -9,6 +9,7 @@ which is a different job from reading the columns they apply to.
 from __future__ import annotations
 
 from datetime import date, datetime, time, timezone
+from typing import Any
 
 from gate.formats.common import describe, require_mapping
 from gate.formats.dbt import flags as dbt_flags
@@ -70,6 +71,30 @@ def enabled(mapping: YMap, path: str, owner: str, found: list[Unevaluable]) -> b
         f"{owner}: 'config.enabled'",
         found,
     )
+
+
+#: dbt's access modifiers (dbt-core ``AccessType``); a model says none: ``protected``.
+ACCESS_LEVELS = ("private", "protected", "public")
+DEFAULT_ACCESS = "protected"
+#: An ``access`` the gate cannot evaluate (Jinja, a misspelling dbt itself refuses).
+UNKNOWN_ACCESS = "unknown"
+
+
+def access_value(raw: Any) -> str:
+    """One ``access`` value: a modifier dbt knows (any case), else ``UNKNOWN_ACCESS``."""
+    text = raw.strip().lower() if isinstance(raw, str) else None
+    return text if text in ACCESS_LEVELS else UNKNOWN_ACCESS
+
+
+def access(mapping: YMap) -> str | None:
+    """``config.access``, else the top-level ``access`` dbt still reads (before v1.10 the
+    documented place; docs.getdbt.com reference/resource-configs/access); ``None``: not said."""
+    config = mapping.get("config")
+    if isinstance(config, dict) and config.get("access") is not None:
+        return access_value(config["access"])
+    if mapping.get("access") is not None:
+        return access_value(mapping["access"])
+    return None
 
 
 def deprecation_date(mapping: YMap, path: str, owner: str) -> datetime | None:
