@@ -1,0 +1,77 @@
+"""Hostile pull requests, round three: bounds a base branch may raise, values
+printed whole, and the newest readers (conversion pairing, servers, dbt
+profiles, still-built models). Each test commits the attack to a real git
+repository and runs the CLI in-process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.cli.test_security import enforced_orders
+from tests.conftest import run_gate
+from tests.gitrepo import GitRepo
+
+
+def _padded_model(size: int) -> str:
+    """A model file of about ``size`` bytes: a valid model padded by a comment."""
+    return "select 1 as id\n-- " + "x" * size + "\n"
+
+
+def test_a_base_config_raises_the_model_file_bound_and_a_pr_cannot(tmp_path: Path) -> None:
+    """Left open in round two: a dbt model file over 4 MiB was refused with no
+    way for a project with large generated models to raise the bound.
+    ``limits.model_file_bytes`` raises (or lowers) it, read from the base tip:
+    a PR that raises it in its own config is still refused."""
+    repo = enforced_orders(tmp_path, "select 1 as id\n")
+    repo.git("checkout", "-q", "main")
+    repo.write(".schema-gate.yml", "limits:\n  model_file_bytes: 2000\n")
+    repo.commit("a low model file bound")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "main")
+    repo.write("models/orders.sql", _padded_model(3000))
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "models/orders.sql: the model file is 3,019 bytes, more than the limit of 2,000" in (
+        proc.stderr
+    )
+    assert "raise limits.model_file_bytes in the config" in proc.stderr
+    # The PR raising the bound in its own config changes nothing yet.
+    repo.write(".schema-gate.yml", "limits:\n  model_file_bytes: 100000\n")
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert "more than the limit of 2,000" in proc.stderr
+    # Once the base branch raises it, the same model file is read.
+    repo.write(".schema-gate.yml", "limits:\n  model_file_bytes: 2000\n")
+    repo.git("stash")
+    repo.git("checkout", "-q", "main")
+    repo.write(".schema-gate.yml", "limits:\n  model_file_bytes: 100000\n")
+    repo.commit("raise the bound")
+    repo.git("checkout", "-q", "feature")
+    repo.git("stash", "pop")
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_raised_model_file_bound_reads_a_model_over_four_mebibytes(tmp_path: Path) -> None:
+    """The default stays 4 MiB; a base raising it reads a 5 MB model's config(),
+    and one that turns the contract off there is a finding, not a refusal."""
+    repo = GitRepo(tmp_path / "r")
+    repo.write(".schema-gate.yml", "limits:\n  model_file_bytes: 8388608\n")
+    repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+    repo.write(
+        "models/orders.yml",
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: int\n",
+    )
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.commit("a model")
+    repo.branch("feature")
+    repo.write(
+        "models/orders.sql",
+        "{{ config(contract={'enforced': false}) }}\n" + _padded_model(5 * 1024 * 1024),
+    )
+    proc = run_gate(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stderr
+    assert "contract_enforcement_removed" in proc.stdout, proc.stdout
