@@ -75,3 +75,40 @@ def test_a_raised_model_file_bound_reads_a_model_over_four_mebibytes(tmp_path: P
     proc = run_gate(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stderr
     assert "contract_enforcement_removed" in proc.stdout, proc.stdout
+
+
+# -- untrusted values printed whole ----------------------------------------------
+
+C = "soda/contracts"
+#: A column name of 400 KB (round two: a 400 KB dbt alias was printed whole).
+HUGE = "c" + "x" * 409_599
+
+
+def _dropped_huge_column(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "huge")
+    columns = f"  - name: id\n    data_type: int\n  - name: {HUGE}\n    data_type: int\n"
+    repo.write(f"{C}/orders.yaml", "dataset: shop.orders\ncolumns:\n" + columns)
+    repo.commit("a contract with a huge column name")
+    repo.branch("feature")
+    repo.write(f"{C}/orders.yaml", "dataset: shop.orders\ncolumns:\n  - name: id\n")
+    return repo
+
+
+def test_a_huge_untrusted_value_is_printed_bounded_by_every_reporter(tmp_path: Path) -> None:
+    """Attack: a 400 KB name (column, alias, dataset id, server value) was printed
+    whole into every line that names it: the text report, each Markdown cell (the
+    PR comment, whose 65,536-character limit it alone exceeds) and each
+    annotation. Each reporter prints a bounded excerpt with the full length; the
+    JSON report keeps the whole value."""
+    repo = _dropped_huge_column(tmp_path)
+    import json
+
+    proc = run_gate(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    assert HUGE in {c["column"] for c in json.loads(proc.stdout)["changes"]}
+    for fmt in ("text", "markdown", "github", "junit", "sarif", "gitlab"):
+        proc = run_gate(repo.path, "--base", "main", "--format", fmt)
+        assert proc.returncode == 1, (fmt, proc.stderr)
+        assert len(proc.stdout) < 40_000, (fmt, len(proc.stdout))
+        assert "409,600 characters" in proc.stdout, fmt
+        assert "column_removed" in proc.stdout, fmt
