@@ -117,3 +117,35 @@ def test_a_huge_untrusted_value_is_printed_bounded_by_every_reporter(tmp_path: P
         assert len(out) < 80_000, (fmt, len(out))  # was 820 KB to 2.5 MB
         assert re.search(r"…\[\d{3},\d{3} characters, \d{3},\d{3} not shown\]…", out), fmt
         assert "column_removed" in out, fmt
+
+
+# -- still_built: a fake dbt model to dodge consumer_broken ----------------------
+
+
+def _dropped_table_read_by_sql(tmp_path: Path) -> GitRepo:
+    """``orders`` (a Soda contract) read by ``sql/report.sql``, on main; on
+    ``feature`` the contract is deleted: its table is dropped."""
+    repo = GitRepo(tmp_path / "dropped")
+    repo.write(f"{C}/orders.yaml", "dataset: orders\ncolumns:\n  - name: id\n    data_type: int\n")
+    repo.write("sql/report.sql", "select id from orders\n")
+    repo.commit("a contract and its reader")
+    repo.branch("feature")
+    repo.remove(f"{C}/orders.yaml")
+    return repo
+
+
+def test_a_dbt_model_added_by_the_pr_does_not_keep_a_dropped_table_built(
+    tmp_path: Path,
+) -> None:
+    """Attack: a PR drops a table (deletes its Soda contract, acknowledged) and adds
+    ``fake/dbt_project.yml`` with ``fake/models/orders.sql`` (or one under
+    ``dbt_packages/``): the deleted contract then counted as a dbt model "still
+    built", and the reader it breaks was no ``consumer_broken``. Only a model file
+    dbt built at the base as well keeps the table; the reader breaks."""
+    for root in ("fake", "dbt_packages/pkg"):
+        repo = _dropped_table_read_by_sql(tmp_path / root.replace("/", "_"))
+        repo.write(f"{root}/dbt_project.yml", "name: fake\nversion: '1.0'\nprofile: fake\n")
+        repo.write(f"{root}/models/orders.sql", "select 1 as id\n")
+        proc = run_gate(repo.path, "--base", "main", "--accept", "orders")
+        assert proc.returncode == 1, (root, proc.stdout, proc.stderr)
+        assert "consumer_broken orders" in proc.stdout, (root, proc.stdout)
