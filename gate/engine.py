@@ -239,7 +239,7 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
             search.pending.cancel()
         raise
     changes, consumer_scan = _consumers(
-        head, policy, changes, old, new, severity_of, workers, search, trace
+        head, policy, changes, old, new, severity_of, workers, search, trace, base.commit
     )
     # Consumers outside the repository, from the base side's lineage: (gate.lineage).
     changes, lineage_notices = external_step(
@@ -422,8 +422,10 @@ def _consumers(
     workers: Workers,
     search: Search | None,
     trace: Trace | None,
+    base_commit: str | None = None,
 ) -> tuple[list[Change], Scan]:
-    """The changes with the consumers at HEAD that read what they break, and the scan."""
+    """The changes with the consumers at HEAD that read what they break, and the scan.
+    ``base_commit``: where a model file that still builds a table must be too."""
     consumer_scan = steps.timed(
         trace,
         steps.CONSUMERS,
@@ -457,6 +459,7 @@ def _consumers(
         [d for d in base if d.id not in head_ids],
         head.projects,
         policy.limits.model_file_bytes,
+        base_commit,
     )
     explained = explain_consumers(changes, consumer_scan.found, built, severity_of, stays)
     # Past the first readers: the models that pass a changed column on. Imported

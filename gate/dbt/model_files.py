@@ -284,6 +284,7 @@ def still_built(
     gone: Sequence[Dataset],
     projects: ProjectIndex | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    base_commit: str | None = None,
 ) -> set[str]:
     """Ids of ``gone`` dbt models (absent at HEAD) whose model file is still built at ``commit``.
 
@@ -293,6 +294,12 @@ def still_built(
     readers still run. Only unversioned models count: a version's file without
     its ``versions:`` entry becomes another model, and ``ref('m', v=1)`` fails.
     ``projects`` is the HEAD side's dbt project index, built once per side.
+
+    ``base_commit``: only a model file that is at this path at the base as well
+    counts. A file the pull request adds (a new ``dbt_project.yml`` and
+    ``models/orders.sql`` beside a deleted ``orders`` contract) is no evidence that
+    anything still builds the table its readers read: the gate cannot tell a real
+    project from a decoy, and trusting it would hide each broken reader.
     """
     wanted = {
         d.id: d.model_file
@@ -306,6 +313,9 @@ def still_built(
     if not wanted:
         return set()
     found = repo.existing(commit, sorted(set(wanted.values())))
+    if base_commit is not None:
+        was = repo.existing(base_commit, sorted(found))
+        found = {path: blob for path, blob in found.items() if path in was}
     blobs = repo.read_blobs([b for b in found.values() if b])
     built = set()
     for dataset_id, path in wanted.items():
@@ -331,7 +341,12 @@ def _dbt_models_named(
         return {}, set()
     roots = [
         posixpath.dirname(path)
-        for path in repo.list_files(commit, ["dbt_project.yml", "**/dbt_project.yml"])
+        for path in repo.list_files(
+            commit,
+            # Installed packages are not this repository's models (dbt builds them
+            # only as a package of another project, which the gate does not resolve).
+            ["dbt_project.yml", "**/dbt_project.yml", "!**/dbt_packages/**", "!**/dbt_modules/**"],
+        )
     ]
     if not roots:
         return {}, set()
