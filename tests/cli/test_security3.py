@@ -149,3 +149,31 @@ def test_a_dbt_model_added_by_the_pr_does_not_keep_a_dropped_table_built(
         proc = run_gate(repo.path, "--base", "main", "--accept", "orders")
         assert proc.returncode == 1, (root, proc.stdout, proc.stderr)
         assert "consumer_broken orders" in proc.stdout, (root, proc.stdout)
+
+
+# -- servers: a location that is no plain name ------------------------------------
+
+DCS_SERVER = (
+    "dataContractSpecification: 1.1.0\nid: stations\ninfo:\n  title: Stations\n"
+    "  version: 0.1.0\nservers:\n  local:\n    type: postgres\n    database: {database}\n"
+    "    schema: public\nmodels:\n  stations:\n    type: table\n    fields:\n"
+    "      station_id:\n        type: string\n"
+)
+
+
+def test_a_server_database_rewritten_as_a_list_or_map_is_still_a_move(tmp_path: Path) -> None:
+    """Attack: a PR moves the table (``database: prod`` -> ``analytics``) but writes
+    the new database as ``[analytics]``, ``{analytics: 1}`` or ``true``: a value
+    that is no plain name was left out of the server's location, so the move was
+    never compared: exit 0, no finding. A present value the gate cannot read as a
+    name is kept as its text: ``prod`` -> ``[analytics]`` is a move."""
+    for i, database in enumerate(("[analytics]", "{analytics: 1}", "true", "[prod]")):
+        repo = GitRepo(tmp_path / f"r{i}")
+        path = "contracts/stations.datacontract.yaml"
+        repo.write(path, DCS_SERVER.format(database="prod"))
+        repo.commit("base")
+        repo.branch("feature")
+        repo.write(path, DCS_SERVER.format(database=database))
+        proc = run_gate(repo.path, "--base", "main")
+        assert proc.returncode == 1, (database, proc.stdout, proc.stderr)
+        assert "model_relation_changed stations" in proc.stdout, (database, proc.stdout)
