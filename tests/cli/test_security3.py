@@ -6,12 +6,15 @@ repository and runs the CLI in-process.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from tests.cli.test_security import enforced_orders
 from tests.conftest import run_gate
 from tests.gitrepo import GitRepo
+from tests.lineage.mesh_repo import make
+from tests.lineage.test_cli_lineage import pr_drops
 
 
 def _padded_model(size: int) -> str:
@@ -102,7 +105,6 @@ def test_a_huge_untrusted_value_is_printed_bounded_by_every_reporter(tmp_path: P
     annotation. Each reporter prints a bounded excerpt with the full length; the
     JSON report keeps the whole value."""
     repo = _dropped_huge_column(tmp_path)
-    import json
 
     proc = run_gate(repo.path, "--base", "main", "--format", "json")
     assert proc.returncode == 1, proc.stderr
@@ -177,3 +179,32 @@ def test_a_server_database_rewritten_as_a_list_or_map_is_still_a_move(tmp_path: 
         proc = run_gate(repo.path, "--base", "main")
         assert proc.returncode == 1, (database, proc.stdout, proc.stderr)
         assert "model_relation_changed stations" in proc.stdout, (database, proc.stdout)
+
+
+# -- OpenLineage events: the run's lineage deadline bounds the parse --------------
+
+
+def test_an_events_file_of_broken_lines_is_stopped_at_the_lineage_deadline(
+    tmp_path: Path,
+) -> None:
+    """Attack: an OpenLineage export the PR's own CI job writes into the working
+    tree (untracked, which the gate reads when the base has none) of 4 million
+    ``{`` lines (8 MB): each broken line is two failed JSON decodes, 19.8 s of CPU
+    for 4 MB and 73 s for 16 MB (the 64 MB bound: about 5 minutes), and the parse
+    never looked at ``lineage.timeout_seconds``. It now stops there: a warning
+    naming the source, and nothing lowered."""
+    config = (
+        "lineage:\n  openlineage_events: [lineage/events.jsonl]\n  timeout_seconds: 1\n"
+        "  usage_aware_severity: true\n"
+    )
+    repo = make(tmp_path / "r", config)
+    pr_drops(repo, "ordered_at")
+    (repo.path / "lineage").mkdir()
+    (repo.path / "lineage" / "events.jsonl").write_text("{\n" * 4_000_000)
+    proc = run_gate(repo.path, "--base", "main", "--head", "feature", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    notices = [n for n in report["notices"] if "lineage source lineage/events.jsonl" in n]
+    assert notices and "timed out (lineage.timeout_seconds)" in notices[0], report["notices"]
+    dropped = [c for c in report["changes"] if c["rule"] == "column_removed"]
+    assert dropped and dropped[0]["severity"] == "error"
