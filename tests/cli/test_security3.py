@@ -208,3 +208,28 @@ def test_an_events_file_of_broken_lines_is_stopped_at_the_lineage_deadline(
     assert notices and "timed out (lineage.timeout_seconds)" in notices[0], report["notices"]
     dropped = [c for c in report["changes"] if c["rule"] == "column_removed"]
     assert dropped and dropped[0]["severity"] == "error"
+
+
+# -- dbt Mesh: a star whose columns are used by position --------------------------
+
+
+def test_a_star_in_a_union_branch_or_a_compared_subquery_reads_every_column(
+    tmp_path: Path,
+) -> None:
+    """Attack: a downstream project's model reads the upstream only through ``*``
+    in a union branch (``select ... union all select * from up``) or a subquery
+    compared by position (``(a, b) in (select * from up)``): every column counts
+    (a dropped one changes the arity and the query fails), yet the analysis saw
+    the star end inside the model (only the named outer columns read) and the
+    prefilter skipped its parse: not a reader of the dropped column, so with
+    ``usage_aware_severity`` nothing read it. Such a star reads every column."""
+    from tests.lineage.test_prefilter import UP, external_readers_of_a_dropped_column
+
+    sqls = [
+        "with s as (select 1 as a, 2 as b, 3 as c, 4 as d, 5 as e from x "
+        f"union all select * from {UP}) select s.a from s",
+        f"select t.a from (select * from {UP} except select * from y) t",
+        f"select o.id from x o where (o.a, o.b, o.c, o.d, o.e) in (select * from {UP})",
+    ]
+    _repo, consumers = external_readers_of_a_dropped_column(tmp_path, sqls)
+    assert consumers == ["fin.m0", "fin.m1", "fin.m2"]
