@@ -14,6 +14,7 @@ from gate.dbt import model_files as dbt_model_files
 from gate.dbt import projects as dbt_projects
 from gate.formats.dbt.project import Project
 from gate.git import Repo
+from gate.limits import DEFAULT_LIMITS
 from gate.model import Contract, ContractError, ContractErrors, Dataset
 from gate.side import Side
 
@@ -73,9 +74,15 @@ def refuse(errors: Sequence[ContractError], order: Sequence[str] = ()) -> None:
     raise ContractErrors(tuple(ranked))
 
 
-def every_contract(side: Side, globs: Sequence[str], parse: Parse) -> list[Dataset]:
+def every_contract(
+    side: Side,
+    globs: Sequence[str],
+    parse: Parse,
+    model_file_bytes: int = DEFAULT_LIMITS.model_file_bytes,
+) -> list[Dataset]:
     """Every dataset of every contract file at ``side`` (the full smoke test): a
-    file that cannot be parsed is refused, with the others that cannot."""
+    file that cannot be parsed is refused, with the others that cannot.
+    ``model_file_bytes``: the base side's ``limits.model_file_bytes``."""
     files = side.repo.list_files(side.commit, globs)
     dbt_files = dbt_projects.property_files(side.projects, globs)
     entries = [
@@ -91,7 +98,9 @@ def every_contract(side: Side, globs: Sequence[str], parse: Parse) -> list[Datas
     refuse([c for c in loaded if isinstance(c, ContractError)], [e.path for e in entries])
     datasets = [d for c in loaded if not isinstance(c, ContractError) for d in c.datasets]
     projects = {p: proj for p, _b, _s, proj in entries}
-    return dbt_model_files.apply_model_configs(side.repo, side.commit, datasets, projects)
+    return dbt_model_files.apply_model_configs(
+        side.repo, side.commit, datasets, projects, model_file_bytes
+    )
 
 
 def has_contracts(side: Side, globs: Sequence[str]) -> bool:

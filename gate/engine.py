@@ -239,7 +239,7 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
             search.pending.cancel()
         raise
     changes, consumer_scan = _consumers(
-        head, policy, changes, old, new, severity_of, workers, search, trace
+        head, policy, changes, old, new, severity_of, workers, search, trace, base.commit
     )
     # Consumers outside the repository, from the base side's lineage: (gate.lineage).
     changes, lineage_notices = external_step(
@@ -317,14 +317,23 @@ def _read(base: Side, head: Side, policy: RunConfig, parse: Parse) -> _Read:
     """The compared files of both sides, parsed; every refusal at once (``ContractErrors``)."""
     globs = policy.globs
     warnings: list[str] = []
-    file_changes = compared_files(base, head, globs, warnings)
+    file_changes = compared_files(base, head, globs, warnings, policy.limits.model_file_bytes)
     if file_changes:
         # Parsing may fork workers now: load the dialect the diff and the consumer
         # scan need first, so that workers inherit it instead of loading it again.
         types.load_dialect(policy.dialect)
     refused: list[ContractError] = []
     schema_warnings: list[ContractWarning] = []
-    old, new = read_sides(base, head, file_changes, parse, warnings, refused, schema_warnings)
+    old, new = read_sides(
+        base,
+        head,
+        file_changes,
+        parse,
+        warnings,
+        refused,
+        schema_warnings,
+        policy.limits.model_file_bytes,
+    )
     refused += declared_elsewhere(head, globs, file_changes, old, new, parse, schema_warnings)
     # Every refusal at once, in the order git lists the files (ContractErrors).
     refuse(refused, [e.change.new_path for e in file_changes if e.change.new_path])
@@ -413,8 +422,10 @@ def _consumers(
     workers: Workers,
     search: Search | None,
     trace: Trace | None,
+    base_commit: str | None = None,
 ) -> tuple[list[Change], Scan]:
-    """The changes with the consumers at HEAD that read what they break, and the scan."""
+    """The changes with the consumers at HEAD that read what they break, and the scan.
+    ``base_commit``: where a model file that still builds a table must be too."""
     consumer_scan = steps.timed(
         trace,
         steps.CONSUMERS,
@@ -443,7 +454,12 @@ def _consumers(
     # A deleted dbt contract whose model file stays: the table stays too.
     head_ids = {d.id for d in head_datasets}
     stays = dbt_model_files.still_built(
-        head.repo, head.commit, [d for d in base if d.id not in head_ids], head.projects
+        head.repo,
+        head.commit,
+        [d for d in base if d.id not in head_ids],
+        head.projects,
+        policy.limits.model_file_bytes,
+        base_commit,
     )
     explained = explain_consumers(changes, consumer_scan.found, built, severity_of, stays)
     # Past the first readers: the models that pass a changed column on. Imported
@@ -510,7 +526,11 @@ def _smoke(
     """Run the smoke test on the HEAD contracts (imports PySpark only now)."""
     from gate.smoke import SmokeSettings, run_smoke
 
-    datasets = changed if settings.smoke_changed_only else every_contract(head, policy.globs, parse)
+    datasets = (
+        changed
+        if settings.smoke_changed_only
+        else every_contract(head, policy.globs, parse, policy.limits.model_file_bytes)
+    )
     workers.close()  # Spark starts its own processes and threads: no idle forks beside it
     smoke_settings = SmokeSettings(
         sample_data=settings.sample_data,

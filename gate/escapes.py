@@ -37,6 +37,34 @@ def visible(text: str) -> str:
     return _INVISIBLE.sub(_spell, text)
 
 
+#: Characters of one PR-controlled value a human-read report prints (a name, a
+#: type, a message quoting them); the JSON report keeps every value whole.
+SHOWN_CHARS = 2_000
+#: Characters of one printed report line: a line may name two values (before -> after).
+LINE_CHARS = 2 * SHOWN_CHARS
+
+
+def clip(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` bounded for a reader: past ``limit`` characters, its start and end
+    around ``…[N characters, M not shown]…``.
+
+    A value comes from the pull request and may be 400 KB (an alias, a column
+    name): printed whole into every line, cell and annotation that names it, it
+    buries the report and breaks the PR comment's and the annotations' own
+    limits. The middle goes, so what tells two values apart at either end stays.
+    """
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    hidden = len(text) - 2 * keep
+    return f"{text[:keep]}…[{len(text):,} characters, {hidden:,} not shown]…{text[-keep:]}"
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` clipped (:func:`clip`), then its control characters spelled out (:func:`visible`)."""
+    return visible(clip(text, limit))
+
+
 def escape_data(text: str) -> str:
     """A workflow command's message, as the runner decodes it (``%25``, ``%0D``, ``%0A``)."""
     return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))

@@ -54,6 +54,10 @@ class Limits:
     #: Models a changed column is followed through past its first reader
     #: (downstream lineage, ``gate.lineage.downstream``); then the path is cut.
     lineage_depth: int = 5
+    #: Bytes of one dbt model file read for its ``config()`` calls
+    #: (``gate.formats.dbt.model_config``); a bigger one is refused (exit 2):
+    #: what it sets cannot be read, and skipping it would fail open.
+    model_file_bytes: int = 4 * 1024 * 1024
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

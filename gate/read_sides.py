@@ -18,6 +18,7 @@ from gate.dbt import model_files as dbt_model_files
 from gate.dbt import relation_macros
 from gate.dbt.changes import Entry
 from gate.duplicates import drop_old_clashes, duplicates
+from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError, ContractWarning, Dataset
 from gate.side import Side
 
@@ -78,6 +79,7 @@ def read_sides(
     warnings: list[str],
     refused: list[ContractError],
     schema_warnings: list[ContractWarning],
+    model_file_bytes: int = DEFAULT_LIMITS.model_file_bytes,
 ) -> tuple[list[Dataset], list[Dataset]]:
     """Read and parse both sides of every changed contract file.
 
@@ -124,8 +126,12 @@ def read_sides(
     base = [d for d in base if d.path not in skipped]
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
-    base = dbt_model_files.apply_model_configs(base_side.repo, base_side.commit, base, old_projects)
-    head = dbt_model_files.apply_model_configs(head_side.repo, head_side.commit, head, new_projects)
+    base = dbt_model_files.apply_model_configs(
+        base_side.repo, base_side.commit, base, old_projects, model_file_bytes
+    )
+    head = dbt_model_files.apply_model_configs(
+        head_side.repo, head_side.commit, head, new_projects, model_file_bytes
+    )
     head = relation_macros.mark(
         head_side.projects, head, new_projects, base, base_side.projects, base_side.floor_commit
     )

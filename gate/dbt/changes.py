@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from gate.dbt.model_files import is_model_file, properties_of_changed_models
 from gate.dbt.projects import MODEL_GLOBS, PROPERTY_GLOBS, ProjectIndex, exclusions, literal
+from gate.formats.dbt.model_config import MAX_FILE_BYTES
 from gate.formats.dbt.project import Project, is_project_file
 from gate.git import FileChange, Repo
 
@@ -113,6 +114,7 @@ def collect(
     globs: Sequence[str],
     from_globs: Sequence[FileChange],
     warnings: list[str] | None = None,
+    model_file_bytes: int = MAX_FILE_BYTES,
 ) -> list[Entry]:
     """The files to compare: the glob-matched changes and the changed dbt
     properties files, each side with the dbt project it belongs to.
@@ -144,7 +146,7 @@ def collect(
         untouched.update(c.new_path for c in extra if c.new_path and c.old_path == c.new_path)
     if model_files:
         extra = properties_of_changed_models(
-            (base_index, head_index), model_files, negations, known, implicated
+            (base_index, head_index), model_files, negations, known, implicated, model_file_bytes
         )
         merged.extend((c, False) for c in extra)
         untouched.update(c.new_path for c in extra if c.new_path and c.old_path == c.new_path)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from gate.dbt.identity import bare_id
 from gate.dbt.projects import MODEL_FILES, PROPERTY_GLOBS, literal, model_folders, model_path
 from gate.formats.dbt import flags as dbt_flags
-from gate.formats.dbt.model_config import ModelSettings, read_settings
+from gate.formats.dbt.model_config import MAX_FILE_BYTES, ModelSettings, read_settings
 from gate.formats.dbt.project import Project
 from gate.git import FileChange, Repo
 from gate.model import ContractError, Dataset, Relation
@@ -45,11 +45,17 @@ def _read(repo: Repo, blob: str | None, path: str | None, blobs: Mapping[str, by
 
 
 def _settings(
-    repo: Repo, blob: str | None, path: str | None, blobs: Mapping[str, bytes]
+    repo: Repo,
+    blob: str | None,
+    path: str | None,
+    blobs: Mapping[str, bytes],
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> ModelSettings:
-    """A model file's ``config()`` settings; a ``.py`` file is a Python model (no Jinja)."""
+    """A model file's ``config()`` settings; a ``.py`` file is a Python model (no Jinja).
+    ``max_bytes``: the base side's ``limits.model_file_bytes``."""
     python = path is not None and path.endswith(".py")
-    return read_settings(_read(repo, blob, path, blobs), python=python, path=path or "")
+    source = _read(repo, blob, path, blobs)
+    return read_settings(source, python=python, path=path or "", max_bytes=max_bytes)
 
 
 def properties_of_changed_models(
@@ -58,6 +64,7 @@ def properties_of_changed_models(
     negations: Sequence[str],
     known: set[str],
     implicated: set[str] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> list[FileChange]:
     """Properties files whose models' own ``config()`` (or, with folder configs,
     folder) changed in a model file, or whose model file is gone, so that the
@@ -87,8 +94,8 @@ def properties_of_changed_models(
     blobs = repo.read_blobs([b for c, _b, _a in relevant for b in (c.old_blob, c.new_blob) if b])
     names: dict[str, set[str]] = {}  # project folder -> model names to look for
     for change, before, after in relevant:
-        old = _settings(repo, change.old_blob, change.old_path, blobs).meaning()
-        new = _settings(repo, change.new_blob, change.new_path, blobs).meaning()
+        old = _settings(repo, change.old_blob, change.old_path, blobs, max_bytes).meaning()
+        new = _settings(repo, change.new_blob, change.new_path, blobs, max_bytes).meaning()
         moved = posixpath.dirname(change.old_path or "") != posixpath.dirname(change.new_path or "")
         folders_matter = any(p is not None and p.folder_configs for p in (before, after))
         gone = (
@@ -217,13 +224,15 @@ def apply_model_configs(
     commit: str | None,
     datasets: Sequence[Dataset],
     projects: Mapping[str, Project | None],
+    max_bytes: int = MAX_FILE_BYTES,
 ) -> list[Dataset]:
     """Let each dbt model's own ``config()`` call override what the properties
     file and ``dbt_project.yml`` said, as dbt ranks it, and record where the
     model file is (``model_file``), or that there is none (``model_file_missing``):
     a properties entry whose model file is gone describes a model dbt no longer builds.
 
-    ``projects`` maps a properties file's path to its project at this side.
+    ``projects`` maps a properties file's path to its project at this side;
+    ``max_bytes`` is the base side's ``limits.model_file_bytes``.
     """
     files, found = _locate(repo, commit, datasets, projects)
     blobs = repo.read_blobs([b for p in files.values() if p and (b := found[p])])
@@ -236,7 +245,7 @@ def apply_model_configs(
         if path is None:
             out[i] = replace(out[i], model_file_missing=True)
             continue
-        said = _settings(repo, found[path], path, blobs)
+        said = _settings(repo, found[path], path, blobs, max_bytes)
         decided = {
             s
             for s, v in ((dbt_flags.ENFORCED, said.enforced), (dbt_flags.ENABLED, said.enabled))
@@ -271,7 +280,12 @@ def _over(relation: Relation | None, said: Mapping[str, str | None]) -> Relation
 
 
 def still_built(
-    repo: Repo, commit: str | None, gone: Sequence[Dataset], projects: ProjectIndex | None = None
+    repo: Repo,
+    commit: str | None,
+    gone: Sequence[Dataset],
+    projects: ProjectIndex | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+    base_commit: str | None = None,
 ) -> set[str]:
     """Ids of ``gone`` dbt models (absent at HEAD) whose model file is still built at ``commit``.
 
@@ -281,6 +295,12 @@ def still_built(
     readers still run. Only unversioned models count: a version's file without
     its ``versions:`` entry becomes another model, and ``ref('m', v=1)`` fails.
     ``projects`` is the HEAD side's dbt project index, built once per side.
+
+    ``base_commit``: only a model file that is at this path at the base as well
+    counts. A file the pull request adds (a new ``dbt_project.yml`` and
+    ``models/orders.sql`` beside a deleted ``orders`` contract) is no evidence that
+    anything still builds the table its readers read: the gate cannot tell a real
+    project from a decoy, and trusting it would hide each broken reader.
     """
     wanted = {
         d.id: d.model_file
@@ -294,12 +314,15 @@ def still_built(
     if not wanted:
         return set()
     found = repo.existing(commit, sorted(set(wanted.values())))
+    if base_commit is not None:
+        was = repo.existing(base_commit, sorted(found))
+        found = {path: blob for path, blob in found.items() if path in was}
     blobs = repo.read_blobs([b for b in found.values() if b])
     built = set()
     for dataset_id, path in wanted.items():
         if path not in found:
             continue
-        enabled = _settings(repo, found[path], path, blobs).enabled
+        enabled = _settings(repo, found[path], path, blobs, max_bytes).enabled
         # The file's config() wins over dbt_project.yml, which may disable it (``off``).
         if enabled is True or (enabled is None and dataset_id not in off):
             built.add(dataset_id)

@@ -8,14 +8,16 @@ dataset's id (a DCS model key, an ODCS ``physicalName``). DCS keys its servers
 by name; ODCS lists them, each named by ``server``.
 
 Servers are read leniently: the published schemas still judge them (a break is
-a warning, gate/formats/compared.py), and an entry or value that is not a plain
-name is left out rather than refusing the contract. Only a move of a server
-present on both sides is ever reported (``gate.diff.datasets``), so leaving one
-out can hide a move but never invent one.
+a warning, gate/formats/compared.py), and an entry that is not a mapping is left
+out rather than refusing the contract. A location value that is not a plain name
+(a list, a mapping, a boolean) is kept as its text, so that a name rewritten as
+one is still compared. Only a move of a server present on both sides is ever
+reported (``gate.diff.datasets``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from gate.model import Server
@@ -33,11 +35,31 @@ def _name(value: Any) -> str | None:
     return text or None
 
 
+def _text(value: Any) -> str:
+    """A value that is no plain name (a list, a mapping, a boolean) as stable text,
+    braces written as parentheses so that it reads as no placeholder."""
+    text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    return text.replace("{", "(").replace("}", ")")
+
+
+def _location(value: Any) -> str | None:
+    """A location part: a plain name, else, when present, its text. Leaving out a
+    value that is no name hid a move: ``database: prod`` -> ``[analytics]`` was
+    never compared (a part written on one side only is no move)."""
+    if value is None:
+        return None
+    return (
+        _name(value)
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        else _text(value)
+    )
+
+
 def _server(name: str, entry: Any, line: int | None) -> Server | None:
     if not isinstance(entry, dict):
         return None
     location = tuple(
-        (key, value) for key in LOCATION_KEYS if (value := _name(entry.get(key))) is not None
+        (key, value) for key in LOCATION_KEYS if (value := _location(entry.get(key))) is not None
     )
     return Server(name=name, type=_name(entry.get("type")), location=location, line=line)
 

@@ -181,7 +181,48 @@ def _passes_on(
                 return True
         if walked and _escapes(walked[-1], upstream, 0):
             return True
+        if any(_by_position(scope, upstream) for scope in walked):
+            return True
     return False
+
+
+def _by_position(scope: Scope, upstream: TableName) -> bool:
+    """Whether a ``*`` over the upstream feeds a query whose columns count by
+    position, not name: a branch of a union (or ``EXCEPT``/``INTERSECT``; its
+    columns take the first branch's names), or a subquery compared as a row
+    (``(a, b) IN (SELECT * ...)``). Every column is read there (a dropped one
+    changes the arity: the query fails), wherever the result then goes."""
+    if scope.set_operation_scopes:
+        if _aligned(scope.set_operation_scopes):
+            return False
+        return any(_escapes(s, upstream, 0) for s in scope.set_operation_scopes)
+    compared = scope.is_subquery and not isinstance(scope.expression.parent, exp.Exists)
+    return compared and _escapes(scope, upstream, 0)
+
+
+def _aligned(branches: list[Scope]) -> bool:
+    """Whether the branches are each ``SELECT * FROM t`` of one table ``t``: their
+    columns line up by name (``stars_end_inside``'s ``_same_star_branches``)."""
+    names = set()
+    for branch in branches:
+        select = branch.expression
+        if branch.set_operation_scopes:
+            if not _aligned(branch.set_operation_scopes):
+                return False
+            continue
+        if (
+            not isinstance(select, exp.Select)
+            or len(select.expressions) != 1
+            or not isinstance(select.expressions[0], exp.Star)
+            or select.args.get("joins")
+            or len(branch.selected_sources) != 1
+        ):
+            return False
+        source = next(iter(branch.selected_sources.values()))[1]
+        if not isinstance(source, exp.Table):
+            return False
+        names.add(table_name(source))
+    return len(names) == 1
 
 
 def _escapes(scope: Scope, upstream: TableName, depth: int) -> bool:
@@ -303,6 +344,21 @@ _BEFORE_PROJECTION_STAR = frozenset(
     {TokenType.SELECT, TokenType.DISTINCT, TokenType.ALL, TokenType.COMMA, TokenType.DOT}
 )
 _SET_OPERATIONS = frozenset({TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT})
+#: What comes right before a subquery whose row is compared: ``IN (SELECT ...)``.
+_COMPARED = frozenset(
+    {
+        TokenType.IN,
+        TokenType.ANY,
+        TokenType.ALL,
+        TokenType.SOME,
+        TokenType.EQ,
+        TokenType.NEQ,
+        TokenType.LT,
+        TokenType.LTE,
+        TokenType.GT,
+        TokenType.GTE,
+    }
+)
 _BY = frozenset(
     {
         TokenType.ORDER_BY,
@@ -364,12 +420,14 @@ def stars_end_inside(tokens: list[Token]) -> bool:
 
     - one statement (a ``;`` only at the end) that starts with ``SELECT`` or
       ``WITH`` and has a ``SELECT`` at its own level, and no ``UNION``,
-      ``INTERSECT``, ``EXCEPT``/``MINUS`` there: the outermost query is one
-      ``SELECT`` and not in parentheses;
+      ``INTERSECT``, ``EXCEPT``/``MINUS`` anywhere (a branch's ``*`` counts
+      by position): the outermost query is one ``SELECT`` and not in
+      parentheses;
     - every ``*`` either multiplies (an operand on both sides: ``a * 2``),
       is ``COUNT(*)``, or is a projection's ``*`` (after ``SELECT``,
       ``DISTINCT``, ``ALL``, ``,`` or ``t.``) of a query in parentheses (a CTE
-      body, a derived table, a subquery): never an argument of another
+      body, a derived table, a subquery, but not one compared as a row after
+      ``IN``, ``ANY``/``ALL``/``SOME`` or a comparison): never an argument of another
       function (``OBJECT_CONSTRUCT(*)``, ``STRUCT(t.*)`` put every column in
       one value), never ``TOP 3 *``, and at the outermost level only as the
       whole query ``SELECT * FROM final``, ``final`` a CTE of its ``WITH``
@@ -405,9 +463,15 @@ def stars_end_inside(tokens: list[Token]) -> bool:
     for i, token in enumerate(tokens):
         kind = token.token_type
         level = levels[-1]
+        set_operation = kind in _SET_OPERATIONS or token.text.upper() == "MINUS"
+        modifier = i > 0 and tokens[i - 1].token_type == TokenType.STAR  # ``* EXCEPT (a)``
+        if set_operation and not modifier and not _same_star_branches(tokens, i):
+            return False  # a union branch's ``*`` counts by position (``_by_position``)
         if kind == TokenType.L_PAREN:
             after = tokens[i + 1].token_type if i < last else None
             query = after in (TokenType.SELECT, TokenType.WITH)
+            if query and i and tokens[i - 1].token_type in _COMPARED:
+                return False  # ``IN (SELECT * ...)``: a row compared by position
             cte = None
             if len(levels) == 1 and not outer_select:  # in the outermost WITH
                 if not query:
@@ -457,13 +521,59 @@ def stars_end_inside(tokens: list[Token]) -> bool:
         elif kind in (TokenType.NUMBER, TokenType.ALL) and level.starred and level.by:
             return False  # by position, or every column
         elif len(levels) == 1:
-            if kind in _SET_OPERATIONS or token.text.upper() == "MINUS":
-                return False
             if kind == TokenType.SEMICOLON and i != last:
                 return False
             if kind == TokenType.SELECT:
                 outer_select = True
     return len(levels) == 1 and outer_select
+
+
+def _star_from(tokens: list[Token], start: int, step: int) -> tuple[int, tuple[object, ...]] | None:
+    """From ``start`` (``step`` 1: forwards from ``SELECT``; -1: backwards from the
+    table's last token), ``SELECT * FROM <name>``: the index past it and the name."""
+    keyword = (TokenType.SELECT, TokenType.STAR, TokenType.FROM)
+    i = start
+    if step == 1:
+        for kind in keyword:
+            if i >= len(tokens) or tokens[i].token_type != kind:
+                return None
+            i += 1
+    name: list[object] = []
+    while 0 <= i < len(tokens) and (
+        tokens[i].token_type in _NAMES or tokens[i].token_type == TokenType.DOT
+    ):
+        token = tokens[i]
+        name.append(_name(token) if token.token_type in _NAMES else ".")
+        i += step
+    if not name:
+        return None
+    if step == -1:
+        for kind in reversed(keyword):
+            if i < 0 or tokens[i].token_type != kind:
+                return None
+            i -= 1
+        name.reverse()
+    return i, tuple(name)
+
+
+def _same_star_branches(tokens: list[Token], i: int) -> bool:
+    """Whether the set operation at ``i`` joins ``SELECT * FROM t`` to ``SELECT * FROM t``
+    (the same table, nothing else in either branch): its columns line up by name."""
+    left = _star_from(tokens, i - 1, -1)
+    j = i + 1
+    while j < len(tokens) and tokens[j].token_type in (TokenType.ALL, TokenType.DISTINCT):
+        j += 1
+    right = _star_from(tokens, j, 1)
+    if left is None or right is None or left[1] != right[1]:
+        return False
+    before, after = left[0], right[0]
+    ends = (TokenType.L_PAREN, TokenType.R_PAREN, *_SET_OPERATIONS)
+    return (
+        before >= 0
+        and (tokens[before].token_type in ends or tokens[before].text.upper() == "MINUS")
+        and after < len(tokens)
+        and (tokens[after].token_type in ends or tokens[after].text.upper() == "MINUS")
+    )
 
 
 def _renamed(tokens: list[Token], i: int) -> bool:

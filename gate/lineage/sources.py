@@ -80,7 +80,7 @@ def external_reads(
             warnings.append(_warning(location, str(exc)))
     for location in config.openlineage_events:
         try:
-            found = _events(_bytes(where, location, deadline), location)
+            found = _events(_bytes(where, location, deadline), location, deadline)
         except (SourceError, LineageSourceError) as exc:
             warnings.append(_warning(location, str(exc)))
             continue
@@ -91,10 +91,10 @@ def external_reads(
     return reads, warnings
 
 
-def _events(data: bytes, location: str) -> EventsResult:
+def _events(data: bytes, location: str, deadline: Deadline) -> EventsResult:
     from gate.lineage.openlineage import read_events_with_warnings
 
-    return read_events_with_warnings(data, location)
+    return read_events_with_warnings(data, location, tick=deadline.left)
 
 
 #: Skipped lines of one export listed before the rest are counted.

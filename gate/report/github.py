@@ -9,6 +9,7 @@ control character is spelled out (so no escape sequence reaches the log viewer).
 from gate import rules
 from gate.acks import CONSUMER_KEY
 from gate.diff import Change
+from gate.escapes import clip
 from gate.escapes import escape_data as escape_data  # re-exported
 from gate.report.base import Report
 from gate.rules import Severity
@@ -27,11 +28,12 @@ def _level(change: Change, report: Report) -> str:
 
 
 def annotation(level: str, path: str, line: int | None, title: str, message: str) -> str:
-    props = [f"file={escape_property(path)}"]
+    """One workflow command; each PR-controlled part bounded (``gate.escapes.clip``)."""
+    props = [f"file={escape_property(clip(path))}"]
     if line:
         props.append(f"line={line}")
-    props.append(f"title={escape_property(title)}")
-    return f"::{level} {','.join(props)}::{escape_data(message)}"
+    props.append(f"title={escape_property(clip(title))}")
+    return f"::{level} {','.join(props)}::{escape_data(clip(message))}"
 
 
 def _consumer_annotations(report: Report) -> list[tuple[str, str]]:

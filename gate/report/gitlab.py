@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate.diff import Change
+from gate.escapes import shown
 from gate.model import ContractError
-from gate.report.base import Report, visible
+from gate.report.base import Report
 from gate.report.fingerprints import numbered
 from gate.rules import Severity
 
@@ -46,11 +47,11 @@ def _issue(
     description: str, check: str, fingerprint: str, level: str, path: str, line: int | None
 ) -> dict[str, Any]:
     return {
-        "description": visible(description),
+        "description": shown(description),
         "check_name": check,
         "fingerprint": fingerprint,
         "severity": level,
-        "location": {"path": visible(path), "lines": {"begin": line if line and line > 0 else 1}},
+        "location": {"path": shown(path), "lines": {"begin": line if line and line > 0 else 1}},
     }
 
 

@@ -18,8 +18,9 @@ import re
 from collections.abc import Sequence
 
 from gate.diff import Change
+from gate.escapes import shown
 from gate.model import ContractError
-from gate.report.base import Report, arrow, visible
+from gate.report.base import Report, arrow
 
 SUITE = "schema-contract-gate"
 #: What XML 1.0 cannot hold even as a reference, beyond the controls ``visible`` spells out.
@@ -30,7 +31,7 @@ _SPECIAL = re.compile("[&<>\"']")
 
 def escape(value: str) -> str:
     """``value`` as XML character data or an attribute value, whatever it holds."""
-    spelled = _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", visible(value))
+    spelled = _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", shown(value))
     return _SPECIAL.sub(lambda m: _ENTITIES[m.group()], spelled)
 
 

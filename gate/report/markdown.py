@@ -21,8 +21,9 @@ from gate import lattice as types
 from gate import rules
 from gate.acks import CONSUMER_KEY
 from gate.diff import Change
+from gate.escapes import LINE_CHARS, shown
 from gate.report.approvals import approval_lines
-from gate.report.base import Report, missing_after, visible
+from gate.report.base import Report, missing_after
 from gate.rules import Severity
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def code(text: object) -> str:
     """A PR-controlled string as an inert inline code span (empty text -> "")."""
     if text is None or text == "":
         return ""
-    body = visible(str(text))
+    body = shown(str(text))
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
     fence = "`" * (longest + 1)
     if body.startswith(("`", " ")) or body.endswith(("`", " ")):
@@ -57,7 +58,7 @@ def _prose(text: str) -> str:
     characters are backslash-escaped, and so is a first character that could
     start a block (``#``, ``>``, ``-``, a fence), so no HTML, link or heading forms.
     """
-    text = _INLINE.sub(r"\\\1", visible(text))
+    text = _INLINE.sub(r"\\\1", shown(text))
     if text and text[0] in "#>+-=:~":
         text = "\\" + text
     elif text and text[0].isdigit():  # "1. " would open an ordered list
@@ -236,7 +237,7 @@ def _smoke(smoke: SmokeReport) -> list[str]:
 
 def _fenced(lines: Sequence[str]) -> list[str]:
     """A code block the lines cannot close: its fence outgrows any backtick run."""
-    body = [visible(line) for line in lines]
+    body = [shown(line, LINE_CHARS) for line in lines]
     longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence, *body, fence]

@@ -22,6 +22,7 @@ from urllib.parse import quote
 from gate import __version__, rules
 from gate.acks import CONSUMER_KEY, KEY
 from gate.diff import Change
+from gate.escapes import shown
 from gate.model import ContractError
 from gate.report.base import EXIT_ERROR, Report, visible
 from gate.report.fingerprints import numbered
@@ -52,7 +53,7 @@ def text(value: str) -> str:
     ``{0}`` is a placeholder a viewer replaces). §3.11.6: ``[text](target)`` is
     an embedded link; with every bracket (and backslash) escaped no link can form.
     """
-    return visible(value).translate(_ESCAPES)
+    return shown(value).translate(_ESCAPES)
 
 
 def uri(path: str) -> str:
@@ -121,8 +122,8 @@ def _result(change: Change, index: int, fingerprint: str) -> dict[str, Any]:
         "locations": [_location(change.path, change.line)],
         "partialFingerprints": {FINGERPRINT: fingerprint},
         "properties": {
-            "dataset": visible(change.dataset),
-            "column": visible(change.column) if change.column is not None else None,
+            "dataset": shown(change.dataset),
+            "column": shown(change.column) if change.column is not None else None,
             "direction": change.direction,
             "acknowledged": change.acknowledged,
         },
@@ -139,12 +140,12 @@ def _result(change: Change, index: int, fingerprint: str) -> dict[str, Any]:
     if change.downstream:
         # Not related locations: those are the readers (the "Who reads this" list).
         result["properties"]["downstream"] = [
-            visible(f"{p.arrow()}: {p.ending()}") for p in change.downstream
+            shown(f"{p.arrow()}: {p.ending()}") for p in change.downstream
         ]
     if change.external:
         # Not locations: their code is in another repository, so they are named.
         result["properties"]["externalConsumers"] = [
-            visible(f"{r.consumer} ({r.source})") for r in change.external
+            shown(f"{r.consumer} ({r.source})") for r in change.external
         ]
     if change.acknowledged:
         result["suppressions"] = [

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from gate import rules
 from gate.acks import CONSUMER_KEY, Token
 from gate.diff import Change
+from gate.escapes import LINE_CHARS, shown
 from gate.report.approvals import approval_lines
-from gate.report.base import Report, arrow, visible
+from gate.report.base import Report, arrow
 from gate.rules import Severity
 
 if TYPE_CHECKING:
@@ -31,8 +32,10 @@ def escape_line(line: str) -> str:
 
     Control characters are spelled out, so the line stays one line; a line that
     would still read as a workflow command gets its first character spelled out.
+    A line over ``LINE_CHARS`` (a 400 KB name in it) is clipped in the middle
+    (``gate.escapes.clip``); ``--format json`` has every value whole.
     """
-    line = visible(line)
+    line = shown(line, LINE_CHARS)
     stripped = line.lstrip()
     if stripped.startswith(_COMMAND_STARTS):
         indent = line[: len(line) - len(stripped)]

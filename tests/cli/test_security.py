@@ -378,7 +378,7 @@ def test_a_pr_raising_limits_is_told_they_apply_after_merge(shop: GitRepo) -> No
             "known limits: "
             "contract_bytes, yaml_nodes, columns_per_dataset, type_chars_per_file, "
             "sample_bytes, sample_rows, sample_decoded_bytes, smoke_seconds_per_dataset, "
-            "consumer_bytes, smoke_seconds, lineage_depth",
+            "consumer_bytes, smoke_seconds, lineage_depth, model_file_bytes",
         ),
         (
             "limits:\n  yaml_nodes: -1\n",

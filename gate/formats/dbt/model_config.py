@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from gate.formats.dbt import relation
 from gate.formats.dbt.flags import ENABLED, ENFORCED, fold, shown
 from gate.formats.dbt.settings import access_value
+from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
 
 #: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``.
@@ -35,8 +36,9 @@ _KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*", re.ASCII)
 _STRING_KEY = re.compile(r"""^(['"])(\w+)\1\s*:\s*""", re.ASCII)
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 #: Bytes of a model file read for its ``config()`` calls (real models are under
-#: 200 KB; 20 MB of ``{{x}}`` took 14 s and 935 MB): a bigger one is refused.
-MAX_FILE_BYTES = 4 * 1024 * 1024
+#: 200 KB; 20 MB of ``{{x}}`` took 14 s and 935 MB): a bigger one is refused. The
+#: default of ``limits.model_file_bytes``, which the base side's config may change.
+MAX_FILE_BYTES = DEFAULT_LIMITS.model_file_bytes
 #: ``**{...}`` literals unpacked inside one another: each level splits its text
 #: again (1,500 levels in 16 KB: 10 s, then RecursionError); deeper is opaque.
 _MAX_UNPACK = 16
@@ -301,16 +303,19 @@ class _Reader:
         self.keywords(entries)
 
 
-def read_settings(source: bytes | str, python: bool = False, path: str = "") -> ModelSettings:
+def read_settings(
+    source: bytes | str, python: bool = False, path: str = "", max_bytes: int = MAX_FILE_BYTES
+) -> ModelSettings:
     """What a model file's ``config()`` calls set; a later call wins, as dbt applies them.
     ``python``: a Python model, code as it is (dbt renders no Jinja there); ``path``
-    names the file in the error a hostile one gets. A file over ``MAX_FILE_BYTES`` is
-    refused: what its calls set cannot be known, so skipping it would fail open."""
-    if len(source) > MAX_FILE_BYTES:
+    names the file in the error a hostile one gets. A file over ``max_bytes`` (the
+    base side's ``limits.model_file_bytes``) is refused: what its calls set cannot
+    be known, so skipping it would fail open."""
+    if len(source) > max_bytes:
         raise ContractError(
             path,
-            f"the model file is {len(source):,} bytes, more than {MAX_FILE_BYTES:,}; its "
-            "config() settings are not read",
+            f"the model file is {len(source):,} bytes, more than the limit of {max_bytes:,}; "
+            "its config() settings are not read; raise limits.model_file_bytes in the config",
         )
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     reader = _Reader(text)
