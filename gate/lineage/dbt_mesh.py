@@ -525,6 +525,7 @@ def read_manifest(
     tick: Callable[[], object] = _no_deadline,
     workers: Workers | None = None,
     changed_columns: Callable[[str], frozenset[str] | None] | None = None,
+    trust_unread: bool = True,
 ) -> list[ExternalRead]:
     """Every read of a ``wanted`` node of another project by this manifest's project.
 
@@ -542,6 +543,10 @@ def read_manifest(
     the run wants; ``None`` (or no function): every column (a removed model).
     A reader whose compiled SQL cannot read any of them (``cannot_read``) is
     not parsed and reads no column.
+
+    ``trust_unread``: a cached analysis (``gate.lineage.analysis_cache``) may
+    say a reader reads none of the changed columns; ``False`` (usage-aware
+    severity, where that lowers an error) analyses such a reader again.
     """
     from gate.lineage.dbt_manifest import DecodeError, Manifest, Metadata, decode
 
@@ -592,7 +597,13 @@ def read_manifest(
             groups.append((node, [upstream]))
     how = _Prefilter(changed_columns)
     jobs = [_job(node, ups, sql_dialect, by_id, how) for node, ups in groups]
-    results = _analyse_all(jobs, sql_dialect, columns_of, tick, workers)
+    wanted_columns = None
+    if not trust_unread:
+        wanted_columns = [
+            tuple(changed_columns(u) if changed_columns else None for u in ups)
+            for _node, ups in groups
+        ]
+    results = _analyse_all(jobs, sql_dialect, columns_of, tick, workers, wanted_columns)
     columns = [
         read
         for (_node, ups), result in zip(groups, results, strict=True)
@@ -659,9 +670,79 @@ def _analyse_all(
     columns_of: ColumnsOf,
     tick: Callable[[], object],
     workers: Workers | None,
+    wanted_columns: list[tuple[frozenset[str] | None, ...]] | None = None,
 ) -> list[tuple[frozenset[str] | None, ...] | None]:
     """What each job's reader reads of each of its upstreams, in order; in the
-    pool when it is worth it (jobs with nothing but ``SKIP`` cost it nothing)."""
+    pool when it is worth it (jobs with nothing but ``SKIP`` cost it nothing).
+
+    With a cache directory (``gate.lineage.analysis_cache``), a job analysed
+    before is looked up instead, and the others are analysed and stored.
+    ``wanted_columns`` (per job, per upstream; usage-aware severity): an entry
+    is used only where it names a read of them."""
+    from gate.lineage import analysis_cache
+
+    where = analysis_cache.folder()
+    if where is None:
+        return _analyse_jobs(_analyse_one, jobs, dialect, columns_of, tick, workers)
+    results: list[tuple[frozenset[str] | None, ...] | None] = [None] * len(jobs)
+    missed: list[int] = []
+    keys: dict[int, str] = {}
+    for i, job in enumerate(jobs):
+        if job is None or all(h == SKIP for _u, h in job[2]):
+            results[i] = _analyse_one((columns_of, _no_deadline), job)
+            continue
+        keys[i] = analysis_cache.key(job[0], job[1], job[2])
+        hit = analysis_cache.load(where, keys[i])
+        if hit is not None and _trusted(hit, columns_of, job, wanted_columns, i):
+            results[i] = hit[0]
+        else:
+            missed.append(i)
+    done = _analyse_jobs(
+        _analyse_recorded, [jobs[i] for i in missed], dialect, columns_of, tick, workers
+    )
+    wrote = False
+    for i, found in zip(missed, done, strict=True):
+        assert found is not None  # a job with work always answers
+        out, asked = found
+        results[i] = out
+        wrote |= analysis_cache.store(where, keys[i], out, asked)
+    if wrote:
+        analysis_cache.prune(where)
+    return results
+
+
+def _trusted(
+    hit: tuple[tuple[frozenset[str] | None, ...], list[Any]],
+    columns_of: ColumnsOf,
+    job: _Job,
+    wanted_columns: list[tuple[frozenset[str] | None, ...]] | None,
+    i: int,
+) -> bool:
+    """A cached analysis holds for this run: the contracts' columns it asked are
+    unchanged, and (usage-aware) it names a read wherever it says anything."""
+    from gate.lineage import analysis_cache
+
+    result, asked = hit
+    if analysis_cache.answers(columns_of, [t for t, _a in asked]) != asked:
+        return False
+    if wanted_columns is None or job is None:
+        return True
+    for (_up, how), read, wanted in zip(job[2], result, wanted_columns[i], strict=True):
+        if how == SKIP or read is None:
+            continue
+        if wanted is None or not read & wanted:  # "reads none of them": analysed again
+            return False
+    return True
+
+
+def _analyse_jobs(
+    analyse_one: Callable[[tuple[ColumnsOf, Callable[[], object]], _Job], Any],
+    jobs: list[_Job],
+    dialect: str,
+    columns_of: ColumnsOf,
+    tick: Callable[[], object],
+    workers: Workers | None,
+) -> list[Any]:
     work = sum(job is not None and any(h != SKIP for _u, h in job[2]) for job in jobs)
     if workers is None or work < _FORK_THRESHOLD:
         workers = Workers(1)
@@ -669,12 +750,35 @@ def _analyse_all(
         workers.prepare(_load_dialect, dialect)  # workers already running load it now
         _load_dialect(dialect)
     return workers.map(
-        _analyse_one,
+        analyse_one,
         (columns_of, tick),
         jobs,
         fork_threshold=_FORK_THRESHOLD,
         spawn_threshold=_SPAWN_THRESHOLD,
     )
+
+
+class _Recorder:
+    """``columns_of`` that remembers what it was asked, for the cache entry."""
+
+    def __init__(self, columns_of: ColumnsOf) -> None:
+        self.columns_of = columns_of
+        self.asked: dict[TableName, list[str] | None] = {}
+
+    def __call__(self, table: TableName) -> frozenset[str] | None:
+        found = self.columns_of(table)
+        self.asked[tuple(table)] = None if found is None else sorted(found)
+        return found
+
+
+def _analyse_recorded(
+    shared: tuple[ColumnsOf, Callable[[], object]], job: _Job
+) -> tuple[tuple[frozenset[str] | None, ...] | None, list[tuple[TableName, list[str] | None]]]:
+    """``_analyse_one``, with the contracts' columns its analysis asked."""
+    columns_of, tick = shared
+    recorder = _Recorder(columns_of)
+    out = _analyse_one((recorder, tick), job)
+    return out, sorted(recorder.asked.items())
 
 
 def _analyse_one(
