@@ -34,7 +34,6 @@ Why it is safe:
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -65,6 +64,8 @@ def folder() -> Path | None:
 
 @functools.cache
 def _salt() -> str:
+    import hashlib
+
     import sqlglot
 
     gate = Path(__file__).resolve().parents[1]
@@ -76,11 +77,15 @@ def _salt() -> str:
 
 def key(sql: str, dialect: str, wants: Sequence[tuple[tuple[str, ...], str]]) -> str:
     """The entry's key: the analysis code, the dialect, the SQL's sha256 and the wants."""
+    import hashlib  # here: without a cache directory a run does not load OpenSSL
+
     sql_sha = hashlib.sha256(sql.encode("utf-8", "surrogatepass")).hexdigest()
     return json.dumps([_salt(), dialect, sql_sha, [[list(t), how] for t, how in wants]])
 
 
 def _path(where: Path, entry_key: str) -> Path:
+    import hashlib
+
     return where / f"{hashlib.sha256(entry_key.encode()).hexdigest()}.json"
 
 
