@@ -6,10 +6,13 @@ directory with ``actions/cache``, analyses the same compiled SQL again and
 again; sqlglot's tokenizer and parser are most of what a manifest costs
 (docs/impact.md, Cost). A warm entry costs a file read instead.
 
-Where: ``$SCHEMA_GATE_CACHE/lineage-analysis/``, the gate's one cache
-directory, used only when someone set it (``gate.formats.validate.schemas``
-says why there is no implicit home-directory cache); ``SCHEMA_GATE_LINEAGE_CACHE=off``
-switches this cache off alone.
+Where: ``$SCHEMA_GATE_LINEAGE_CACHE``, else ``$SCHEMA_GATE_CACHE/lineage-analysis/``
+(the gate's cache directory), used only when someone set one
+(``gate.formats.validate.schemas`` says why there is no implicit home-directory
+cache); ``SCHEMA_GATE_LINEAGE_CACHE=off`` switches this cache off alone. Its
+entries are data, never code, and need no more trust than the manifest they
+came from (below), so a CI job may restore this directory with ``actions/cache``;
+it must never restore ``$SCHEMA_GATE_CACHE`` that way (compiled validators).
 
 Why it is safe:
 
@@ -55,9 +58,16 @@ Result = tuple[frozenset[str] | None, ...]
 
 
 def folder() -> Path | None:
-    """The cache's directory, or ``None``: no ``$SCHEMA_GATE_CACHE``, or switched off."""
-    if os.environ.get("SCHEMA_GATE_LINEAGE_CACHE", "").lower() in ("off", "0", "false", "no"):
+    """The cache's directory: ``$SCHEMA_GATE_LINEAGE_CACHE`` (``off`` switches it off),
+    else ``$SCHEMA_GATE_CACHE/lineage-analysis``, else ``None``: no cache.
+
+    A directory of its own can be restored by ``actions/cache`` (docs/impact.md,
+    Cost) without restoring ``$SCHEMA_GATE_CACHE``, which holds compiled code."""
+    own = os.environ.get("SCHEMA_GATE_LINEAGE_CACHE", "").strip()
+    if own.lower() in ("off", "0", "false", "no"):
         return None
+    if own:
+        return Path(own)
     root = os.environ.get("SCHEMA_GATE_CACHE")
     return Path(root) / _FOLDER if root else None
 

@@ -126,6 +126,12 @@ def test_switched_off_writes_nothing(cache: Path, monkeypatch) -> None:
     assert not cache.exists()
 
 
+def test_a_directory_of_its_own(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", str(tmp_path / "own"))
+    _read()
+    assert len(list((tmp_path / "own").glob("*.json"))) == 5
+
+
 def test_without_a_cache_directory_nothing_is_written(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("SCHEMA_GATE_CACHE", raising=False)
     assert analysis_cache.folder() is None
