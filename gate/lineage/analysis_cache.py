@@ -30,8 +30,9 @@ Why it is safe:
   only the listing, except under usage-aware severity, where "nobody reads it"
   lowers an error: there an entry is trusted only when it names a read (which
   can only keep an error), and a reader it says reads nothing is analysed again.
-- **Bounded.** At most ``MAX_ENTRIES`` entries of at most ``MAX_ENTRY_BYTES``;
-  past that the oldest are removed (checked only by a run that wrote).
+- **Bounded.** At most ``MAX_ENTRIES`` entries and ``MAX_BYTES``, each entry at
+  most ``MAX_ENTRY_BYTES`` (a manifest's ``MAX_MANIFEST_BYTES``); past that the
+  oldest are removed (checked only by a run that wrote).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from typing import Any
 
 #: Entries kept; past it the oldest fifth is removed by the next run that writes.
 MAX_ENTRIES = 20_000
+#: The cache's size bound, whatever the count (a manifest's entry may be megabytes).
+MAX_BYTES = 256 * 1024 * 1024
 #: An entry larger than this is not read (a reader's columns are a few hundred bytes).
 MAX_ENTRY_BYTES = 64 * 1024
 _FOLDER = "lineage-analysis"
@@ -123,12 +126,22 @@ def _checked(data: Any, entry_key: str) -> tuple[Result, Asked] | None:
         return None
     if data["key"] != entry_key:
         return None
-    result, asked = data["result"], data["asked"]
-    if not isinstance(result, list) or not isinstance(asked, list):
+    result = data["result"]
+    if not isinstance(result, list):
         return None
     if not all(r is None or _strings(r) for r in result):
         return None
     if len(result) != len(json.loads(entry_key)[3]):
+        return None
+    asked = _asked(data["asked"])
+    if asked is None:
+        return None
+    return tuple(None if r is None else frozenset(r) for r in result), asked
+
+
+def _asked(asked: Any) -> Asked | None:
+    """The recorded questions to ``columns_of``, or ``None`` when not of that shape."""
+    if not isinstance(asked, list):
         return None
     checked: Asked = []
     for item in asked:
@@ -137,7 +150,7 @@ def _checked(data: Any, entry_key: str) -> tuple[Result, Asked] | None:
         if not (item[1] is None or _strings(item[1])):
             return None
         checked.append((tuple(item[0]), item[1]))
-    return tuple(None if r is None else frozenset(r) for r in result), checked
+    return checked
 
 
 def answers(columns_of: Any, tables: Sequence[tuple[str, ...]]) -> Asked:
@@ -170,14 +183,129 @@ def store(where: Path, entry_key: str, result: Result, asked: Asked) -> bool:
     return True
 
 
-def prune(where: Path, limit: int = MAX_ENTRIES) -> None:
-    """Keep the cache within ``limit`` entries: past it, down to four fifths, oldest first."""
+def prune(where: Path, limit: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
+    """Keep the cache within ``limit`` entries and ``max_bytes``: past either, down
+    to four fifths of both, oldest first."""
     try:
-        entries = [e for e in os.scandir(where) if e.name.endswith(".json")]
-        if len(entries) <= limit:
+        entries = [(e, e.stat()) for e in os.scandir(where) if e.name.endswith(".json")]
+        total = sum(st.st_size for _e, st in entries)
+        if len(entries) <= limit and total <= max_bytes:
             return
-        entries.sort(key=lambda e: e.stat().st_mtime_ns)
-        for entry in entries[: len(entries) - limit * 4 // 5]:
+        entries.sort(key=lambda item: item[1].st_mtime_ns)
+        keep, budget = limit * 4 // 5, max_bytes * 4 // 5
+        for entry, st in entries:
+            if len(entries) <= keep and total <= budget:
+                break
             os.unlink(entry.path)
+            total -= st.st_size
+            entries = entries[1:]
     except OSError:
         pass
+
+
+# A whole manifest's reads, for a warm run that need not even decode it.
+#
+# Why sound: ``read_manifest``'s reads are a function of the manifest's bytes,
+# its location and the run's dialect (the key), and of the run only through
+# what it asked: ``wanted`` of each other project's upstream, the changed
+# columns of the wanted ones, and the contracts' columns the readers' analyses
+# asked. The entry records every question with its answer and holds only when
+# this run answers each the same. Not used under usage-aware severity (a
+# planted "no reads" would lower an error): the per-reader entries apply there.
+
+#: What ``read_manifest`` asked of the run: wanted per upstream; the changed
+#: columns per wanted upstream (``None``: no such function); the contracts' columns.
+Questions = tuple[list[tuple[str, bool]], list[tuple[str, list[str] | None]] | None, Asked]
+#: An ``ExternalRead``'s fields: source, consumer, dataset, columns (sorted or ``None``),
+#: location (or ``None``).
+ReadFields = tuple[str, str, str, list[str] | None, str | None]
+
+
+def manifest_key(data: bytes, location: str, dialect: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha256(data).hexdigest()
+    return json.dumps(["manifest", _salt(), digest, location, dialect])
+
+
+def store_manifest(
+    where: Path, entry_key: str, questions: Questions, reads: list[ReadFields]
+) -> None:
+    wanted, changed, asked = questions
+    data = {
+        "key": entry_key,
+        "wanted": [list(w) for w in wanted],
+        "changed": None if changed is None else [list(c) for c in changed],
+        "asked": [[list(t), a] for t, a in asked],
+        "reads": [list(r) for r in reads],
+    }
+    text = json.dumps(data).encode()
+    if len(text) > MAX_MANIFEST_BYTES:
+        return
+    path = _path(where, entry_key)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_suffix(f".{os.getpid()}.tmp")
+        scratch.write_bytes(text)
+        os.replace(scratch, path)
+    except OSError:
+        return
+    prune(where)
+
+
+#: A manifest's entry holds a read per reader and upstream: larger than a reader's.
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+
+
+def load_manifest(where: Path, entry_key: str) -> tuple[Questions, list[ReadFields]] | None:
+    """The manifest entry of ``entry_key``, or ``None``: none, too large, damaged, another key."""
+    try:
+        with _path(where, entry_key).open("rb") as handle:
+            raw = handle.read(MAX_MANIFEST_BYTES + 1)
+        if len(raw) > MAX_MANIFEST_BYTES:
+            return None
+        data = json.loads(raw)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or set(data) != {"key", "wanted", "changed", "asked", "reads"}:
+        return None
+    if data["key"] != entry_key:
+        return None
+    wanted, changed, asked, reads = data["wanted"], data["changed"], data["asked"], data["reads"]
+    if not isinstance(wanted, list) or not all(
+        isinstance(w, list) and len(w) == 2 and isinstance(w[0], str) and isinstance(w[1], bool)
+        for w in wanted
+    ):
+        return None
+    if changed is not None and not (
+        isinstance(changed, list)
+        and all(
+            isinstance(c, list)
+            and len(c) == 2
+            and isinstance(c[0], str)
+            and (c[1] is None or _strings(c[1]))
+            for c in changed
+        )
+    ):
+        return None
+    checked = _asked(asked)
+    if checked is None or not isinstance(reads, list):
+        return None
+    out: list[ReadFields] = []
+    for r in reads:
+        if not (isinstance(r, list) and len(r) == 5):
+            return None
+        source, consumer, dataset, columns, location = r
+        if not all(isinstance(v, str) for v in (source, consumer, dataset)):
+            return None
+        if not (location is None or isinstance(location, str)):
+            return None
+        if not (columns is None or _strings(columns)):
+            return None
+        out.append((source, consumer, dataset, columns, location))
+    questions: Questions = (
+        [(w[0], w[1]) for w in wanted],
+        None if changed is None else [(c[0], c[1]) for c in changed],
+        checked,
+    )
+    return questions, out

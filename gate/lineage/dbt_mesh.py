@@ -548,6 +548,116 @@ def read_manifest(
     say a reader reads none of the changed columns; ``False`` (usage-aware
     severity, where that lowers an error) analyses such a reader again.
     """
+    from gate.lineage import analysis_cache
+
+    where = analysis_cache.folder() if trust_unread else None
+    if where is None:
+        return _read_manifest(
+            data,
+            location,
+            dialect,
+            wanted,
+            columns_of,
+            tick,
+            workers,
+            changed_columns,
+            trust_unread,
+        )
+    key = analysis_cache.manifest_key(data, location, dialect)
+    hit = analysis_cache.load_manifest(where, key)
+    if hit is not None and _holds(hit[0], wanted, changed_columns, columns_of):
+        return [
+            ExternalRead(
+                source=source,
+                consumer=consumer,
+                dataset=dataset,
+                columns=None if columns is None else frozenset(columns),
+                location=place,
+            )
+            for source, consumer, dataset, columns, place in hit[1]
+        ]
+    asked_wanted: dict[str, bool] = {}
+    asked_changed: dict[str, list[str] | None] = {}
+
+    def wanted_asked(upstream: str) -> bool:
+        asked_wanted[upstream] = answer = bool(wanted(upstream))
+        return answer
+
+    def changed_asked(upstream: str) -> frozenset[str] | None:
+        assert changed_columns is not None
+        found = changed_columns(upstream)
+        asked_changed[upstream] = None if found is None else sorted(found)
+        return found
+
+    asked_columns: dict[TableName, list[str] | None] = {}
+    reads = _read_manifest(
+        data,
+        location,
+        dialect,
+        wanted_asked,
+        columns_of,
+        tick,
+        workers,
+        changed_asked if changed_columns is not None else None,
+        trust_unread,
+        asked_columns,
+    )
+    questions: analysis_cache.Questions = (
+        sorted(asked_wanted.items()),
+        None if changed_columns is None else sorted(asked_changed.items()),
+        sorted(asked_columns.items()),
+    )
+    fields = [
+        (
+            r.source,
+            r.consumer,
+            r.dataset,
+            None if r.columns is None else sorted(r.columns),
+            r.location,
+        )
+        for r in reads
+    ]
+    analysis_cache.store_manifest(where, key, questions, fields)
+    return reads
+
+
+def _holds(
+    questions: Any,
+    wanted: Callable[[str], bool],
+    changed_columns: Callable[[str], frozenset[str] | None] | None,
+    columns_of: ColumnsOf,
+) -> bool:
+    """This run answers every question a cached manifest entry recorded the same."""
+    from gate.lineage import analysis_cache
+
+    asked_wanted, asked_changed, asked_columns = questions
+    if any(bool(wanted(u)) != w for u, w in asked_wanted):
+        return False
+    if (changed_columns is None) != (asked_changed is None):
+        return False
+    if changed_columns is not None:
+        for upstream, columns in asked_changed:
+            found = changed_columns(upstream)
+            if (None if found is None else sorted(found)) != columns:
+                return False
+    tables = [t for t, _a in asked_columns]
+    return analysis_cache.answers(columns_of, tables) == asked_columns
+
+
+def _read_manifest(
+    data: bytes,
+    location: str,
+    dialect: str,
+    wanted: Callable[[str], bool],
+    columns_of: ColumnsOf,
+    tick: Callable[[], object],
+    workers: Workers | None,
+    changed_columns: Callable[[str], frozenset[str] | None] | None,
+    trust_unread: bool,
+    asked_columns: dict[TableName, list[str] | None] | None = None,
+) -> list[ExternalRead]:
+    """``read_manifest`` without its whole-manifest cache; ``asked_columns`` (with a
+    cache directory) collects the contracts' columns the readers' analyses asked."""
     from gate.lineage.dbt_manifest import DecodeError, Manifest, Metadata, decode
 
     try:
@@ -603,7 +713,9 @@ def read_manifest(
             tuple(changed_columns(u) if changed_columns else None for u in ups)
             for _node, ups in groups
         ]
-    results = _analyse_all(jobs, sql_dialect, columns_of, tick, workers, wanted_columns)
+    results = _analyse_all(
+        jobs, sql_dialect, columns_of, tick, workers, wanted_columns, asked_columns
+    )
     columns = [
         read
         for (_node, ups), result in zip(groups, results, strict=True)
@@ -671,6 +783,7 @@ def _analyse_all(
     tick: Callable[[], object],
     workers: Workers | None,
     wanted_columns: list[tuple[frozenset[str] | None, ...]] | None = None,
+    asked_columns: dict[TableName, list[str] | None] | None = None,
 ) -> list[tuple[frozenset[str] | None, ...] | None]:
     """What each job's reader reads of each of its upstreams, in order; in the
     pool when it is worth it (jobs with nothing but ``SKIP`` cost it nothing).
@@ -695,6 +808,8 @@ def _analyse_all(
         hit = analysis_cache.load(where, keys[i])
         if hit is not None and _trusted(hit, columns_of, job, wanted_columns, i):
             results[i] = hit[0]
+            if asked_columns is not None:
+                asked_columns.update(hit[1])
         else:
             missed.append(i)
     done = _analyse_jobs(
@@ -705,6 +820,8 @@ def _analyse_all(
         assert found is not None  # a job with work always answers
         out, asked = found
         results[i] = out
+        if asked_columns is not None:
+            asked_columns.update(asked)
         wrote |= analysis_cache.store(where, keys[i], out, asked)
     if wrote:
         analysis_cache.prune(where)

@@ -38,7 +38,18 @@ def _read(columns_of=None, trust_unread: bool = True) -> list[tuple[str, object]
 
 
 def _entries(cache: Path) -> list[Path]:
-    return sorted(cache.glob("*.json"))
+    """The readers' entries (not the whole manifest's)."""
+    return [p for p in sorted(cache.glob("*.json")) if '"result"' in p.read_text()]
+
+
+def _manifest_entries(cache: Path) -> list[Path]:
+    return [p for p in sorted(cache.glob("*.json")) if '"reads"' in p.read_text()]
+
+
+def _forget_manifest(cache: Path) -> None:
+    """Remove the whole manifest's entry, so a run reads the readers' entries."""
+    for path in _manifest_entries(cache):
+        path.unlink()
 
 
 def _no_parse(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,8 +66,67 @@ def test_a_warm_run_reads_the_same_without_parsing(cache: Path, monkeypatch) -> 
     monkeypatch.setenv("SCHEMA_GATE_CACHE", str(cache.parent))
     assert _read() == uncached
     assert len(_entries(cache)) == 5  # the reader without SQL has nothing to analyse
+    assert len(_manifest_entries(cache)) == 1
+    _forget_manifest(cache)
     _no_parse(monkeypatch)
-    assert _read() == uncached
+    assert _read() == uncached  # from the readers' entries
+
+
+def test_a_warm_run_reads_the_manifests_entry_without_decoding(cache: Path, monkeypatch) -> None:
+    from gate.lineage import dbt_manifest
+
+    cold = _read()
+    _no_parse(monkeypatch)
+    monkeypatch.setattr(dbt_manifest, "decode", _no_parse)  # would fail: not called
+    assert _read() == cold
+
+
+def test_a_manifest_entry_holds_only_for_the_same_answers(cache: Path) -> None:
+    cold = _read()
+    for path in _manifest_entries(cache):
+        data = json.loads(path.read_text())
+        data["reads"] = []  # planted: were it used, nothing would be read
+        path.write_text(json.dumps(data))
+    planted = json.loads(_manifest_entries(cache)[0].read_text())
+    assert _read() == []  # the same run's answers: used (usage-aware off)
+    _manifest_entries(cache)[0].write_text(json.dumps(planted))
+    assert _read(trust_unread=False) == cold  # usage-aware: never used
+    _manifest_entries(cache)[0].write_text(json.dumps(planted))
+    other = _ColumnsOf(
+        [
+            Dataset(
+                id="stg_orders",
+                path="models/_models.yml",
+                format="dbt",
+                columns=(Column("order_id"), Column("amount")),
+            )
+        ]
+    )
+    assert _read(other) != []  # other contract columns: analysed again
+    _manifest_entries(cache)[0].write_text(json.dumps(planted))
+    reads = read_manifest(_manifest(6), "m.json", "duckdb", lambda _u: False, _contracts())
+    assert reads == []  # nothing wanted
+    _manifest_entries(cache)[0].write_text(json.dumps(planted))
+    reads = read_manifest(
+        _manifest(6), "m.json", "duckdb", ANY, _contracts(), changed_columns=lambda _u: None
+    )
+    assert [(r.consumer, r.columns) for r in reads] == cold  # asked other questions
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: {**data, "reads": [["a", "b", "c", [1], None]]},
+        lambda data: {**data, "wanted": [["x", "yes"]]},
+        lambda data: {**data, "key": data["key"] + " "},
+        lambda data: {k: v for k, v in data.items() if k != "asked"},
+    ],
+)
+def test_a_damaged_manifest_entry_is_a_miss(cache: Path, damage) -> None:
+    cold = _read()
+    for path in _manifest_entries(cache):
+        path.write_text(json.dumps(damage(json.loads(path.read_text()))))
+    assert _read() == cold
 
 
 @pytest.mark.parametrize(
@@ -73,15 +143,18 @@ def test_a_warm_run_reads_the_same_without_parsing(cache: Path, monkeypatch) -> 
 )
 def test_a_damaged_entry_is_a_miss_and_rewritten(cache: Path, monkeypatch, damage) -> None:
     cold = _read()
+    _forget_manifest(cache)
     for path in _entries(cache):
         path.write_text(damage(path.read_text()))
     assert _read() == cold
+    _forget_manifest(cache)
     _no_parse(monkeypatch)  # rewritten whole
     assert _read() == cold
 
 
 def test_an_entry_under_another_keys_name_is_a_miss(cache: Path) -> None:
     cold = _read()
+    _forget_manifest(cache)
     first, *others = _entries(cache)
     for path in others:
         path.write_bytes(first.read_bytes())  # a valid entry, of another key
@@ -89,14 +162,20 @@ def test_an_entry_under_another_keys_name_is_a_miss(cache: Path) -> None:
 
 
 def _say_reads_nothing(cache: Path) -> None:
+    """Plant "reads nothing" in every entry, the readers' and the manifest's."""
     for path in _entries(cache):
         data = json.loads(path.read_text())
         data["result"] = [[] for _ in data["result"]]
+        path.write_text(json.dumps(data))
+    for path in _manifest_entries(cache):
+        data = json.loads(path.read_text())
+        data["reads"] = []
         path.write_text(json.dumps(data))
 
 
 def test_other_contract_columns_are_a_miss(cache: Path) -> None:
     cold = _read()
+    _forget_manifest(cache)
     _say_reads_nothing(cache)  # planted, but made for the old contract columns
     other = _ColumnsOf(
         [
@@ -113,10 +192,13 @@ def test_other_contract_columns_are_a_miss(cache: Path) -> None:
 
 def test_a_planted_reads_nothing_is_analysed_again_under_usage_aware(cache: Path) -> None:
     cold = _read()
+    _forget_manifest(cache)
     _say_reads_nothing(cache)
     assert _read() != cold  # trusted where it only changes the listing
+    _forget_manifest(cache)
     _say_reads_nothing(cache)
     assert _read(trust_unread=False) == cold  # and rewritten: the real reads again
+    _forget_manifest(cache)
     assert _read() == cold
 
 
@@ -129,7 +211,7 @@ def test_switched_off_writes_nothing(cache: Path, monkeypatch) -> None:
 def test_a_directory_of_its_own(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", str(tmp_path / "own"))
     _read()
-    assert len(list((tmp_path / "own").glob("*.json"))) == 5
+    assert len(list((tmp_path / "own").glob("*.json"))) == 6  # 5 readers, 1 manifest
 
 
 def test_without_a_cache_directory_nothing_is_written(tmp_path: Path, monkeypatch) -> None:
@@ -146,7 +228,14 @@ def test_the_cache_is_bounded_oldest_first(cache: Path) -> None:
         path.write_text("{}")
         os.utime(path, ns=(i * 10**9, i * 10**9))
     analysis_cache.prune(cache, limit=5)
-    assert [p.name for p in _entries(cache)] == ["06.json", "07.json", "08.json", "09.json"]
+    assert [p.name for p in sorted(cache.glob("*.json"))] == [
+        "06.json",
+        "07.json",
+        "08.json",
+        "09.json",
+    ]
+    analysis_cache.prune(cache, limit=100, max_bytes=5)  # 2 bytes each: down to 4 bytes
+    assert [p.name for p in sorted(cache.glob("*.json"))] == ["08.json", "09.json"]
 
 
 def test_through_the_cli_a_planted_entry_never_lowers_an_error(cache: Path, tmp_path) -> None:
