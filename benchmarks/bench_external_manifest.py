@@ -37,10 +37,10 @@ Medians of wall and CPU. ``--real-shape``: each node also carries the fields
 dbt 1.10 writes (tests/lineage/dbt_mesh/'s nodes) and 6 described columns,
 ~3.9 KB a node as in real manifests (the default nodes are ~600 bytes): what the
 JSON decode costs on a manifest of real size. ``--cache``: also this gate with
-the analysis cache (``gate.lineage.analysis_cache``) cold (``$SCHEMA_GATE_CACHE``
+the analysis cache (``gate.lineage.analysis_cache``) cold (``$SCHEMA_GATE_LINEAGE_CACHE``
 emptied before each run, by ``rm -rf`` in a ``sh`` wrapper whose cost is in the
 figure) and warm (filled by one run before the timing); the other gates run
-without a cache directory.
+without one.
 
     python benchmarks/bench_external_manifest.py --gate --repeat 7 --also /tmp/before
 """
@@ -213,9 +213,9 @@ def in_process(args: argparse.Namespace) -> None:
                 cold = folder / "cold"
                 shutil.rmtree(cold, ignore_errors=True)
                 where = {"no cache": None, "cache cold": cold, "cache warm": folder / "warm"}[mode]
-                os.environ.pop("SCHEMA_GATE_CACHE", None)
+                os.environ.pop("SCHEMA_GATE_LINEAGE_CACHE", None)
                 if where is not None:
-                    os.environ["SCHEMA_GATE_CACHE"] = str(where)
+                    os.environ["SCHEMA_GATE_LINEAGE_CACHE"] = str(where)
             start = time.process_time()
             matcher = DatasetMatcher(datasets)
             reads = read_manifest(
@@ -333,7 +333,7 @@ def gate_runs(args: argparse.Namespace) -> int:
         "imports": ([*rt, sys.executable, "-c", imports], {**os.environ, "PYTHONPATH": str(ROOT)}),
         "git diff": ([*rt, "git", "diff", "--name-status", merge_base, head], None),
     }
-    bare = {k: v for k, v in os.environ.items() if k != "SCHEMA_GATE_CACHE"}
+    bare = {k: v for k, v in os.environ.items() if k != "SCHEMA_GATE_LINEAGE_CACHE"}
     for name, root in roots.items():
         env = {**bare, "PYTHONPATH": str(root)}
         cmd = [
@@ -354,12 +354,12 @@ def gate_runs(args: argparse.Namespace) -> int:
             cache = repo / "cache"
             cold, warm = cache / "cold", cache / "warm"
             subprocess.run(["rm", "-rf", str(cache)], check=True)
-            filled = {**env, "SCHEMA_GATE_CACHE": str(warm)}
+            filled = {**env, "SCHEMA_GATE_LINEAGE_CACHE": str(warm)}
             subprocess.run(cmd[len(rt) :], cwd=repo, env=filled, capture_output=True)
             wrapper = f'rm -rf "{cold}" && exec "$@"'
             commands[f"{name} lineage, cache cold"] = (
                 [*rt, "sh", "-c", wrapper, "sh", *cmd[len(rt) :]],
-                {**env, "SCHEMA_GATE_CACHE": str(cold)},
+                {**env, "SCHEMA_GATE_LINEAGE_CACHE": str(cold)},
             )
             commands[f"{name} lineage, cache warm"] = (cmd, filled)
     print(

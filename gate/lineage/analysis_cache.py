@@ -6,13 +6,12 @@ directory with ``actions/cache``, analyses the same compiled SQL again and
 again; sqlglot's tokenizer and parser are most of what a manifest costs
 (docs/impact.md, Cost). A warm entry costs a file read instead.
 
-Where: ``$SCHEMA_GATE_LINEAGE_CACHE``, else ``$SCHEMA_GATE_CACHE/lineage-analysis/``
-(the gate's cache directory), used only when someone set one
-(``gate.formats.validate.schemas`` says why there is no implicit home-directory
-cache); ``SCHEMA_GATE_LINEAGE_CACHE=off`` switches this cache off alone. Its
-entries are data, never code, and need no more trust than the manifest they
-came from (below), so a CI job may restore this directory with ``actions/cache``;
-it must never restore ``$SCHEMA_GATE_CACHE`` that way (compiled validators).
+Where: ``$SCHEMA_GATE_LINEAGE_CACHE``, only when someone set it (no implicit
+home-directory cache, as for ``$SCHEMA_GATE_CACHE``: ``gate.formats.validate.schemas``);
+unset, empty or ``off``, there is no cache. Its entries are data, never code,
+and cannot lower a verdict (below), so a CI job may restore this directory with
+``actions/cache``; it must never restore ``$SCHEMA_GATE_CACHE`` that way
+(compiled validators).
 
 Why it is safe:
 
@@ -50,7 +49,6 @@ MAX_ENTRIES = 20_000
 MAX_BYTES = 256 * 1024 * 1024
 #: An entry larger than this is not read (a reader's columns are a few hundred bytes).
 MAX_ENTRY_BYTES = 64 * 1024
-_FOLDER = "lineage-analysis"
 #: The modules whose code decides what an entry holds (with sqlglot's version).
 _ANALYSERS = ("lineage/dbt_mesh.py", "consumers/sql.py", "consumers/names.py")
 
@@ -61,18 +59,18 @@ Result = tuple[frozenset[str] | None, ...]
 
 
 def folder() -> Path | None:
-    """The cache's directory: ``$SCHEMA_GATE_LINEAGE_CACHE`` (``off`` switches it off),
-    else ``$SCHEMA_GATE_CACHE/lineage-analysis``, else ``None``: no cache.
+    """The cache's directory, ``$SCHEMA_GATE_LINEAGE_CACHE``; ``None`` (no cache)
+    when it is unset, empty or ``off``.
 
-    A directory of its own can be restored by ``actions/cache`` (docs/impact.md,
-    Cost) without restoring ``$SCHEMA_GATE_CACHE``, which holds compiled code."""
+    Not ``$SCHEMA_GATE_CACHE`` by default: the Action's image sets that one to a
+    directory of compiled validators that dies with the container, where the
+    entries would cost every run their writes and help none; and a directory
+    of its own can be restored by ``actions/cache`` (docs/impact.md, Cost)
+    without restoring code."""
     own = os.environ.get("SCHEMA_GATE_LINEAGE_CACHE", "").strip()
-    if own.lower() in ("off", "0", "false", "no"):
+    if not own or own.lower() in ("off", "0", "false", "no"):
         return None
-    if own:
-        return Path(own)
-    root = os.environ.get("SCHEMA_GATE_CACHE")
-    return Path(root) / _FOLDER if root else None
+    return Path(own)
 
 
 @functools.cache

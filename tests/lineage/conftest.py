@@ -1,7 +1,7 @@
-"""The suite's shared cache directory ($SCHEMA_GATE_CACHE, tests/conftest.py) would
-carry manifest readers' analyses from test to test (gate.lineage.analysis_cache):
-the tests that count parses or pool starts would see cache hits. Off here, but in
-tests/lineage/test_analysis_cache.py, which switches it on in its own directory."""
+"""The manifest readers' analysis cache (gate.lineage.analysis_cache) off, whatever
+the caller's environment says: the tests that count parses or pool starts would
+see cache hits. tests/lineage/test_analysis_cache.py switches it on in its own
+directory."""
 
 from __future__ import annotations
 

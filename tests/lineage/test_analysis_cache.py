@@ -25,9 +25,8 @@ from tests.lineage.test_manifest_cost import ANY, _contracts, _manifest
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SCHEMA_GATE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("SCHEMA_GATE_LINEAGE_CACHE", raising=False)
-    return tmp_path / "cache" / "lineage-analysis"
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
 
 
 def _read(columns_of=None, trust_unread: bool = True) -> list[tuple[str, object]]:
@@ -61,9 +60,9 @@ def _no_parse(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_warm_run_reads_the_same_without_parsing(cache: Path, monkeypatch) -> None:
-    monkeypatch.delenv("SCHEMA_GATE_CACHE")
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", "off")
     uncached = _read()
-    monkeypatch.setenv("SCHEMA_GATE_CACHE", str(cache.parent))
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", str(cache))
     assert _read() == uncached
     assert len(_entries(cache)) == 5  # the reader without SQL has nothing to analyse
     assert len(_manifest_entries(cache)) == 1
@@ -208,15 +207,11 @@ def test_switched_off_writes_nothing(cache: Path, monkeypatch) -> None:
     assert not cache.exists()
 
 
-def test_a_directory_of_its_own(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", str(tmp_path / "own"))
+def test_only_a_directory_of_its_own(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("SCHEMA_GATE_LINEAGE_CACHE")
+    monkeypatch.setenv("SCHEMA_GATE_CACHE", str(tmp_path / "validators"))
     _read()
-    assert len(list((tmp_path / "own").glob("*.json"))) == 6  # 5 readers, 1 manifest
-
-
-def test_without_a_cache_directory_nothing_is_written(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv("SCHEMA_GATE_CACHE", raising=False)
-    assert analysis_cache.folder() is None
+    assert analysis_cache.folder() is None and not (tmp_path / "validators").exists()
 
 
 def test_the_cache_is_bounded_oldest_first(cache: Path) -> None:
@@ -242,7 +237,7 @@ def test_through_the_cli_a_planted_entry_never_lowers_an_error(cache: Path, tmp_
     repo = make(tmp_path / "r", WITH_PATH + "  usage_aware_severity: true\n", {MANIFEST: FINANCE})
     repo.write(PROPERTIES, drop(MODELS, "discount_code"))
     repo.commit("drop discount_code")
-    env = {**gate_env(), "SCHEMA_GATE_CACHE": str(cache.parent)}
+    env = {**gate_env(), "SCHEMA_GATE_LINEAGE_CACHE": str(cache)}
 
     def run(*args: str) -> tuple[int, dict]:
         argv = ("--base", "main", "--head", "feature", "--format", "json", *args)
