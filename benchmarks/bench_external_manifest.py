@@ -36,7 +36,11 @@ spread over the broken contracts, one in 20 naming the dropped column (see
 Medians of wall and CPU. ``--real-shape``: each node also carries the fields
 dbt 1.10 writes (tests/lineage/dbt_mesh/'s nodes) and 6 described columns,
 ~3.9 KB a node as in real manifests (the default nodes are ~600 bytes): what the
-JSON decode costs on a manifest of real size.
+JSON decode costs on a manifest of real size. ``--cache``: also this gate with
+the analysis cache (``gate.lineage.analysis_cache``) cold (``$SCHEMA_GATE_LINEAGE_CACHE``
+emptied before each run, by ``rm -rf`` in a ``sh`` wrapper whose cost is in the
+figure) and warm (filled by one run before the timing); the other gates run
+without one.
 
     python benchmarks/bench_external_manifest.py --gate --repeat 7 --also /tmp/before
 """
@@ -195,9 +199,23 @@ def in_process(args: argparse.Namespace) -> None:
     modes = {"prefilter off": None, "prefilter on": lambda _u: frozenset({"col_19"})}
     if not (args.plain or args.spread):
         modes = {"": None}
+    if args.cache:  # the analysis cache, cold (emptied before each run) and warm
+        import shutil
+        import tempfile
+
+        changed = modes.get("prefilter on")
+        modes = {"no cache": changed, "cache cold": changed, "cache warm": changed}
+        folder = Path(tempfile.mkdtemp(prefix="bench-lineage-cache-"))
     times: dict[str, list[float]] = {mode: [] for mode in modes}
     for _ in range(args.repeat):
         for mode, changed in modes.items():  # alternating
+            if args.cache:
+                cold = folder / "cold"
+                shutil.rmtree(cold, ignore_errors=True)
+                where = {"no cache": None, "cache cold": cold, "cache warm": folder / "warm"}[mode]
+                os.environ.pop("SCHEMA_GATE_LINEAGE_CACHE", None)
+                if where is not None:
+                    os.environ["SCHEMA_GATE_LINEAGE_CACHE"] = str(where)
             start = time.process_time()
             matcher = DatasetMatcher(datasets)
             reads = read_manifest(
@@ -315,8 +333,9 @@ def gate_runs(args: argparse.Namespace) -> int:
         "imports": ([*rt, sys.executable, "-c", imports], {**os.environ, "PYTHONPATH": str(ROOT)}),
         "git diff": ([*rt, "git", "diff", "--name-status", merge_base, head], None),
     }
+    bare = {k: v for k, v in os.environ.items() if k != "SCHEMA_GATE_LINEAGE_CACHE"}
     for name, root in roots.items():
-        env = {**os.environ, "PYTHONPATH": str(root)}
+        env = {**bare, "PYTHONPATH": str(root)}
         cmd = [
             *rt,
             sys.executable,
@@ -331,6 +350,18 @@ def gate_runs(args: argparse.Namespace) -> int:
         ]
         commands[f"{name} lineage"] = (cmd, env)
         commands[f"{name} no lineage"] = ([*cmd, "--config", NO_LINEAGE], env)
+        if args.cache and root == ROOT:
+            cache = repo / "cache"
+            cold, warm = cache / "cold", cache / "warm"
+            subprocess.run(["rm", "-rf", str(cache)], check=True)
+            filled = {**env, "SCHEMA_GATE_LINEAGE_CACHE": str(warm)}
+            subprocess.run(cmd[len(rt) :], cwd=repo, env=filled, capture_output=True)
+            wrapper = f'rm -rf "{cold}" && exec "$@"'
+            commands[f"{name} lineage, cache cold"] = (
+                [*rt, "sh", "-c", wrapper, "sh", *cmd[len(rt) :]],
+                {**env, "SCHEMA_GATE_LINEAGE_CACHE": str(cold)},
+            )
+            commands[f"{name} lineage, cache warm"] = (cmd, filled)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores (shared), Python "
         f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the start"
@@ -352,7 +383,8 @@ def gate_runs(args: argparse.Namespace) -> int:
     print(f"| floor (bench_gate) | | {floor_wall:.2f} | {floor_cpu:.2f} | | | | |")
     print(f"| floor (bench_consumers) | | {wall_c:.2f} | {cpu_c:.2f} | | | | |")
     for name in roots:
-        for mode in ("lineage", "no lineage"):
+        modes = [m.removeprefix(f"{name} ") for m in result if m.startswith(f"{name} ")]
+        for mode in modes:
             wall, cpu, proc = result[f"{name} {mode}"]
             if proc.returncode not in (0, 1):
                 print(proc.stderr, file=sys.stderr)
@@ -383,6 +415,7 @@ def main() -> int:
     )
     parser.add_argument("--contracts", type=int, default=10_000, help="--gate: N contracts")
     parser.add_argument("--sql-models", type=int, default=5_000, help="--gate: in-repo models")
+    parser.add_argument("--cache", action="store_true", help="--gate: analysis cache (above)")
     parser.add_argument("--also", metavar="DIR", action="append", default=[])
     parser.add_argument(
         "--rt", action="store_true", help="--gate: every command at real-time priority (chrt -f 10)"

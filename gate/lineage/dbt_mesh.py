@@ -635,6 +635,7 @@ def read_manifest(
     tick: Callable[[], object] = _no_deadline,
     workers: Workers | None = None,
     changed_columns: Callable[[str], frozenset[str] | None] | None = None,
+    trust_unread: bool = True,
 ) -> list[ExternalRead]:
     """Every read of a ``wanted`` node of another project by this manifest's project.
 
@@ -652,7 +653,121 @@ def read_manifest(
     the run wants; ``None`` (or no function): every column (a removed model).
     A reader whose compiled SQL cannot read any of them (``cannot_read``) is
     not parsed and reads no column.
+
+    ``trust_unread``: a cached analysis (``gate.lineage.analysis_cache``) may
+    say a reader reads none of the changed columns; ``False`` (usage-aware
+    severity, where that lowers an error) analyses such a reader again.
     """
+    from gate.lineage import analysis_cache
+
+    where = analysis_cache.folder() if trust_unread else None
+    if where is None:
+        return _read_manifest(
+            data,
+            location,
+            dialect,
+            wanted,
+            columns_of,
+            tick,
+            workers,
+            changed_columns,
+            trust_unread,
+        )
+    key = analysis_cache.manifest_key(data, location, dialect)
+    hit = analysis_cache.load_manifest(where, key)
+    if hit is not None and _holds(hit[0], wanted, changed_columns, columns_of):
+        return [
+            ExternalRead(
+                source=source,
+                consumer=consumer,
+                dataset=dataset,
+                columns=None if columns is None else frozenset(columns),
+                location=place,
+            )
+            for source, consumer, dataset, columns, place in hit[1]
+        ]
+    asked_wanted: dict[str, bool] = {}
+    asked_changed: dict[str, list[str] | None] = {}
+
+    def wanted_asked(upstream: str) -> bool:
+        asked_wanted[upstream] = answer = bool(wanted(upstream))
+        return answer
+
+    def changed_asked(upstream: str) -> frozenset[str] | None:
+        assert changed_columns is not None
+        found = changed_columns(upstream)
+        asked_changed[upstream] = None if found is None else sorted(found)
+        return found
+
+    asked_columns: dict[TableName, list[str] | None] = {}
+    reads = _read_manifest(
+        data,
+        location,
+        dialect,
+        wanted_asked,
+        columns_of,
+        tick,
+        workers,
+        changed_asked if changed_columns is not None else None,
+        trust_unread,
+        asked_columns,
+    )
+    questions: analysis_cache.Questions = (
+        sorted(asked_wanted.items()),
+        None if changed_columns is None else sorted(asked_changed.items()),
+        sorted(asked_columns.items()),
+    )
+    fields = [
+        (
+            r.source,
+            r.consumer,
+            r.dataset,
+            None if r.columns is None else sorted(r.columns),
+            r.location,
+        )
+        for r in reads
+    ]
+    analysis_cache.store_manifest(where, key, questions, fields)
+    return reads
+
+
+def _holds(
+    questions: Any,
+    wanted: Callable[[str], bool],
+    changed_columns: Callable[[str], frozenset[str] | None] | None,
+    columns_of: ColumnsOf,
+) -> bool:
+    """This run answers every question a cached manifest entry recorded the same."""
+    from gate.lineage import analysis_cache
+
+    asked_wanted, asked_changed, asked_columns = questions
+    if any(bool(wanted(u)) != w for u, w in asked_wanted):
+        return False
+    if (changed_columns is None) != (asked_changed is None):
+        return False
+    if changed_columns is not None:
+        for upstream, columns in asked_changed:
+            found = changed_columns(upstream)
+            if (None if found is None else sorted(found)) != columns:
+                return False
+    tables = [t for t, _a in asked_columns]
+    return analysis_cache.answers(columns_of, tables) == asked_columns
+
+
+def _read_manifest(
+    data: bytes,
+    location: str,
+    dialect: str,
+    wanted: Callable[[str], bool],
+    columns_of: ColumnsOf,
+    tick: Callable[[], object],
+    workers: Workers | None,
+    changed_columns: Callable[[str], frozenset[str] | None] | None,
+    trust_unread: bool,
+    asked_columns: dict[TableName, list[str] | None] | None = None,
+) -> list[ExternalRead]:
+    """``read_manifest`` without its whole-manifest cache; ``asked_columns`` (with a
+    cache directory) collects the contracts' columns the readers' analyses asked."""
     from gate.lineage.dbt_manifest import DecodeError, Manifest, Metadata, decode
 
     try:
@@ -702,7 +817,15 @@ def read_manifest(
             groups.append((node, [upstream]))
     how = _Prefilter(changed_columns)
     jobs = [_job(node, ups, sql_dialect, by_id, how) for node, ups in groups]
-    results = _analyse_all(jobs, sql_dialect, columns_of, tick, workers)
+    wanted_columns = None
+    if not trust_unread:
+        wanted_columns = [
+            tuple(changed_columns(u) if changed_columns else None for u in ups)
+            for _node, ups in groups
+        ]
+    results = _analyse_all(
+        jobs, sql_dialect, columns_of, tick, workers, wanted_columns, asked_columns
+    )
     columns = [
         read
         for (_node, ups), result in zip(groups, results, strict=True)
@@ -769,9 +892,84 @@ def _analyse_all(
     columns_of: ColumnsOf,
     tick: Callable[[], object],
     workers: Workers | None,
+    wanted_columns: list[tuple[frozenset[str] | None, ...]] | None = None,
+    asked_columns: dict[TableName, list[str] | None] | None = None,
 ) -> list[tuple[frozenset[str] | None, ...] | None]:
     """What each job's reader reads of each of its upstreams, in order; in the
-    pool when it is worth it (jobs with nothing but ``SKIP`` cost it nothing)."""
+    pool when it is worth it (jobs with nothing but ``SKIP`` cost it nothing).
+
+    With a cache directory (``gate.lineage.analysis_cache``), a job analysed
+    before is looked up instead, and the others are analysed and stored.
+    ``wanted_columns`` (per job, per upstream; usage-aware severity): an entry
+    is used only where it names a read of them."""
+    from gate.lineage import analysis_cache
+
+    where = analysis_cache.folder()
+    if where is None:
+        return _analyse_jobs(_analyse_one, jobs, dialect, columns_of, tick, workers)
+    results: list[tuple[frozenset[str] | None, ...] | None] = [None] * len(jobs)
+    missed: list[int] = []
+    keys: dict[int, str] = {}
+    for i, job in enumerate(jobs):
+        if job is None or all(h == SKIP for _u, h in job[2]):
+            results[i] = _analyse_one((columns_of, _no_deadline), job)
+            continue
+        keys[i] = analysis_cache.key(job[0], job[1], job[2])
+        hit = analysis_cache.load(where, keys[i])
+        if hit is not None and _trusted(hit, columns_of, job, wanted_columns, i):
+            results[i] = hit[0]
+            if asked_columns is not None:
+                asked_columns.update(hit[1])
+        else:
+            missed.append(i)
+    done = _analyse_jobs(
+        _analyse_recorded, [jobs[i] for i in missed], dialect, columns_of, tick, workers
+    )
+    wrote = False
+    for i, found in zip(missed, done, strict=True):
+        assert found is not None  # a job with work always answers
+        out, asked = found
+        results[i] = out
+        if asked_columns is not None:
+            asked_columns.update(asked)
+        wrote |= analysis_cache.store(where, keys[i], out, asked)
+    if wrote:
+        analysis_cache.prune(where)
+    return results
+
+
+def _trusted(
+    hit: tuple[tuple[frozenset[str] | None, ...], list[Any]],
+    columns_of: ColumnsOf,
+    job: _Job,
+    wanted_columns: list[tuple[frozenset[str] | None, ...]] | None,
+    i: int,
+) -> bool:
+    """A cached analysis holds for this run: the contracts' columns it asked are
+    unchanged, and (usage-aware) it names a read wherever it says anything."""
+    from gate.lineage import analysis_cache
+
+    result, asked = hit
+    if analysis_cache.answers(columns_of, [t for t, _a in asked]) != asked:
+        return False
+    if wanted_columns is None or job is None:
+        return True
+    for (_up, how), read, wanted in zip(job[2], result, wanted_columns[i], strict=True):
+        if how == SKIP or read is None:
+            continue
+        if wanted is None or not read & wanted:  # "reads none of them": analysed again
+            return False
+    return True
+
+
+def _analyse_jobs(
+    analyse_one: Callable[[tuple[ColumnsOf, Callable[[], object]], _Job], Any],
+    jobs: list[_Job],
+    dialect: str,
+    columns_of: ColumnsOf,
+    tick: Callable[[], object],
+    workers: Workers | None,
+) -> list[Any]:
     work = sum(job is not None and any(h != SKIP for _u, h in job[2]) for job in jobs)
     if workers is None or work < _FORK_THRESHOLD:
         workers = Workers(1)
@@ -779,12 +977,35 @@ def _analyse_all(
         workers.prepare(_load_dialect, dialect)  # workers already running load it now
         _load_dialect(dialect)
     return workers.map(
-        _analyse_one,
+        analyse_one,
         (columns_of, tick),
         jobs,
         fork_threshold=_FORK_THRESHOLD,
         spawn_threshold=_SPAWN_THRESHOLD,
     )
+
+
+class _Recorder:
+    """``columns_of`` that remembers what it was asked, for the cache entry."""
+
+    def __init__(self, columns_of: ColumnsOf) -> None:
+        self.columns_of = columns_of
+        self.asked: dict[TableName, list[str] | None] = {}
+
+    def __call__(self, table: TableName) -> frozenset[str] | None:
+        found = self.columns_of(table)
+        self.asked[tuple(table)] = None if found is None else sorted(found)
+        return found
+
+
+def _analyse_recorded(
+    shared: tuple[ColumnsOf, Callable[[], object]], job: _Job
+) -> tuple[tuple[frozenset[str] | None, ...] | None, list[tuple[TableName, list[str] | None]]]:
+    """``_analyse_one``, with the contracts' columns its analysis asked."""
+    columns_of, tick = shared
+    recorder = _Recorder(columns_of)
+    out = _analyse_one((recorder, tick), job)
+    return out, sorted(recorder.asked.items())
 
 
 def _analyse_one(

@@ -75,6 +75,7 @@ def external_reads(
                 deadline.left,
                 workers,
                 changed_columns,
+                trust_unread=not config.usage_aware_severity,
             )
         except (SourceError, ManifestError) as exc:
             warnings.append(_warning(location, str(exc)))

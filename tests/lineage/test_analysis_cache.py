@@ -1,0 +1,253 @@
+"""The analysis cache of manifest readers (gate.lineage.analysis_cache).
+
+A warm run reads what a cold one analysed, without sqlglot; an entry that is
+damaged, planted under another key or made for other contract columns is a
+miss; one that claims a reader reads nothing lowers no error under usage-aware
+severity; the cache is bounded and can be switched off.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gate.lineage import analysis_cache, dbt_mesh
+from gate.lineage.dbt_mesh import read_manifest
+from gate.lineage.run import _ColumnsOf
+from gate.model import Column, Dataset
+from tests.conftest import gate_env, run_main
+from tests.lineage.mesh_repo import FINANCE, MODELS, PROPERTIES, drop, make
+from tests.lineage.test_cli_lineage import MANIFEST, WITH_PATH, removed
+from tests.lineage.test_manifest_cost import ANY, _contracts, _manifest
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _read(columns_of=None, trust_unread: bool = True) -> list[tuple[str, object]]:
+    reads = read_manifest(
+        _manifest(6), "m.json", "duckdb", ANY, columns_of or _contracts(), trust_unread=trust_unread
+    )
+    return [(r.consumer, r.columns) for r in reads]
+
+
+def _entries(cache: Path) -> list[Path]:
+    """The readers' entries (not the whole manifest's)."""
+    return [p for p in sorted(cache.glob("*.json")) if '"result"' in p.read_text()]
+
+
+def _manifest_entries(cache: Path) -> list[Path]:
+    return [p for p in sorted(cache.glob("*.json")) if '"reads"' in p.read_text()]
+
+
+def _forget_manifest(cache: Path) -> None:
+    """Remove the whole manifest's entry, so a run reads the readers' entries."""
+    for path in _manifest_entries(cache):
+        path.unlink()
+
+
+def _no_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(*_args: object, **_kw: object) -> None:
+        raise AssertionError("parsed although cached")
+
+    monkeypatch.setattr(dbt_mesh, "_analysis", fail)
+    monkeypatch.setattr(dbt_mesh, "_tokens", fail)
+
+
+def test_a_warm_run_reads_the_same_without_parsing(cache: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", "off")
+    uncached = _read()
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", str(cache))
+    assert _read() == uncached
+    assert len(_entries(cache)) == 5  # the reader without SQL has nothing to analyse
+    assert len(_manifest_entries(cache)) == 1
+    _forget_manifest(cache)
+    _no_parse(monkeypatch)
+    assert _read() == uncached  # from the readers' entries
+
+
+def test_a_warm_run_reads_the_manifests_entry_without_decoding(cache: Path, monkeypatch) -> None:
+    from gate.lineage import dbt_manifest
+
+    cold = _read()
+    _no_parse(monkeypatch)
+    monkeypatch.setattr(dbt_manifest, "decode", _no_parse)  # would fail: not called
+    assert _read() == cold
+
+
+def test_a_manifest_entry_holds_only_for_the_same_answers(cache: Path) -> None:
+    cold = _read()
+    for path in _manifest_entries(cache):
+        data = json.loads(path.read_text())
+        data["reads"] = []  # planted: were it used, nothing would be read
+        path.write_text(json.dumps(data))
+    planted = json.loads(_manifest_entries(cache)[0].read_text())
+    assert _read() == []  # the same run's answers: used (usage-aware off)
+    _manifest_entries(cache)[0].write_text(json.dumps(planted))
+    assert _read(trust_unread=False) == cold  # usage-aware: never used
+    _manifest_entries(cache)[0].write_text(json.dumps(planted))
+    other = _ColumnsOf(
+        [
+            Dataset(
+                id="stg_orders",
+                path="models/_models.yml",
+                format="dbt",
+                columns=(Column("order_id"), Column("amount")),
+            )
+        ]
+    )
+    assert _read(other) != []  # other contract columns: analysed again
+    _manifest_entries(cache)[0].write_text(json.dumps(planted))
+    reads = read_manifest(_manifest(6), "m.json", "duckdb", lambda _u: False, _contracts())
+    assert reads == []  # nothing wanted
+    _manifest_entries(cache)[0].write_text(json.dumps(planted))
+    reads = read_manifest(
+        _manifest(6), "m.json", "duckdb", ANY, _contracts(), changed_columns=lambda _u: None
+    )
+    assert [(r.consumer, r.columns) for r in reads] == cold  # asked other questions
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: {**data, "reads": [["a", "b", "c", [1], None]]},
+        lambda data: {**data, "wanted": [["x", "yes"]]},
+        lambda data: {**data, "key": data["key"] + " "},
+        lambda data: {k: v for k, v in data.items() if k != "asked"},
+    ],
+)
+def test_a_damaged_manifest_entry_is_a_miss(cache: Path, damage) -> None:
+    cold = _read()
+    for path in _manifest_entries(cache):
+        path.write_text(json.dumps(damage(json.loads(path.read_text()))))
+    assert _read() == cold
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text[: len(text) // 2],
+        lambda text: "not json",
+        lambda text: text.replace('"result"', '"results"'),
+        lambda text: text.replace('"key": "[', '"key": "[ '),
+        lambda text: json.dumps({**json.loads(text), "result": [1]}),
+        lambda text: json.dumps({**json.loads(text), "result": []}),
+        lambda text: " " * (analysis_cache.MAX_ENTRY_BYTES + 1),
+    ],
+)
+def test_a_damaged_entry_is_a_miss_and_rewritten(cache: Path, monkeypatch, damage) -> None:
+    cold = _read()
+    _forget_manifest(cache)
+    for path in _entries(cache):
+        path.write_text(damage(path.read_text()))
+    assert _read() == cold
+    _forget_manifest(cache)
+    _no_parse(monkeypatch)  # rewritten whole
+    assert _read() == cold
+
+
+def test_an_entry_under_another_keys_name_is_a_miss(cache: Path) -> None:
+    cold = _read()
+    _forget_manifest(cache)
+    first, *others = _entries(cache)
+    for path in others:
+        path.write_bytes(first.read_bytes())  # a valid entry, of another key
+    assert _read() == cold
+
+
+def _say_reads_nothing(cache: Path) -> None:
+    """Plant "reads nothing" in every entry, the readers' and the manifest's."""
+    for path in _entries(cache):
+        data = json.loads(path.read_text())
+        data["result"] = [[] for _ in data["result"]]
+        path.write_text(json.dumps(data))
+    for path in _manifest_entries(cache):
+        data = json.loads(path.read_text())
+        data["reads"] = []
+        path.write_text(json.dumps(data))
+
+
+def test_other_contract_columns_are_a_miss(cache: Path) -> None:
+    cold = _read()
+    _forget_manifest(cache)
+    _say_reads_nothing(cache)  # planted, but made for the old contract columns
+    other = _ColumnsOf(
+        [
+            Dataset(
+                id="stg_orders",
+                path="models/_models.yml",
+                format="dbt",
+                columns=(Column("order_id"), Column("amount")),
+            )
+        ]
+    )
+    assert _read(other) != [(c, frozenset()) for c, _ in cold]
+
+
+def test_a_planted_reads_nothing_is_analysed_again_under_usage_aware(cache: Path) -> None:
+    cold = _read()
+    _forget_manifest(cache)
+    _say_reads_nothing(cache)
+    assert _read() != cold  # trusted where it only changes the listing
+    _forget_manifest(cache)
+    _say_reads_nothing(cache)
+    assert _read(trust_unread=False) == cold  # and rewritten: the real reads again
+    _forget_manifest(cache)
+    assert _read() == cold
+
+
+def test_switched_off_writes_nothing(cache: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", "off")
+    _read()
+    assert not cache.exists()
+
+
+def test_only_a_directory_of_its_own(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("SCHEMA_GATE_LINEAGE_CACHE")
+    monkeypatch.setenv("SCHEMA_GATE_CACHE", str(tmp_path / "validators"))
+    _read()
+    assert analysis_cache.folder() is None and not (tmp_path / "validators").exists()
+
+
+def test_the_cache_is_bounded_oldest_first(cache: Path) -> None:
+    import os
+
+    cache.mkdir(parents=True)
+    for i in range(10):
+        path = cache / f"{i:02}.json"
+        path.write_text("{}")
+        os.utime(path, ns=(i * 10**9, i * 10**9))
+    analysis_cache.prune(cache, limit=5)
+    assert [p.name for p in sorted(cache.glob("*.json"))] == [
+        "06.json",
+        "07.json",
+        "08.json",
+        "09.json",
+    ]
+    analysis_cache.prune(cache, limit=100, max_bytes=5)  # 2 bytes each: down to 4 bytes
+    assert [p.name for p in sorted(cache.glob("*.json"))] == ["08.json", "09.json"]
+
+
+def test_through_the_cli_a_planted_entry_never_lowers_an_error(cache: Path, tmp_path) -> None:
+    repo = make(tmp_path / "r", WITH_PATH + "  usage_aware_severity: true\n", {MANIFEST: FINANCE})
+    repo.write(PROPERTIES, drop(MODELS, "discount_code"))
+    repo.commit("drop discount_code")
+    env = {**gate_env(), "SCHEMA_GATE_LINEAGE_CACHE": str(cache)}
+
+    def run(*args: str) -> tuple[int, dict]:
+        argv = ("--base", "main", "--head", "feature", "--format", "json", *args)
+        proc = run_main(repo.path, *argv, env=env)
+        return proc.returncode, json.loads(proc.stdout)
+
+    code, report = run()
+    cold = removed(report, "discount_code")
+    assert code == 1 and cold["severity"] == "error" and cold["external_consumers"]
+    assert _entries(cache)
+    _say_reads_nothing(cache)
+    code, report = run()
+    assert code == 1 and removed(report, "discount_code") == cold
