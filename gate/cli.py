@@ -350,6 +350,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_rules:
         sys.stdout.write(render_rules())
         return 0
+    # git walks the working tree on another core while Python imports the engine.
+    from gate.git import early
+
+    if args.head is None:
+        early.start(args.repo)
+    try:
+        return _run(args)
+    finally:
+        early.discard()  # what the run did not collect (it failed, or never asked)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """One run from parsed arguments: the report printed, the exit code returned."""
     if _gc_tuned:  # the command (entry), not a host program: see gate._dataclass_code
         _dataclass_code.install()
     from gate.model import ContractErrors, GateError
