@@ -350,11 +350,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_rules:
         sys.stdout.write(render_rules())
         return 0
-    # git walks the working tree on another core while Python imports the engine.
+    # git walks the working tree (and the base tip's tree, where the dialect's
+    # sources are looked for) on another core while Python imports the engine.
     from gate.git import early
 
-    if args.head is None:
-        early.start(args.repo)
+    early.start(args.repo, worktree=args.head is None, base=None if args.dialect else args.base)
     try:
         return _run(args)
     finally:

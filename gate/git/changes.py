@@ -239,7 +239,10 @@ class Changes:
         """``git ls-tree -r`` of ``commit``: walked once a run, whoever asks."""
         out = self._trees.get(commit)
         if out is None:
-            out = self._trees[commit] = self._git.out("ls-tree", "-r", "-z", "--full-tree", commit)
+            out = early.take_tree(self._git.root, commit)  # started by the command
+            if out is None:
+                out = self._git.out("ls-tree", "-r", "-z", "--full-tree", commit)
+            self._trees[commit] = out
         return out
 
     def _symlinks(self, commit: str, specs: Sequence[str]) -> list[str]:

@@ -19,7 +19,11 @@ from tests.git.helpers import C, contract
 from tests.gitrepo import GitRepo
 
 #: What a run asks git for itself when nothing was started early.
-WALKS = (("diff-index",), ("ls-files", "-z", "--others", "--exclude-standard"))
+WALKS = (
+    ("diff-index",),
+    ("ls-files", "-z", "--others", "--exclude-standard"),
+    ("ls-tree", "-r", "-z", "--full-tree"),
+)
 
 
 @pytest.fixture
@@ -52,29 +56,63 @@ def test_a_worktree_run_takes_both_walks_from_the_command(
     assert early.take_top(str(g.path)) is None  # nothing left behind
 
 
-def test_head_runs_start_nothing(
+def test_a_head_run_takes_the_base_tip_walk_only(
     g: GitRepo, cli: Callable[..., subprocess.CompletedProcess[str]], asked: list[tuple[str, ...]]
 ) -> None:
     base = g.head()
     g.write(f"{C}/orders.yaml", contract("orders", "id", "amount"))
     g.commit("amount")
+    g.write(f"{C}/new.yaml", contract("new"))  # untracked: not part of a --head run
     result = cli(g.path, "--base", base, "--head", "HEAD", "--format", "json")
     assert result.returncode == 0, result.stderr
     assert '"column": "amount"' in result.stdout
+    assert '"dataset": "new"' not in result.stdout
+    assert asked == []  # the dialect's tree walk came from the command
     assert early.take_top(str(g.path)) is None
+
+
+def test_with_dialect_given_no_tree_walk_is_started(
+    g: GitRepo, monkeypatch: pytest.MonkeyPatch, asked: list[tuple[str, ...]]
+) -> None:
+    seen: list[str | None] = []
+    real = early.start
+
+    def spy(where: str, *, worktree: bool, base: str | None) -> None:
+        seen.append(base)
+        real(where, worktree=worktree, base=base)
+
+    monkeypatch.setattr(early, "start", spy)
+    from gate.cli import main
+
+    monkeypatch.chdir(g.path)
+    main(["--base", "main", "--head", "HEAD", "--dialect", "spark", "--format", "json"])
+    main(["--base", "main", "--head", "HEAD", "--format", "json"])
+    assert seen == [None, "main"]
+
+
+def test_a_base_tip_walk_about_another_commit_is_asked_again(
+    g: GitRepo, asked: list[tuple[str, ...]]
+) -> None:
+    g.branch("feature")
+    early.start(str(g.path), worktree=False, base="main")
+    g.write("dbt_project.yml", "name: p\nprofile: p\n")
+    tip = g.commit("main moves before the run resolves it")
+    with open_repo(g.path) as repo:
+        assert "dbt_project.yml" in repo.named(tip, ["dbt_project.yml"])
+    assert [a[0] for a in asked] == ["ls-tree"]
 
 
 def test_an_answer_about_another_commit_is_asked_again(
     g: GitRepo, asked: list[tuple[str, ...]]
 ) -> None:
     base = g.head()
-    early.start(str(g.path))  # about ``base``
+    early.start(str(g.path), worktree=True, base=None)  # about ``base``
     g.write(f"{C}/orders.yaml", contract("orders", "id", "amount"))
     g.commit("HEAD moves before the run resolves it")
     with open_repo(g.path) as repo:
         changes = repo.changed(base, None, SODA_GLOBS)
     assert [c.new_path for c in changes] == [f"{C}/orders.yaml"]
-    assert [a[0] for a in asked] == ["diff-index"]  # the untracked walk was still taken
+    assert [a[0] for a in asked if a[0] != "ls-tree"] == ["diff-index"]  # ls-files: taken
 
 
 def test_a_failed_run_leaves_no_walk_behind(
@@ -87,21 +125,24 @@ def test_a_failed_run_leaves_no_walk_behind(
 
 
 def test_discard_stops_and_reaps_the_walks(g: GitRepo) -> None:
-    early.start(str(g.path))
+    early.start(str(g.path), worktree=True, base="main")
     started = early._started
     assert started is not None and started.top == str(g.path)
-    procs = [started.clean, started.untracked]
+    walks = [started.clean, started.untracked, started.tree]
+    procs = [w.proc for w in walks if w is not None]
+    assert len(procs) == 3
     early.discard()
     assert all(p is not None and p.returncode is not None for p in procs)
+    assert all(w is not None and w.out.closed for w in walks)
     assert early.take_top(str(g.path)) is None
 
 
 def test_outside_a_repository_the_run_words_the_error(tmp_path: Path) -> None:
-    early.start(str(tmp_path))
+    early.start(str(tmp_path), worktree=True, base=None)
     assert early._started is None
 
 
 def test_no_commit_yet_is_left_to_the_run(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "empty")
-    early.start(str(repo.path))
+    early.start(str(repo.path), worktree=True, base=None)
     assert early._started is None
