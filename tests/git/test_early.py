@@ -146,3 +146,42 @@ def test_no_commit_yet_is_left_to_the_run(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "empty")
     early.start(str(repo.path), worktree=True, base=None)
     assert early._started is None
+
+
+@pytest.fixture
+def greps(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, ...]]]:
+    """The argument lists of the ``git grep`` processes started (real git runs)."""
+    seen: list[tuple[str, ...]] = []
+    real = process.Git.start
+
+    def spy(self: process.Git, *args: str):  # type: ignore[no-untyped-def]
+        if args[:1] == ("grep",):
+            seen.append(args)
+        return real(self, *args)
+
+    monkeypatch.setattr(process.Git, "start", spy)
+    yield seen
+
+
+def test_a_worktree_that_is_its_head_is_searched_at_the_commit(
+    g: GitRepo, greps: list[tuple[str, ...]]
+) -> None:
+    g.write("models/orders.sql", "select amount from orders\n")
+    head = g.commit("a model")
+    g.write("notes.txt", "amount\n")  # untracked, but no *.sql
+    with open_repo(g.path) as repo:
+        assert repo.files_containing(None, ["**/*.sql"], ["amount"]) == ["models/orders.sql"]
+    assert head in greps[0] and "--untracked" not in greps[0]
+
+
+@pytest.mark.parametrize("edit", ["tracked", "untracked"])
+def test_a_worktree_that_differs_is_searched_itself(
+    g: GitRepo, greps: list[tuple[str, ...]], edit: str
+) -> None:
+    g.write("models/orders.sql", "select id from orders\n")
+    g.commit("a model")
+    path = "models/orders.sql" if edit == "tracked" else "models/new.sql"
+    g.write(path, "select amount from orders\n")
+    with open_repo(g.path) as repo:
+        assert repo.files_containing(None, ["**/*.sql"], ["amount"]) == [path]
+    assert "--untracked" in greps[0]
