@@ -390,7 +390,7 @@ def main() -> int:
                     print(proc.stderr, file=sys.stderr)
                     return 2
                 cells.append(
-                    f" {wall:.2f} / {cpu:.2f} | {wall / floor_wall:.1f}x / {cpu / floor_cpu:.1f}x |"
+                    f" {wall:.2f} / {cpu:.2f} | {wall / floor_wall:.2f}x / {cpu / floor_cpu:.2f}x |"
                 )
             assert proc is not None
             findings = len(json.loads(proc.stdout)["changes"])
