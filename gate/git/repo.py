@@ -174,10 +174,7 @@ class Repo:
         words: bool = False,
     ) -> PendingSearch | None:
         """Start ``files_containing``'s search and return at once (``None``: nothing to
-        find); the caller works meanwhile, then takes ``result()`` or ``cancel()``s it.
-        The working tree is searched at HEAD's commit when it holds the same files."""
-        if head is None:
-            head = self._changes.worktree_commit(globs)
+        find); the caller works meanwhile, then takes ``result()`` or ``cancel()``s it."""
         return search.start(self._git, self.resolve, head, globs, needles, ignore_case, words)
 
     # reading
