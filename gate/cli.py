@@ -350,6 +350,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_rules:
         sys.stdout.write(render_rules())
         return 0
+    # git walks the working tree (and the base tip's tree, where the dialect's
+    # sources are looked for) on another core while Python imports the engine.
+    from gate.git import early
+
+    early.start(args.repo, worktree=args.head is None, base=None if args.dialect else args.base)
+    try:
+        return _run(args)
+    finally:
+        early.discard()  # what the run did not collect (it failed, or never asked)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """One run from parsed arguments: the report printed, the exit code returned."""
     if _gc_tuned:  # the command (entry), not a host program: see gate._dataclass_code
         _dataclass_code.install()
     from gate.model import ContractErrors, GateError

@@ -16,6 +16,7 @@ import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from gate.git import early
 from gate.git.blobs import Blobs
 from gate.git.paths import Worktree, pathspecs
 from gate.git.process import Git, nul_paths
@@ -202,8 +203,11 @@ class Changes:
                 head = self._refs.resolve("HEAD")
             except GitError:
                 return None
-            proc = self._git.run("diff-index", "--quiet", "--no-ext-diff", head, "--")
-            self._clean_head = head if proc.returncode == 0 else None
+            clean = early.take_clean(self._git.root, head)  # started by the command
+            if clean is None:
+                proc = self._git.run("diff-index", "--quiet", "--no-ext-diff", head, "--")
+                clean = proc.returncode == 0
+            self._clean_head = head if clean else None
         return self._clean_head
 
     def _untracked(self, specs: Sequence[str]) -> set[str]:
@@ -217,7 +221,9 @@ class Changes:
         for it. A CI checkout or a clean tree pays one walk instead of three.
         """
         if self._all_untracked is None:
-            out = self._git.out("ls-files", "-z", "--others", "--exclude-standard")
+            out = early.take_untracked(self._git.root)  # started by the command
+            if out is None:
+                out = self._git.out("ls-files", "-z", "--others", "--exclude-standard")
             self._all_untracked = [p.casefold() for p in nul_paths(out)]
         if not self._all_untracked:
             return set()
@@ -233,7 +239,10 @@ class Changes:
         """``git ls-tree -r`` of ``commit``: walked once a run, whoever asks."""
         out = self._trees.get(commit)
         if out is None:
-            out = self._trees[commit] = self._git.out("ls-tree", "-r", "-z", "--full-tree", commit)
+            out = early.take_tree(self._git.root, commit)  # started by the command
+            if out is None:
+                out = self._git.out("ls-tree", "-r", "-z", "--full-tree", commit)
+            self._trees[commit] = out
         return out
 
     def _symlinks(self, commit: str, specs: Sequence[str]) -> list[str]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gate.git.early import git_env
 from gate.model import GitError
 
 __all__ = [
@@ -35,23 +36,6 @@ SHALLOW_REMEDY = (
 )
 
 Cwd = str | os.PathLike[str]
-
-
-def git_env() -> dict[str, str]:
-    """The caller's environment, minus everything that could make git interactive."""
-    env = dict(os.environ)
-    env.update(
-        GIT_TERMINAL_PROMPT="0",
-        GIT_ASKPASS="",
-        SSH_ASKPASS="",
-        GCM_INTERACTIVE="never",
-        GIT_PAGER="cat",
-        PAGER="cat",
-        GIT_OPTIONAL_LOCKS="0",  # never rewrite the index behind the user's back
-        LC_ALL="C",  # stable English messages to match on
-        LANGUAGE="C",
-    )
-    return env
 
 
 def first_line(stderr: bytes | str) -> str:

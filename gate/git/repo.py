@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
-from gate.git import search
+from gate.git import early, search
 from gate.git.blobs import Blobs
 from gate.git.changes import Changes, FileChange
 from gate.git.paths import Worktree, is_file, relpath
@@ -32,6 +32,9 @@ def open_repo(path: str | os.PathLike[str] = ".") -> Repo:
     where = Path(path)
     if not where.is_dir():
         raise GitError(f"not a git repository: {os.path.abspath(where)} (no such directory)")
+    known = early.take_top(os.fspath(where))  # asked by the command already
+    if known is not None:
+        return Repo(Path(known))
     proc = run(where, ["rev-parse", "--show-toplevel"])
     if proc.returncode != 0:
         message = first_line(proc.stderr)

@@ -241,3 +241,18 @@ def test_a_break_under_an_approval_policy_loads_them(tmp_path: Path) -> None:
     repo.commit("pr")
     modules = _modules(_CLI, ("--base", "main", "--format", "json"), repo.path)
     assert sorted(m for m in _APPROVALS if m in modules) == sorted(_APPROVALS)
+
+
+def test_the_early_git_walks_import_nothing_of_the_gate_but_their_package(
+    tmp_path: Path,
+) -> None:
+    """gate.git.early runs before the command's imports (its walks overlap them):
+    importing it, gate.git's names stay unloaded until asked for (issue #26)."""
+    code = "import json, sys, gate.git.early\nsys.stderr.write('MODULES' + json.dumps(sorted(sys.modules)))"
+    modules = _modules(code, (), tmp_path)
+    assert sorted(m for m in modules if m.startswith("gate")) == [
+        "gate",
+        "gate._renamed",
+        "gate.git",
+        "gate.git.early",
+    ]
