@@ -1,14 +1,17 @@
-"""Real Spark for the smoke-test suite: one local session, one Spark Connect server.
+"""Real Spark for the smoke-test suite: one local session that is also a Spark Connect server.
 
 Nothing here mocks Spark. ``spark`` is a session-scoped local SparkSession
 started exactly as the gate starts its own (``gate.smoke.session.start``), so
-every test shares one JVM (startup is the slow part). :func:`serve_connect`
-starts a real Spark Connect server from the pyspark package's own
-``sbin/start-connect-server.sh`` on 127.0.0.1 and a free port, and stops it
-when the test session is done: tests/conftest.py's fixture ``connect_url``,
-one server per test process, shared by every test that asks for it (a
-session-scoped fixture imported into several modules would start one per
-module). Both skip, with the reason, only where Java is absent.
+every test shares one JVM (startup is the slow part). The same JVM serves
+Spark Connect: the session starts with Spark's own server plugin
+(``org.apache.spark.sql.connect.SparkConnectPlugin``, what
+``sbin/start-connect-server.sh`` runs) on 127.0.0.1 and a free port, through
+the gate's documented ``GATE_SPARK_JAVA_OPTIONS``. :func:`serve_connect` hands
+out its URL: tests/conftest.py's fixture ``connect_url``, shared by every test
+that asks for it. A server of its own (the script, a second JVM) cost about
+45 s of CPU a run: its start, and every query planned and compiled again in a
+cold JVM (measured, docs/github-action.md). Both skip, with the reason, only
+where Java is absent.
 
 Import the local session into a test module (``connect_url`` needs no import)::
 
@@ -19,10 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
-import subprocess
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,56 @@ def skip_without_spark() -> None:
         pytest.skip(reason)
 
 
+#: Spark's own Spark Connect server, as a plugin of the session's driver.
+CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
+
+
+class _Shared:
+    """The process's one local session and the URL of the Connect server in its JVM."""
+
+    handle: Any = None
+    url = ""
+    users = 0
+
+
+def _acquire() -> str:
+    """Start the shared session (once per process); its Connect URL."""
+    if _Shared.handle is None:
+        skip_without_spark()
+        from gate.smoke import session
+
+        port = _free_port()
+        plugin = (
+            f"-Dspark.plugins={CONNECT_PLUGIN} -Dspark.connect.grpc.binding.address=127.0.0.1 "
+            f"-Dspark.connect.grpc.binding.port={port}"
+        )
+        if not session._no_jvm_yet():  # a JVM without a session: its options are set
+            from pyspark import SparkContext
+
+            for option in plugin.split():
+                key, _, value = option.removeprefix("-D").partition("=")
+                SparkContext._jvm.java.lang.System.setProperty(key, value)
+        saved = os.environ.get(session.JAVA_OPTIONS_ENV)
+        os.environ[session.JAVA_OPTIONS_ENV] = " ".join(filter(None, (saved, plugin)))
+        try:
+            _Shared.handle = session.start(write_archive=False)
+        finally:
+            if saved is None:
+                os.environ.pop(session.JAVA_OPTIONS_ENV)
+            else:
+                os.environ[session.JAVA_OPTIONS_ENV] = saved
+        _Shared.url = f"sc://127.0.0.1:{port}"
+    _Shared.users += 1
+    return _Shared.url
+
+
+def _release() -> None:
+    _Shared.users -= 1
+    if _Shared.users == 0 and _Shared.handle is not None:
+        _Shared.handle.spark.stop()
+        _Shared.handle = None
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """One real local SparkSession for the whole test session.
@@ -66,12 +116,11 @@ def spark() -> Iterator[Any]:
     never writes it: a JVM dumps its classes as it exits, and this one lives
     until the end of the run; the first short gate run writes it instead.
     """
-    skip_without_spark()
-    from gate.smoke import session
-
-    handle = session.start(write_archive=False)
-    yield handle.spark
-    handle.spark.stop()
+    _acquire()
+    try:
+        yield _Shared.handle.spark
+    finally:
+        _release()
 
 
 def _free_port() -> int:
@@ -80,93 +129,17 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _listening(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _logs(folder: Path) -> str:
-    texts = [path.read_text(errors="replace")[-3000:] for path in sorted(folder.glob("*.out"))]
-    return "\n".join(texts) or "(no server log)"
-
-
 def serve_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Spark Connect server (pyspark's sbin scripts): its URL, then it is stopped.
+    """The URL of the real Spark Connect server in the shared session's JVM.
 
-    The fixture ``connect_url`` (tests/conftest.py) serves one per test process.
+    The fixture ``connect_url`` (tests/conftest.py) serves one per test process;
+    ``tmp_path_factory`` is not needed since the server has no files of its own.
     """
-    skip_without_spark()
-    import pyspark
-
-    from gate.smoke import cds
-
-    spark_home = Path(pyspark.__file__).resolve().parent
-    start_script = spark_home / "sbin" / "start-connect-server.sh"
-    stop_script = spark_home / "sbin" / "stop-connect-server.sh"
-    if not start_script.exists():
-        pytest.skip(f"this pyspark has no {start_script.name}")
-    work = tmp_path_factory.mktemp("connect")
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(
-        SPARK_HOME=str(spark_home),
-        SPARK_PID_DIR=str(work / "pid"),
-        SPARK_LOG_DIR=str(work / "log"),
-        SPARK_IDENT_STRING=f"gate-smoke-{port}",
-        SPARK_LOCAL_IP="127.0.0.1",
-    )
-    env.pop("SPARK_NO_DAEMONIZE", None)
-    env.pop("SPARK_REMOTE", None)
-    env.pop("SPARK_CONNECT_MODE_ENABLED", None)
-    conf: Mapping[str, str] = {
-        "spark.connect.grpc.binding.address": "127.0.0.1",
-        "spark.connect.grpc.binding.port": str(port),
-        "spark.ui.enabled": "false",
-        "spark.sql.catalogImplementation": "in-memory",
-        "spark.sql.shuffle.partitions": "4",
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.driver.host": "127.0.0.1",
-        # the run's class-data-sharing archive, when a gate run has written it already
-        "spark.driver.extraJavaOptions": " ".join(
-            ("-XX:+UseSerialGC -XX:TieredStopAtLevel=1", cds.options("", write=False)[0])
-        ).strip(),
-    }
-    command = [str(start_script), "--master", "local[2]"]
-    for key, value in conf.items():
-        command += ["--conf", f"{key}={value}"]
-    subprocess.run(command, env=env, check=True, timeout=120, capture_output=True)
-    pid_files = sorted((work / "pid").glob("*.pid"))
-    pid = int(pid_files[0].read_text().strip()) if pid_files else None
-    deadline = time.monotonic() + 180
-    while not _listening(port):
-        if pid is not None and not _alive(pid):
-            pytest.fail(f"Spark Connect server died on start:\n{_logs(work / 'log')}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"Spark Connect server did not listen on {port}:\n{_logs(work / 'log')}")
-        time.sleep(0.5)
+    url = _acquire()
     try:
-        yield f"sc://127.0.0.1:{port}"
+        yield url
     finally:
-        subprocess.run([str(stop_script)], env=env, timeout=120, capture_output=True, check=False)
-        if pid is not None:  # the script needs `ps`; make sure the server is gone anyway
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                deadline = time.monotonic() + 10
-                while _alive(pid) and time.monotonic() < deadline:
-                    time.sleep(0.25)
-                if not _alive(pid):
-                    break
-                os.kill(pid, sig)
+        _release()
 
 
 # -- building repositories with contracts and samples --------------------------------------

@@ -4,8 +4,9 @@ Scenarios whose assertions do not depend on a process of their own: the report
 of a run, its exit code, what it refuses. Each ran as ``python -m gate`` before,
 a JVM start apiece (about 20 s of CPU); here they share the ``spark`` fixture's
 JVM (``gate.smoke.session.start`` uses an active session and never stops it).
-The real-process runs, one per concern (the real CLI's exit codes, hostile
-paths, broken samples, SQL text, the JVM's memory and time limits), stay in
+The real-process runs, one per concern (the real CLI's exit codes, broken
+samples and SQL text with the JVM's own stderr, the JVM's memory and time
+limits, a stopped task), stay in
 tests/e2e/test_cli_smoke.py and tests/e2e/test_smoke_security.py.
 """
 
@@ -97,13 +98,46 @@ def test_the_full_smoke_test_covers_discovered_dbt_models(shop: GitRepo, smoke_c
 # -- from tests/e2e/test_smoke_security.py (issue #8) ------------------------------------------
 
 
+def test_glob_folder_names_never_reach_spark(glob_attack: GitRepo, smoke_cli: Run) -> None:
+    """Hadoop globs in committed folder names match only the literal folders.
+
+    A real process before (a JVM of its own, 17 to 20 s of CPU without the
+    class-data archive): what it asserts is the report's, the same here.
+    """
+    proc = smoke_cli(glob_attack.path, "--base", "main", "--smoke-test", "--format", "json")
+    assert SECRET not in proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stderr  # 'harmless-*' is not an INT: the data was read
+    smoke = json.loads(proc.stdout)["smoke"]
+    samples = {
+        dataset["dataset"]: [s for r in dataset["results"] for s in r["samples"]]
+        for dataset in smoke["datasets"]
+    }
+    assert samples == {"items": ["harmless-dir"], "orders": ["harmless-file"]}
+
+
 def test_glob_folder_names_never_reach_spark_in_the_text_report(
     glob_attack: GitRepo,
     smoke_cli: Run,
 ) -> None:
-    """The JSON report of the same attack is asserted on a real process (tests/e2e/)."""
+    """The JSON report of the same attack: the test above."""
     text = smoke_cli(glob_attack.path, "--base", "main", "--smoke-test")
     assert SECRET not in text.stdout + text.stderr and "'harmless-file'" in text.stdout
+
+
+def test_a_symlinked_sample_is_not_read_even_inside_the_repository(
+    tmp_path: Path,
+    smoke_cli: Run,
+) -> None:
+    """Moved from a real process (tests/e2e/test_smoke_security.py): the report's assertions."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("contracts/orders.yaml", CONTRACT.format(name="orders"))
+    repo.write("contracts/elsewhere/real.csv", f"id\n{SECRET}\n")
+    (repo.path / "contracts" / "orders.sample.csv").symlink_to("elsewhere/real.csv")
+    repo.commit("a sample that is a link")
+    proc = smoke_cli(repo.path, "--base", "main", "--smoke-test")
+    assert SECRET not in proc.stdout + proc.stderr
+    assert proc.returncode == 1
+    assert "contracts/orders.sample.csv: a symlink; commit the sample file itself" in proc.stdout
 
 
 def test_a_regex_that_nests_quantifiers_is_refused_not_run(

@@ -1,8 +1,11 @@
 """The smoke test through a real Spark Connect server: same findings as a local session.
 
-The server is pyspark's own ``sbin/start-connect-server.sh`` on 127.0.0.1
-(the fixture ``connect_url`` of tests/conftest.py), started once per test process and
-shared with the end-to-end tests that run the CLI on it (tests/e2e/test_cli_smoke.py).
+The server is Spark's own (``SparkConnectPlugin``, what ``sbin/start-connect-server.sh``
+runs) on 127.0.0.1, in the JVM of the shared local session (the fixture
+``connect_url`` of tests/conftest.py, tests/spark_fixtures.py), started once per test
+process and shared with the end-to-end tests that run the CLI on it
+(tests/e2e/test_cli_smoke.py). The client's sessions are the server's own, apart
+from the local session's: its own settings, its own plan and catalog.
 """
 
 from __future__ import annotations
