@@ -10,6 +10,7 @@ this table say where it goes.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,12 @@ def _module(path: Path) -> str:
 MODULES = {_module(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
+@functools.cache
+def syntax(module: str) -> ast.Module:
+    """``module``'s syntax tree, parsed once per test process (three tests walk each)."""
+    return ast.parse(MODULES[module].read_text())
+
+
 def layer(module: str) -> int:
     best = (-1, -1)
     for rank, (_, prefixes) in enumerate(LAYERS):
@@ -103,7 +110,7 @@ def layer(module: str) -> int:
 def imports(module: str) -> set[str]:
     """The gate modules ``module`` imports (``from gate import x`` counts as gate.x)."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+    for node in ast.walk(syntax(module)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for name in [node.module, *(f"{node.module}.{a.name}" for a in node.names)]:
                 if name in MODULES and name != "gate":
@@ -126,7 +133,7 @@ def test_no_module_imports_one_above_it(module: str) -> None:
 
 def test_the_package_root_only_reaches_the_engine_lazily() -> None:
     """``import gate`` stays cheap: Settings/run come from the engine on first use."""
-    tree = ast.parse(MODULES["gate"].read_text())
+    tree = syntax("gate")
     top_level = {
         node.module
         for node in tree.body
@@ -143,8 +150,8 @@ def test_the_package_root_only_reaches_the_engine_lazily() -> None:
 def test_every_class_over_200_lines_says_why_at_its_top() -> None:
     """A room holds one job: a long class is usually two, unless its docstring says why not."""
     unexplained = []
-    for module, path in MODULES.items():
-        for node in ast.walk(ast.parse(path.read_text())):
+    for module in MODULES:
+        for node in ast.walk(syntax(module)):
             if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
                 size = node.end_lineno - node.lineno + 1
                 if size > 200 and "Why" not in (ast.get_docstring(node) or ""):
