@@ -223,7 +223,13 @@ def test_a_break_without_an_approval_policy_loads_no_approval_module(
     modules = _modules(_CLI, ("--base", "main", "--format", fmt, *head), repo.path)
     assert {"gate.engine", "gate.approvals.step"} <= modules
     assert sorted(m for m in _APPROVALS if m in modules) == []
-    assert "gate.consumers.jinja" not in modules  # no dbt project: no exposure file read
+    # No dbt project: no exposure file read, so dbt's Jinja reader stays unloaded,
+    # unless the consumer readers were warmed up while git grep was still running
+    # (gate.consumers.scan overlaps the two; the reader imports it): a race by
+    # design, which CI lost once under load. test_the_exposure_scope_loads_no_
+    # consumer_reader checks the exposure scope alone, without the race.
+    if "gate.consumers.reader" not in modules:
+        assert "gate.consumers.jinja" not in modules
 
 
 def test_a_break_under_an_approval_policy_loads_them(tmp_path: Path) -> None:
