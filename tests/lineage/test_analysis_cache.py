@@ -251,3 +251,35 @@ def test_through_the_cli_a_planted_entry_never_lowers_an_error(cache: Path, tmp_
     _say_reads_nothing(cache)
     code, report = run()
     assert code == 1 and removed(report, "discount_code") == cold
+
+
+def test_a_planted_read_of_one_dropped_column_never_lowers_another(cache: Path, tmp_path) -> None:
+    """Usage-aware severity grades each removed column by its own readers. An entry
+    was trusted there when it named a read of any changed column: planted as
+    "``fct_revenue`` reads ``amount`` only" in a pull request dropping ``amount``
+    and ``discount_code``, it kept ``amount`` an error and graded
+    ``discount_code``, which the reader does read, a warning. An entry is trusted
+    there only when it says the reader reads every changed column."""
+    finance = json.loads(FINANCE)
+    finance["exposures"] = {}  # the dashboard reads every column: models only here
+    config = WITH_PATH + "  usage_aware_severity: true\n"
+    repo = make(tmp_path / "r", config, {MANIFEST: json.dumps(finance)})
+    repo.write(PROPERTIES, drop(drop(MODELS, "discount_code"), "amount"))
+    repo.commit("drop discount_code and amount")
+    env = {**gate_env(), "SCHEMA_GATE_LINEAGE_CACHE": str(cache)}
+
+    def run() -> tuple[int, dict]:
+        argv = ("--base", "main", "--head", "feature", "--format", "json")
+        proc = run_main(repo.path, *argv, env=env)
+        return proc.returncode, json.loads(proc.stdout)
+
+    code, report = run()
+    cold = removed(report, "discount_code")
+    assert code == 1 and cold["severity"] == "error" and cold["external_consumers"]
+    assert _entries(cache)
+    for path in _entries(cache):
+        data = json.loads(path.read_text())
+        data["result"] = [["amount"] for _ in data["result"]]
+        path.write_text(json.dumps(data))
+    code, report = run()
+    assert code == 1 and removed(report, "discount_code") == cold
