@@ -27,8 +27,8 @@ Why it is safe:
 - **Never a pass it did not earn.** A planted entry can claim a reader reads
   nothing. External readers never raise ``consumer_broken``, so that changes
   only the listing, except under usage-aware severity, where "nobody reads it"
-  lowers an error: there an entry is trusted only when it names a read (which
-  can only keep an error), and a reader it says reads nothing is analysed again.
+  lowers an error: there an entry is trusted only when it says the reader reads
+  every changed column (which can only keep errors); any other is analysed again.
 - **Bounded.** At most ``MAX_ENTRIES`` entries and ``MAX_BYTES``, each entry at
   most ``MAX_ENTRY_BYTES`` (a manifest's ``MAX_MANIFEST_BYTES``); past that the
   oldest are removed (checked only by a run that wrote).
