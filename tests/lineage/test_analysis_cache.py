@@ -283,3 +283,30 @@ def test_a_planted_read_of_one_dropped_column_never_lowers_another(cache: Path, 
         path.write_text(json.dumps(data))
     code, report = run()
     assert code == 1 and removed(report, "discount_code") == cold
+
+
+def test_the_key_changes_with_any_module_that_decides_a_manifest_entry(monkeypatch) -> None:
+    """A manifest entry holds ``read_manifest``'s reads: the decoding
+    (``dbt_manifest.py``, msgspec), the upstream ids (``matching.py``) and the
+    reads' fields decide them as much as the SQL analysis does. Only three
+    modules were hashed into the key, so an upgrade that fixed the decoding kept
+    answering from the old entries (a restored ``actions/cache`` directory)."""
+    from gate.lineage import dbt_manifest
+
+    original = Path.read_bytes
+    decoder = Path(dbt_manifest.__file__).resolve()
+
+    def patched(self: Path) -> bytes:
+        data = original(self)
+        return data + b"\n# fixed\n" if self.resolve() == decoder else data
+
+    analysis_cache._salt.cache_clear()
+    before = analysis_cache.manifest_key(b"{}", "m.json", "duckdb")
+    monkeypatch.setattr(Path, "read_bytes", patched)
+    analysis_cache._salt.cache_clear()
+    try:
+        after = analysis_cache.manifest_key(b"{}", "m.json", "duckdb")
+    finally:
+        monkeypatch.undo()
+        analysis_cache._salt.cache_clear()
+    assert before != after
