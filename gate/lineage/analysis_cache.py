@@ -16,9 +16,9 @@ and cannot lower a verdict (below), so a CI job may restore this directory with
 Why it is safe:
 
 - **Content-addressed.** An entry's file name is the sha256 of its key: the
-  analysis code (sqlglot's version, the source of the gate modules that
-  analyse), the dialect, the sha256 of the compiled SQL and, per upstream, the
-  relation it is named by and what the prefilter decided for the changed
+  analysis code (sqlglot's and msgspec's versions, the source of the gate
+  modules that analyse and decode), the dialect, the sha256 of the compiled SQL
+  and, per upstream, the relation it is named by and what the prefilter decided for the changed
   columns. The entry repeats its key; one that does not, or that is not
   exactly the JSON this module writes, is a miss (and is rewritten).
 - **Verified against this run.** The analysis asks the contracts' columns of
@@ -49,8 +49,17 @@ MAX_ENTRIES = 20_000
 MAX_BYTES = 256 * 1024 * 1024
 #: An entry larger than this is not read (a reader's columns are a few hundred bytes).
 MAX_ENTRY_BYTES = 64 * 1024
-#: The modules whose code decides what an entry holds (with sqlglot's version).
-_ANALYSERS = ("lineage/dbt_mesh.py", "consumers/sql.py", "consumers/names.py")
+#: The modules whose code decides what an entry holds (with sqlglot's and msgspec's
+#: versions): the SQL analysis, and for a manifest's entry its decoding and the reads.
+_ANALYSERS = (
+    "lineage/dbt_mesh.py",
+    "consumers/sql.py",
+    "consumers/names.py",
+    "lineage/dbt_manifest.py",
+    "lineage/matching.py",
+    "lineage/external.py",
+    "dbt/identity.py",
+)
 
 #: A table's contract columns as ``columns_of`` answered: ``None`` (unknown) or sorted.
 Asked = list[tuple[tuple[str, ...], list[str] | None]]
@@ -77,10 +86,13 @@ def folder() -> Path | None:
 def _salt() -> str:
     import hashlib
 
+    import msgspec
     import sqlglot
 
     gate = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256(f"sqlglot {sqlglot.__version__}\n".encode())
+    digest = hashlib.sha256(
+        f"sqlglot {sqlglot.__version__}\nmsgspec {msgspec.__version__}\n".encode()
+    )
     for name in _ANALYSERS:
         digest.update((gate / name).read_bytes())
     return digest.hexdigest()
