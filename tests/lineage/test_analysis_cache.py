@@ -310,3 +310,27 @@ def test_the_key_changes_with_any_module_that_decides_a_manifest_entry(monkeypat
         monkeypatch.undo()
         analysis_cache._salt.cache_clear()
     assert before != after
+
+
+def test_pruning_a_crowded_cache_is_linear(monkeypatch) -> None:
+    """A restored cache directory may hold far more entries than ``MAX_ENTRIES``
+    (any run may write; ``actions/cache`` restores what a job saved). Each
+    removal copied the rest of the list (``entries[1:]``): 60,000 entries down to
+    eight was 1.8 billion copies. Now one pass."""
+    import os
+    import time
+    from types import SimpleNamespace
+
+    count = 60_000
+    stat = [SimpleNamespace(st_size=1, st_mtime_ns=i) for i in range(count)]
+    entries = [
+        SimpleNamespace(name=f"{i}.json", path=f"/x/{i}.json", stat=lambda i=i: stat[i])
+        for i in range(count)
+    ]
+    removed: list[str] = []
+    monkeypatch.setattr(os, "scandir", lambda _where: iter(entries))
+    monkeypatch.setattr(os, "unlink", removed.append)
+    started = time.process_time()
+    analysis_cache.prune(Path("/x"), limit=10)
+    assert time.process_time() - started < 2.0
+    assert len(removed) == count - 8 and removed[0] == "/x/0.json"
