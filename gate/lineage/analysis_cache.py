@@ -203,12 +203,13 @@ def prune(where: Path, limit: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> 
             return
         entries.sort(key=lambda item: item[1].st_mtime_ns)
         keep, budget = limit * 4 // 5, max_bytes * 4 // 5
+        left = len(entries)
         for entry, st in entries:
-            if len(entries) <= keep and total <= budget:
+            if left <= keep and total <= budget:
                 break
             os.unlink(entry.path)
             total -= st.st_size
-            entries = entries[1:]
+            left -= 1
     except OSError:
         pass
 
