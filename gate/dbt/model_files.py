@@ -307,15 +307,23 @@ def still_built(
         for d in gone
         if d.format == "dbt" and d.model_file and not _is_version(d)
     }
+    homes: dict[str, str] = {}
     named, off = _dbt_models_named(
-        repo, commit, [d.id for d in gone if d.format != "dbt"], projects
+        repo, commit, [d.id for d in gone if d.format != "dbt"], projects, homes
     )
     wanted.update(named)
     if not wanted:
         return set()
     found = repo.existing(commit, sorted(set(wanted.values())))
     if base_commit is not None:
-        was = repo.existing(base_commit, sorted(found))
+        was = set(repo.existing(base_commit, sorted(found)))
+        # A model moved to another folder of the same project in this pull request:
+        # dbt built a model of that name in that project at the base too.
+        moved = {i: p for i, p in named.items() if p in found and p not in was}
+        if moved:
+            base_homes: dict[str, str] = {}
+            at_base, _off = _dbt_models_named(repo, base_commit, sorted(moved), None, base_homes)
+            was.update(p for i, p in moved.items() if i in at_base and base_homes[i] == homes[i])
         found = {path: blob for path, blob in found.items() if path in was}
     blobs = repo.read_blobs([b for b in found.values() if b])
     built = set()
@@ -340,14 +348,19 @@ _OWN_PROJECTS = (
 
 
 def _dbt_models_named(
-    repo: Repo, commit: str | None, ids: Sequence[str], projects: ProjectIndex | None = None
+    repo: Repo,
+    commit: str | None,
+    ids: Sequence[str],
+    projects: ProjectIndex | None = None,
+    homes: dict[str, str] | None = None,
 ) -> tuple[dict[str, str], set[str]]:
     """Dataset id -> the model file of the dbt model of that name at ``commit``, for
     the contracts of other formats (ODCS, DCS, Soda) that describe a dbt model's
     table: deleting such a contract deletes no table while dbt still builds the
     model, and ``ref('<model>')`` still resolves. Only a name one file holds in
     one project counts (dbt refuses two). Also the ids whose model
-    ``dbt_project.yml`` disables (built only if the file's ``config()`` enables it)."""
+    ``dbt_project.yml`` disables (built only if the file's ``config()`` enables it).
+    ``homes``, when given, gets each found id's project folder."""
     if not ids:
         return {}, set()
     roots = [posixpath.dirname(path) for path in repo.list_files(commit, _OWN_PROJECTS)]
@@ -356,6 +369,7 @@ def _dbt_models_named(
     off: set[str] = set()
     index = projects if projects is not None else ProjectIndex(repo, commit, "head")
     files: dict[str, list[str]] = {}
+    root_of: dict[str, str] = {}  # a candidate model file -> its project folder
     for root in roots:
         try:
             project = index.project_in(root)
@@ -370,17 +384,21 @@ def _dbt_models_named(
                 continue
             if project.resolve((project.name, *where, dataset_id))[1] is False:
                 off.add(dataset_id)
-            files.setdefault(dataset_id, []).extend(
+            candidates = [
                 posixpath.join(mp, *where, f"{dataset_id}.{ext}")
                 for mp in project.model_paths
                 for ext in MODEL_FILES
-            )
+            ]
+            root_of.update(dict.fromkeys(candidates, root))
+            files.setdefault(dataset_id, []).extend(candidates)
     found = repo.existing(commit, sorted({p for paths in files.values() for p in paths}))
     out: dict[str, str] = {}
     for dataset_id, paths in files.items():
         hits = [p for p in paths if p in found]
         if len(hits) == 1:
             out[dataset_id] = hits[0]
+            if homes is not None:
+                homes[dataset_id] = root_of[hits[0]]
     return out, off
 
 

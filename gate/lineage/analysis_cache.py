@@ -16,9 +16,9 @@ and cannot lower a verdict (below), so a CI job may restore this directory with
 Why it is safe:
 
 - **Content-addressed.** An entry's file name is the sha256 of its key: the
-  analysis code (sqlglot's version, the source of the gate modules that
-  analyse), the dialect, the sha256 of the compiled SQL and, per upstream, the
-  relation it is named by and what the prefilter decided for the changed
+  analysis code (sqlglot's and msgspec's versions, the source of the gate
+  modules that analyse and decode), the dialect, the sha256 of the compiled SQL
+  and, per upstream, the relation it is named by and what the prefilter decided for the changed
   columns. The entry repeats its key; one that does not, or that is not
   exactly the JSON this module writes, is a miss (and is rewritten).
 - **Verified against this run.** The analysis asks the contracts' columns of
@@ -27,8 +27,8 @@ Why it is safe:
 - **Never a pass it did not earn.** A planted entry can claim a reader reads
   nothing. External readers never raise ``consumer_broken``, so that changes
   only the listing, except under usage-aware severity, where "nobody reads it"
-  lowers an error: there an entry is trusted only when it names a read (which
-  can only keep an error), and a reader it says reads nothing is analysed again.
+  lowers an error: there an entry is trusted only when it says the reader reads
+  every changed column (which can only keep errors); any other is analysed again.
 - **Bounded.** At most ``MAX_ENTRIES`` entries and ``MAX_BYTES``, each entry at
   most ``MAX_ENTRY_BYTES`` (a manifest's ``MAX_MANIFEST_BYTES``); past that the
   oldest are removed (checked only by a run that wrote).
@@ -49,8 +49,17 @@ MAX_ENTRIES = 20_000
 MAX_BYTES = 256 * 1024 * 1024
 #: An entry larger than this is not read (a reader's columns are a few hundred bytes).
 MAX_ENTRY_BYTES = 64 * 1024
-#: The modules whose code decides what an entry holds (with sqlglot's version).
-_ANALYSERS = ("lineage/dbt_mesh.py", "consumers/sql.py", "consumers/names.py")
+#: The modules whose code decides what an entry holds (with sqlglot's and msgspec's
+#: versions): the SQL analysis, and for a manifest's entry its decoding and the reads.
+_ANALYSERS = (
+    "lineage/dbt_mesh.py",
+    "consumers/sql.py",
+    "consumers/names.py",
+    "lineage/dbt_manifest.py",
+    "lineage/matching.py",
+    "lineage/external.py",
+    "dbt/identity.py",
+)
 
 #: A table's contract columns as ``columns_of`` answered: ``None`` (unknown) or sorted.
 Asked = list[tuple[tuple[str, ...], list[str] | None]]
@@ -77,10 +86,13 @@ def folder() -> Path | None:
 def _salt() -> str:
     import hashlib
 
+    import msgspec
     import sqlglot
 
     gate = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256(f"sqlglot {sqlglot.__version__}\n".encode())
+    digest = hashlib.sha256(
+        f"sqlglot {sqlglot.__version__}\nmsgspec {msgspec.__version__}\n".encode()
+    )
     for name in _ANALYSERS:
         digest.update((gate / name).read_bytes())
     return digest.hexdigest()
@@ -191,12 +203,13 @@ def prune(where: Path, limit: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> 
             return
         entries.sort(key=lambda item: item[1].st_mtime_ns)
         keep, budget = limit * 4 // 5, max_bytes * 4 // 5
+        left = len(entries)
         for entry, st in entries:
-            if len(entries) <= keep and total <= budget:
+            if left <= keep and total <= budget:
                 break
             os.unlink(entry.path)
             total -= st.st_size
-            entries = entries[1:]
+            left -= 1
     except OSError:
         pass
 

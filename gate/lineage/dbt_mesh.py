@@ -901,7 +901,7 @@ def _analyse_all(
     With a cache directory (``gate.lineage.analysis_cache``), a job analysed
     before is looked up instead, and the others are analysed and stored.
     ``wanted_columns`` (per job, per upstream; usage-aware severity): an entry
-    is used only where it names a read of them."""
+    is used only where it says every one of them is read."""
     from gate.lineage import analysis_cache
 
     where = analysis_cache.folder()
@@ -946,7 +946,9 @@ def _trusted(
     i: int,
 ) -> bool:
     """A cached analysis holds for this run: the contracts' columns it asked are
-    unchanged, and (usage-aware) it names a read wherever it says anything."""
+    unchanged, and (usage-aware) it says the reader reads every changed column
+    wherever it says anything: each removed column is graded by its own readers,
+    so a read of one (planted) must not stand for the others."""
     from gate.lineage import analysis_cache
 
     result, asked = hit
@@ -957,7 +959,7 @@ def _trusted(
     for (_up, how), read, wanted in zip(job[2], result, wanted_columns[i], strict=True):
         if how == SKIP or read is None:
             continue
-        if wanted is None or not read & wanted:  # "reads none of them": analysed again
+        if wanted is None or not wanted <= read:  # "reads some or none": analysed again
             return False
     return True
 

@@ -233,3 +233,32 @@ def test_a_star_in_a_union_branch_or_a_compared_subquery_reads_every_column(
     ]
     _repo, consumers = external_readers_of_a_dropped_column(tmp_path, sqls)
     assert consumers == ["fin.m0", "fin.m1", "fin.m2"]
+
+
+def test_a_dbt_model_moved_to_another_folder_still_keeps_the_dropped_contract_built(
+    tmp_path: Path,
+) -> None:
+    """Precision of the rule above: a PR deletes the Soda contract of ``orders``
+    and, in the same refactor, moves the dbt model ``models/staging/orders.sql``
+    to ``models/marts/orders.sql`` of the same project. dbt still builds
+    ``orders``; its reader does not break. The same-path rule read the moved file
+    as one the PR added and reported a false ``consumer_broken``. Moved into a
+    project the PR adds (``fake/dbt_project.yml``), it is still no evidence."""
+    for target, broken in (("models/marts", False), ("fake/models", True)):
+        repo = GitRepo(tmp_path / target.replace("/", "_"))
+        repo.write("dbt_project.yml", "name: shop\nversion: '1.0'\nprofile: shop\n")
+        repo.write("models/staging/orders.sql", "select 1 as id\n")
+        repo.write(
+            f"{C}/orders.yaml", "dataset: orders\ncolumns:\n  - name: id\n    data_type: int\n"
+        )
+        repo.write("sql/report.sql", "select id from orders\n")
+        repo.commit("a dbt model, its Soda contract and a reader")
+        repo.branch("feature")
+        repo.remove(f"{C}/orders.yaml")
+        if broken:
+            repo.write("fake/dbt_project.yml", "name: fake\nversion: '1.0'\nprofile: fake\n")
+        repo.move("models/staging/orders.sql", f"{target}/orders.sql")
+        repo.commit("drop the contract, move the model")
+        proc = run_gate(repo.path, "--base", "main", "--accept", "orders")
+        assert ("consumer_broken orders" in proc.stdout) == broken, (target, proc.stdout)
+        assert proc.returncode == int(broken), (target, proc.stdout, proc.stderr)

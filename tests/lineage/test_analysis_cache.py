@@ -251,3 +251,86 @@ def test_through_the_cli_a_planted_entry_never_lowers_an_error(cache: Path, tmp_
     _say_reads_nothing(cache)
     code, report = run()
     assert code == 1 and removed(report, "discount_code") == cold
+
+
+def test_a_planted_read_of_one_dropped_column_never_lowers_another(cache: Path, tmp_path) -> None:
+    """Usage-aware severity grades each removed column by its own readers. An entry
+    was trusted there when it named a read of any changed column: planted as
+    "``fct_revenue`` reads ``amount`` only" in a pull request dropping ``amount``
+    and ``discount_code``, it kept ``amount`` an error and graded
+    ``discount_code``, which the reader does read, a warning. An entry is trusted
+    there only when it says the reader reads every changed column."""
+    finance = json.loads(FINANCE)
+    finance["exposures"] = {}  # the dashboard reads every column: models only here
+    config = WITH_PATH + "  usage_aware_severity: true\n"
+    repo = make(tmp_path / "r", config, {MANIFEST: json.dumps(finance)})
+    repo.write(PROPERTIES, drop(drop(MODELS, "discount_code"), "amount"))
+    repo.commit("drop discount_code and amount")
+    env = {**gate_env(), "SCHEMA_GATE_LINEAGE_CACHE": str(cache)}
+
+    def run() -> tuple[int, dict]:
+        argv = ("--base", "main", "--head", "feature", "--format", "json")
+        proc = run_main(repo.path, *argv, env=env)
+        return proc.returncode, json.loads(proc.stdout)
+
+    code, report = run()
+    cold = removed(report, "discount_code")
+    assert code == 1 and cold["severity"] == "error" and cold["external_consumers"]
+    assert _entries(cache)
+    for path in _entries(cache):
+        data = json.loads(path.read_text())
+        data["result"] = [["amount"] for _ in data["result"]]
+        path.write_text(json.dumps(data))
+    code, report = run()
+    assert code == 1 and removed(report, "discount_code") == cold
+
+
+def test_the_key_changes_with_any_module_that_decides_a_manifest_entry(monkeypatch) -> None:
+    """A manifest entry holds ``read_manifest``'s reads: the decoding
+    (``dbt_manifest.py``, msgspec), the upstream ids (``matching.py``) and the
+    reads' fields decide them as much as the SQL analysis does. Only three
+    modules were hashed into the key, so an upgrade that fixed the decoding kept
+    answering from the old entries (a restored ``actions/cache`` directory)."""
+    from gate.lineage import dbt_manifest
+
+    original = Path.read_bytes
+    decoder = Path(dbt_manifest.__file__).resolve()
+
+    def patched(self: Path) -> bytes:
+        data = original(self)
+        return data + b"\n# fixed\n" if self.resolve() == decoder else data
+
+    analysis_cache._salt.cache_clear()
+    before = analysis_cache.manifest_key(b"{}", "m.json", "duckdb")
+    monkeypatch.setattr(Path, "read_bytes", patched)
+    analysis_cache._salt.cache_clear()
+    try:
+        after = analysis_cache.manifest_key(b"{}", "m.json", "duckdb")
+    finally:
+        monkeypatch.undo()
+        analysis_cache._salt.cache_clear()
+    assert before != after
+
+
+def test_pruning_a_crowded_cache_is_linear(monkeypatch) -> None:
+    """A restored cache directory may hold far more entries than ``MAX_ENTRIES``
+    (any run may write; ``actions/cache`` restores what a job saved). Each
+    removal copied the rest of the list (``entries[1:]``): 60,000 entries down to
+    eight was 1.8 billion copies. Now one pass."""
+    import os
+    import time
+    from types import SimpleNamespace
+
+    count = 60_000
+    stat = [SimpleNamespace(st_size=1, st_mtime_ns=i) for i in range(count)]
+    entries = [
+        SimpleNamespace(name=f"{i}.json", path=f"/x/{i}.json", stat=lambda i=i: stat[i])
+        for i in range(count)
+    ]
+    removed: list[str] = []
+    monkeypatch.setattr(os, "scandir", lambda _where: iter(entries))
+    monkeypatch.setattr(os, "unlink", removed.append)
+    started = time.process_time()
+    analysis_cache.prune(Path("/x"), limit=10)
+    assert time.process_time() - started < 2.0
+    assert len(removed) == count - 8 and removed[0] == "/x/0.json"
