@@ -252,8 +252,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # The longest unit first: with -n 2 one worker runs the Spark folder while the
-    # other runs the rest, not it last.
+    # The longest unit first: with -n one worker runs the Spark folder while the
+    # others run the rest, not it last.
     items.sort(key=lambda item: not item.nodeid.startswith(SPARK_FOLDER))
     if docker_opted_in(config):
         # Where a daemon is named (.ci/run's, whose images build in the background
