@@ -106,7 +106,7 @@ def access(mapping: YMap, path: str, owner: str, top_level: bool = False) -> str
       always holds one, ``ModelConfig``'s default ``protected``), so dbt ignores it.
     """
     config = mapping.get("config")
-    said = isinstance(config, dict) and config.get("access") is not None
+    said = config.get("access") if isinstance(config, dict) else None
     if top_level and mapping.get("access") is not None:
         if isinstance(config, dict) and "access" in config:
             raise ContractError(
@@ -116,7 +116,7 @@ def access(mapping: YMap, path: str, owner: str, top_level: bool = False) -> str
                 mapping.key_line("access"),
             )
         return access_value(mapping["access"])
-    return access_value(config["access"]) if said else None
+    return None if said is None else access_value(said)
 
 
 def deprecation_date(mapping: YMap, path: str, owner: str) -> datetime | None:
