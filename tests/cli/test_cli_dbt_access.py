@@ -253,3 +253,15 @@ def test_a_versions_config_access_beats_its_models(cli: Cli, repo: GitRepo) -> N
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "model_access_narrowed orders.v1: public -> private" in proc.stdout
+
+
+def test_a_version_files_config_beats_the_versions_config_access(cli: Cli, repo: GitRepo) -> None:
+    """``orders_v1.sql`` gains ``config(access='private')`` under the version's
+    ``config: {access: public}``: dbt resolves ``private`` (the file's ``config()`` last)."""
+    public = _versioned(version="        config:\n          access: public\n")
+    _pr_versioned(repo, public, public)
+    repo.write("models/marts/orders_v1.sql", "{{ config(access='private') }}\nselect 1 as id\n")
+    repo.commit("pr: the model file")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "model_access_narrowed orders.v1: public -> private" in proc.stdout
