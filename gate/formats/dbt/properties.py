@@ -111,9 +111,10 @@ class _Parser:
         return self.project.resolve(self.fqn(stem, fqn_tail))
 
     def access(self, said: tuple[str | None, ...], stem: str, fqn_tail: tuple[str, ...]) -> str:
-        """The model's ``access``: the entry's (version over model), else ``+access`` of
-        ``dbt_project.yml`` for its fqn, else dbt's default ``protected`` (the model
-        file's ``config(access=...)`` goes over it later, gate.dbt.model_files)."""
+        """The model's ``access``: the entry's (a version's ``config.access`` over its
+        model's), else ``+access`` of ``dbt_project.yml`` for its fqn, else dbt's default
+        ``protected``; the model file's ``config(access=...)`` goes over all of them
+        later (gate.dbt.model_files). Which entry keys count: ``settings.access``."""
         for value in said:
             if value is not None:
                 return value
@@ -288,7 +289,11 @@ class _Parser:
                 replace(
                     dataset,
                     enabled=settings.first(enabled, p_enabled, True),
-                    access=self.access((settings.access(model),), name, (name,)),
+                    access=self.access(
+                        (settings.access(model, self.path, owner, top_level=True),),
+                        name,
+                        (name,),
+                    ),
                     deprecation_date=deprecation,
                     aliases=settings.alias(model),
                     model_names=(name,),
@@ -346,7 +351,10 @@ class _Parser:
                     dataset,
                     enabled=settings.first(v_enabled, enabled, p_enabled, True),
                     access=self.access(
-                        (settings.access(version), settings.access(model)),
+                        (
+                            settings.access(version, self.path, v_owner),
+                            settings.access(model, self.path, owner, top_level=True),
+                        ),
                         stem,
                         (name, f"v{label}"),
                     ),

@@ -86,15 +86,37 @@ def access_value(raw: Any) -> str:
     return text if text in ACCESS_LEVELS else UNKNOWN_ACCESS
 
 
-def access(mapping: YMap) -> str | None:
-    """``config.access``, else the top-level ``access`` dbt still reads (before v1.10 the
-    documented place; docs.getdbt.com reference/resource-configs/access); ``None``: not said."""
+def access(mapping: YMap, path: str, owner: str, top_level: bool = False) -> str | None:
+    """A model's or version's own ``access`` in its properties entry; ``None``: not said.
+
+    As dbt-core (1.7 to 1.11) resolves it, read in its source:
+
+    * On a model (``top_level``), ``core/dbt/parser/schemas.py``
+      ``YamlReader.normalize_access_attribute`` moves a top-level ``access`` into
+      ``config`` before anything reads it, and refuses a model that has both (so
+      does the gate). It is then one more ``config.access``: the model file's
+      ``config(access=...)`` beats it and it beats ``+access``
+      (``context/context_config.py`` ``calculate_node_config``: project, then
+      the properties ``config``, then the model file's ``config()``).
+    * On a version, only ``config.access`` counts (deep-merged over the model's
+      ``config`` in ``ModelPatchParser.parse_patch``). The version's top-level
+      ``access`` is not moved into ``config``: ``patch_node_properties`` sets it on
+      the node, and ``patch_node_config`` then overwrites it with the config's
+      ``access`` (``parser/base.py`` ``update_parsed_node_config``, whose config
+      always holds one, ``ModelConfig``'s default ``protected``), so dbt ignores it.
+    """
     config = mapping.get("config")
-    if isinstance(config, dict) and config.get("access") is not None:
-        return access_value(config["access"])
-    if mapping.get("access") is not None:
+    said = config.get("access") if isinstance(config, dict) else None
+    if top_level and mapping.get("access") is not None:
+        if isinstance(config, dict) and "access" in config:
+            raise ContractError(
+                path,
+                f"{owner}: 'access' is both a top-level key and in 'config' (dbt refuses "
+                "this: keep the one under 'config')",
+                mapping.key_line("access"),
+            )
         return access_value(mapping["access"])
-    return None
+    return None if said is None else access_value(said)
 
 
 def deprecation_date(mapping: YMap, path: str, owner: str) -> datetime | None:
