@@ -182,14 +182,19 @@ def store(where: Path, entry_key: str, result: Result, asked: Asked) -> bool:
     text = json.dumps(data).encode()
     if len(text) > MAX_ENTRY_BYTES:
         return False
-    path = _path(where, entry_key)
+    return _write(where, _path(where, entry_key), text)
+
+
+def _write(where: Path, path: Path, text: bytes) -> bool:
+    """Write ``text`` to ``path`` atomically (a reader never sees half an entry);
+    ``False`` when the directory is not writable: an unwritable cache only costs time."""
     try:
         where.mkdir(parents=True, exist_ok=True)
         scratch = path.with_suffix(f".{os.getpid()}.tmp")
         scratch.write_bytes(text)
         os.replace(scratch, path)
     except OSError:
-        return False  # an unwritable cache only costs time
+        return False
     return True
 
 
@@ -256,15 +261,8 @@ def store_manifest(
     text = json.dumps(data).encode()
     if len(text) > MAX_MANIFEST_BYTES:
         return
-    path = _path(where, entry_key)
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(f".{os.getpid()}.tmp")
-        scratch.write_bytes(text)
-        os.replace(scratch, path)
-    except OSError:
-        return
-    prune(where)
+    if _write(where, _path(where, entry_key), text):
+        prune(where)
 
 
 #: A manifest's entry holds a read per reader and upstream: larger than a reader's.
