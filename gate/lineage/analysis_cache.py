@@ -114,16 +114,21 @@ def _path(where: Path, entry_key: str) -> Path:
 
 def load(where: Path, entry_key: str) -> tuple[Result, Asked] | None:
     """The entry of ``entry_key``, or ``None``: none, too large, damaged or not its key."""
-    path = _path(where, entry_key)
+    data = _read(where, entry_key, MAX_ENTRY_BYTES)
+    return None if data is None else _checked(data, entry_key)
+
+
+def _read(where: Path, entry_key: str, limit: int) -> Any | None:
+    """The JSON of ``entry_key``'s file, or ``None``: none, over ``limit`` bytes, damaged.
+    Read at most one byte past the limit, so a planted huge file costs nothing."""
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_ENTRY_BYTES + 1)
-        if len(raw) > MAX_ENTRY_BYTES:
+        with _path(where, entry_key).open("rb") as handle:
+            raw = handle.read(limit + 1)
+        if len(raw) > limit:
             return None
-        data = json.loads(raw)
+        return json.loads(raw)
     except (OSError, ValueError, RecursionError):
         return None
-    return _checked(data, entry_key)
 
 
 def _strings(value: Any) -> bool:
@@ -271,14 +276,7 @@ MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 
 def load_manifest(where: Path, entry_key: str) -> tuple[Questions, list[ReadFields]] | None:
     """The manifest entry of ``entry_key``, or ``None``: none, too large, damaged, another key."""
-    try:
-        with _path(where, entry_key).open("rb") as handle:
-            raw = handle.read(MAX_MANIFEST_BYTES + 1)
-        if len(raw) > MAX_MANIFEST_BYTES:
-            return None
-        data = json.loads(raw)
-    except (OSError, ValueError, RecursionError):
-        return None
+    data = _read(where, entry_key, MAX_MANIFEST_BYTES)
     if not isinstance(data, dict) or set(data) != {"key", "wanted", "changed", "asked", "reads"}:
         return None
     if data["key"] != entry_key:
