@@ -74,3 +74,38 @@ def garbage_server() -> Iterator[str]:
     finally:
         thread.join(5)
         listener.close()
+
+
+class Drip:
+    """A slow answer for deadline tests: a byte every 0.1 s, ``count`` of them.
+
+    Asserted by bytes, never wall time (tests/test_suite_rules.py): the client
+    gave up while the drip was still going (``stopped_mid_drip``). Call it with a
+    request handler; ``stop`` ends it when the test is over."""
+
+    def __init__(self, headers: dict[str, str], count: int = 600) -> None:
+        self.headers = headers
+        self.count = count
+        self.sent = 0
+        self.over = threading.Event()  # the drip sent all its bytes
+        self.stop = threading.Event()  # the test is over
+
+    def __call__(self, handler: Any) -> None:
+        handler.send_response(200)
+        for name, value in self.headers.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        for _ in range(self.count):
+            if self.stop.is_set():
+                return
+            try:
+                handler.wfile.write(b" ")
+                handler.wfile.flush()
+            except OSError:
+                return
+            self.sent += 1
+            self.stop.wait(0.1)
+        self.over.set()
+
+    def stopped_mid_drip(self) -> bool:
+        return not self.over.is_set() and self.sent < self.count

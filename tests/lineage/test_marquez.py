@@ -14,7 +14,7 @@ import pytest
 
 from gate.lineage.marquez import fetch_reads, split_dataset
 from gate.lineage.openlineage import LineageSourceError
-from tests.local_http import LocalHTTPServer, garbage_server
+from tests.local_http import Drip, LocalHTTPServer, garbage_server
 
 NAMESPACE = "postgres://db.internal:5432"
 NAME = "analytics.public.orders"
@@ -224,33 +224,14 @@ def test_a_slow_api_times_out(api: Api) -> None:
 def test_a_slow_drip_answer_is_stopped_by_the_overall_timeout(api: Api) -> None:
     """Asserted by bytes, not wall time: the 1 s timeout gives up while the drip
     (a byte every 0.1 s, 600 of them) is still going."""
-    drip_bytes = 600
-    sent: list[int] = [0]
-    over, stop = threading.Event(), threading.Event()
-
-    def drip(handler: BaseHTTPRequestHandler) -> None:
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/json")
-        handler.end_headers()
-        for _ in range(drip_bytes):
-            if stop.is_set():
-                return
-            try:
-                handler.wfile.write(b" ")
-                handler.wfile.flush()
-            except OSError:
-                return
-            sent[0] += 1
-            stop.wait(0.1)
-        over.set()
-
+    drip = Drip({"Content-Type": "application/json"})
     api.routes["/api/v1/lineage"] = drip
     try:
         with pytest.raises(LineageSourceError, match="timed out"):
             fetch_reads(api.url, ["pg/orders"], timeout=1)
-        assert not over.is_set() and sent[0] < drip_bytes, sent  # stopped mid-drip
+        assert drip.stopped_mid_drip(), drip.sent
     finally:
-        stop.set()
+        drip.stop.set()
 
 
 def test_an_oversized_answer_is_refused(api: Api) -> None:

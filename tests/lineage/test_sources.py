@@ -15,7 +15,7 @@ from gate.lineage.matching import DatasetMatcher
 from gate.model import Change, Consumer, Dataset
 from gate.rules import Severity
 from tests.lineage.mesh_repo import FINANCE, serve
-from tests.local_http import LocalHTTPServer, garbage_server
+from tests.local_http import Drip, LocalHTTPServer, garbage_server
 
 ANY = lambda _name: True  # noqa: E731
 
@@ -300,40 +300,24 @@ def test_a_slow_drip_answer_is_stopped_by_the_deadline() -> None:
     import http.server
     import threading
 
-    drip_bytes = 600
-    sent: list[int] = [0]
-    over = threading.Event()  # the drip sent all its bytes
-    stop = threading.Event()  # the test is over
+    drip = Drip({"Content-Length": "100000"})
 
-    class Drip(http.server.BaseHTTPRequestHandler):
+    class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Length", "100000")
-            self.end_headers()
-            for _ in range(drip_bytes):
-                if stop.is_set():
-                    return
-                try:
-                    self.wfile.write(b" ")
-                    self.wfile.flush()
-                except OSError:
-                    return
-                sent[0] += 1
-                stop.wait(0.1)
-            over.set()
+            drip(self)
 
         def log_message(self, *args: object) -> None:
             pass
 
-    server = LocalHTTPServer(("127.0.0.1", 0), Drip)
+    server = LocalHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         with pytest.raises(SourceError, match="timed out"):
             fetch_url(f"http://127.0.0.1:{server.server_address[1]}/m", Deadline.after(1))
-        assert not over.is_set() and sent[0] < drip_bytes, sent  # stopped mid-drip
+        assert drip.stopped_mid_drip(), drip.sent
     finally:
-        stop.set()
+        drip.stop.set()
         server.shutdown()
         server.server_close()
 
