@@ -15,6 +15,7 @@ use is anchored where it is written.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,6 +25,14 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, ParseError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.tokens import Token
+
+# sqlglot logs what it cannot walk ("Cannot traverse scope __jinja__ ...", a
+# dbt CTE that is one macro call) as WARNING records. With no handler anywhere,
+# Python's last-resort handler printed them to the command's stderr: text of
+# the pull request's SQL, meaningless in a CI log (the gate reports a reader it
+# could not read itself). A handler of sqlglot's own stops that; an application
+# that configured logging still receives the records through its root logger.
+logging.getLogger("sqlglot").addHandler(logging.NullHandler())
 
 #: A table as written, lower-cased parts: ``("shop", "orders")``.
 TableName = tuple[str, ...]
