@@ -141,6 +141,24 @@ _ENGINE = {"postgresql": "postgres"}
 _TEMPLATE = frozenset("${}<>")
 
 
+#: The keys whose value is a path or URL of files (compared by ``_files_root``).
+FILE_KEYS = frozenset({"location", "path"})
+#: A path segment with one of these is a file pattern (``*.parquet``), not a folder.
+_GLOB = frozenset("*?[")
+
+
+def _files_root(value: str) -> str:
+    """A ``location``/``path`` as the folder its files are in: trailing slashes and
+    a last segment that is a file pattern dropped, so that ``s3://b/t/``,
+    ``s3://b/t`` and ``s3://b/t/*.parquet`` name one place. Case is kept: object
+    stores and file systems tell ``Orders/`` from ``orders/``."""
+    text = value.strip().rstrip("/")
+    head, _sep, last = text.rpartition("/")
+    if head and _GLOB & set(last):
+        text = head.rstrip("/")
+    return text
+
+
 def _engine(server: Server, dialect: str) -> str:
     kind = (server.type or dialect).strip().casefold()
     return _ENGINE.get(kind, kind)
@@ -257,7 +275,10 @@ def _server_moves(old: Server, new: Server, dialect: str) -> list[tuple[str, str
         now = after.get(part)
         if now is None or _TEMPLATE & set(was + now):
             continue
-        if (was.casefold() != now.casefold()) if fold else (was != now):
+        if part in FILE_KEYS:
+            if _files_root(was) != _files_root(now):
+                moves.append((part, was, now))
+        elif (was.casefold() != now.casefold()) if fold else (was != now):
             moves.append((part, was, now))
     return moves
 
@@ -273,9 +294,9 @@ def _engines_shown(old: str | None, new: str | None) -> str:
 
 def _servers_moved(pair: DatasetPair) -> None:
     """A DCS/ODCS dataset whose server, present on both sides under one name, now
-    keeps it in another catalog, project, database, schema or dataset: readers
-    that name the table there break. A server added or removed moves no table
-    readers had (a contract that stops naming its server says nothing new about
+    keeps it in another catalog, project, database, schema, dataset, or files
+    location or path: readers that name the table there break. A server added or
+    removed moves no table readers had (a contract that stops naming its server says nothing new about
     where the table is)."""
     before = _named_once(pair.old.servers)
     found = []

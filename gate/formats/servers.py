@@ -3,9 +3,11 @@
 Both formats name a table's container on its server with the same keys (the
 DCS 1.x and ODCS v3 server schemas): ``catalog`` (Databricks, Trino, Athena),
 ``project`` and ``dataset`` (BigQuery), ``database`` and ``schema`` (Postgres,
-Snowflake, Redshift, SQL Server, DuckDB, Glue...). The table itself is the
-dataset's id (a DCS model key, an ODCS ``physicalName``). DCS keys its servers
-by name; ODCS lists them, each named by ``server``.
+Snowflake, Redshift, SQL Server, DuckDB, Glue...), and, for files, the
+``location`` (S3, GCS, Azure, SFTP: a URL or prefix) or ``path`` (local files)
+that readers open. The table itself is the dataset's id (a DCS model key, an
+ODCS ``physicalName``). DCS keys its servers by name; ODCS lists them, each
+named by ``server``.
 
 Servers are read leniently: the published schemas still judge them (a break is
 a warning, gate/formats/compared.py), and an entry that is not a mapping is left
@@ -24,7 +26,7 @@ from gate.model import Server
 from gate.yaml_load import YMap
 
 #: The keys that name where a table lives, outermost first.
-LOCATION_KEYS = ("catalog", "project", "database", "schema", "dataset")
+LOCATION_KEYS = ("catalog", "project", "database", "schema", "dataset", "location", "path")
 
 
 def _name(value: Any) -> str | None:
