@@ -143,6 +143,8 @@ _TEMPLATE = frozenset("${}<>")
 
 #: The keys whose value is a path or URL of files (compared by ``_files_root``).
 FILE_KEYS = frozenset({"location", "path"})
+#: DCS's placeholder for the model's name in a files location.
+_MODEL = "{model}"
 #: A path segment with one of these is a file pattern (``*.parquet``), not a folder.
 _GLOB = frozenset("*?[")
 
@@ -258,14 +260,18 @@ def _named_once(servers: Sequence[Server]) -> dict[str, Server]:
     return {s.name: s for s in servers if count[s.name] == 1}
 
 
-def _server_moves(old: Server, new: Server, dialect: str) -> list[tuple[str, str, str]]:
+def _server_moves(
+    old: Server, new: Server, dialect: str, tables: tuple[str, str] = ("", "")
+) -> list[tuple[str, str, str]]:
     """(part, before, after) for each location part both sides name differently.
 
     A part written on one side only, a placeholder, or another case where every
     engine involved folds it, is no move the gate can vouch for. A server whose
     engine changed (postgres -> snowflake) together with its database or schema
     moved the data: readers querying the old location break. Its engine alone
-    changing, the location restated, is no move."""
+    changing, the location restated, is no move. ``tables`` (base, HEAD) fill
+    DCS's ``{model}`` in a files location: it names each model's own folder, so
+    ``s3://b/data/{model}/`` -> ``s3://b/raw/{model}/`` moves every model."""
     # A type written on one side only is the engine of both (unsaid is not changed).
     typed = {_engine(s, dialect) for s in (old, new) if s.type} or {_engine(new, dialect)}
     fold = typed <= _CASE_FOLDING
@@ -273,6 +279,8 @@ def _server_moves(old: Server, new: Server, dialect: str) -> list[tuple[str, str
     moves = []
     for part, was in before.items():
         now = after.get(part)
+        if now is not None and part in FILE_KEYS:
+            was, now = was.replace(_MODEL, tables[0]), now.replace(_MODEL, tables[1])
         if now is None or _TEMPLATE & set(was + now):
             continue
         if part in FILE_KEYS:
@@ -302,7 +310,8 @@ def _servers_moved(pair: DatasetPair) -> None:
     found = []
     for name, new in _named_once(pair.new.servers).items():
         old = before.get(name)
-        moves = _server_moves(old, new, pair.dialect) if old is not None else []
+        tables = (pair.old.id, pair.new.id)
+        moves = _server_moves(old, new, pair.dialect, tables) if old is not None else []
         if moves:
             found.append((new, moves))
     if not found:

@@ -98,8 +98,10 @@ def test_a_dcs_local_path_move_is_a_relation_change(cli: Cli, repo: GitRepo) -> 
     assert found == [("model_relation_changed", "stations")], found
 
 
-def test_a_templated_dcs_location_moves_nothing(cli: Cli, repo: GitRepo) -> None:
-    """DCS fills ``{model}`` per model: the text changing says nothing of one table."""
+def test_a_dcs_location_with_its_model_placeholder_is_compared(cli: Cli, repo: GitRepo) -> None:
+    """DCS fills ``{model}`` with each model's name (iwoork/datacontract-test's
+    ``s3://<bucket>/data/{model}/*.json``): the folder around it moving moves every
+    model's files; another placeholder (``${BUCKET}``) is filled elsewhere."""
     _pr(
         repo,
         "datacontract.yaml",
@@ -107,4 +109,12 @@ def test_a_templated_dcs_location_moves_nothing(cli: Cli, repo: GitRepo) -> None
         DCS.format(type="s3", key="location", location="s3://acme/raw/{model}/*.json"),
     )
     code, found, out = _breaking(cli, repo)
-    assert (code, found) == (0, []), out
+    assert code == 1, out
+    assert found == [("model_relation_changed", "stations")], found
+    repo.write(
+        "datacontract.yaml",
+        DCS.format(type="s3", key="location", location="s3://${BUCKET}/raw/{model}/"),
+    )
+    repo.commit("bucket from the environment")
+    proc = cli(repo.path, "--base", "HEAD~1", "--head", "HEAD", "--no-merge-base")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
