@@ -141,8 +141,8 @@ _ENGINE = {"postgresql": "postgres"}
 _TEMPLATE = frozenset("${}<>")
 
 
-#: The keys whose value is a path or URL of files (compared by ``_files_root``).
-FILE_KEYS = frozenset({"location", "path"})
+#: The keys whose value is a URL or prefix of files (compared by ``_files_root``).
+FILE_KEYS = frozenset({"location"})
 #: DCS's placeholder for the model's name in a files location.
 _MODEL = "{model}"
 #: A path segment with one of these is a file pattern (``*.parquet``), not a folder.
@@ -150,7 +150,7 @@ _GLOB = frozenset("*?[")
 
 
 def _files_root(value: str) -> str:
-    """A ``location``/``path`` as the folder its files are in: trailing slashes and
+    """A ``location`` as the folder its files are in: trailing slashes and
     a last segment that is a file pattern dropped, so that ``s3://b/t/``,
     ``s3://b/t`` and ``s3://b/t/*.parquet`` name one place. Case is kept: object
     stores and file systems tell ``Orders/`` from ``orders/``."""
@@ -303,7 +303,7 @@ def _engines_shown(old: str | None, new: str | None) -> str:
 def _servers_moved(pair: DatasetPair) -> None:
     """A DCS/ODCS dataset whose server, present on both sides under one name, now
     keeps it in another catalog, project, database, schema, dataset, or files
-    location or path: readers that name the table there break. A server added or
+    location: readers that name the table there break. A server added or
     removed moves no table readers had (a contract that stops naming its server says nothing new about
     where the table is)."""
     before = _named_once(pair.old.servers)

@@ -4,8 +4,9 @@ Both formats name a table's container on its server with the same keys (the
 DCS 1.x and ODCS v3 server schemas): ``catalog`` (Databricks, Trino, Athena),
 ``project`` and ``dataset`` (BigQuery), ``database`` and ``schema`` (Postgres,
 Snowflake, Redshift, SQL Server, DuckDB, Glue...), and, for files, the
-``location`` (S3, GCS, Azure, SFTP: a URL or prefix) or ``path`` (local files)
-that readers open. The table itself is the dataset's id (a DCS model key, an
+``location`` (S3, GCS, Azure, SFTP: a URL or prefix) that readers open. A
+``local`` server's ``path`` is not read: it is a developer's copy of the data
+(an example moved in the repository), not where readers find the table. The table itself is the dataset's id (a DCS model key, an
 ODCS ``physicalName``). DCS keys its servers by name; ODCS lists them, each
 named by ``server``.
 
@@ -26,7 +27,7 @@ from gate.model import Server
 from gate.yaml_load import YMap
 
 #: The keys that name where a table lives, outermost first.
-LOCATION_KEYS = ("catalog", "project", "database", "schema", "dataset", "location", "path")
+LOCATION_KEYS = ("catalog", "project", "database", "schema", "dataset", "location")
 
 
 def _name(value: Any) -> str | None:

@@ -86,16 +86,18 @@ def test_an_s3_location_restated_moves_nothing(cli: Cli, repo: GitRepo) -> None:
     assert (code, found) == (0, []), out
 
 
-def test_a_dcs_local_path_move_is_a_relation_change(cli: Cli, repo: GitRepo) -> None:
+# dataheim-io/dagster-datacontract, examples/simple/datacontract.yml (3b7eedd8): a
+# `local` server's `path` fixed after the example moved in the repository. A local
+# path is a developer's copy of the data, not where readers find the table.
+def test_a_dcs_local_path_change_moves_nothing(cli: Cli, repo: GitRepo) -> None:
     _pr(
         repo,
         "datacontract.yaml",
-        DCS.format(type="local", key="path", location="./data/stations.parquet"),
-        DCS.format(type="local", key="path", location="./data/v2/stations.parquet"),
+        DCS.format(type="local", key="path", location="./example/data/stations.parquet"),
+        DCS.format(type="local", key="path", location="./examples/simple/data/stations.parquet"),
     )
     code, found, out = _breaking(cli, repo)
-    assert code == 1, out
-    assert found == [("model_relation_changed", "stations")], found
+    assert (code, found) == (0, []), out
 
 
 def test_a_dcs_location_with_its_model_placeholder_is_compared(cli: Cli, repo: GitRepo) -> None:
