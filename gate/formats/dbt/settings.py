@@ -81,7 +81,10 @@ UNKNOWN_ACCESS = "unknown"
 
 
 def access_value(raw: Any) -> str:
-    """One ``access`` value: a modifier dbt knows (any case), else ``UNKNOWN_ACCESS``."""
+    """One ``access`` value: a modifier dbt knows (any case; constant Jinja folded),
+    else ``UNKNOWN_ACCESS``."""
+    if isinstance(raw, str) and dbt_flags.is_jinja(raw):
+        raw = dbt_flags.fold_text(raw)
     text = raw.strip().lower() if isinstance(raw, str) else None
     return text if text in ACCESS_LEVELS else UNKNOWN_ACCESS
 
