@@ -33,3 +33,24 @@ def test_a_constant_jinja_folder_access_is_folded(cli: Cli, repo: GitRepo) -> No
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "model_access_narrowed orders: public -> private" in proc.stdout
+
+
+def test_an_acknowledgement_shown_struck_out_acknowledges_nothing(
+    cli: Cli, repo: GitRepo, tmp_path
+) -> None:
+    """GitHub renders ``<del>``, ``<s>`` and ``<strike>`` crossed out: a reviewer reads
+    the line as withdrawn. ``~~...~~`` never counted (the commonmark reader leaves it
+    as text), but the HTML spellings did: the break passed, exit 0."""
+    _pr(repo, _entry(access="public"), _entry())
+    body = tmp_path / "body.md"
+    for struck in (
+        "<del>accept-breaking-change: orders</del>",
+        "<s>accept-breaking-change: orders</s>",
+        "accept-breaking-change: <strike>orders</strike>",
+        "accept-breaking-change: <DEL>orders</DEL> other",
+    ):
+        body.write_text(f"Why:\n\n{struck}\n")
+        proc = cli(repo.path, "--base", "main", "--pr-body-file", str(body))
+        assert proc.returncode == 1, struck + proc.stdout + proc.stderr
+    body.write_text("accept-breaking-change: <ins>orders</ins>\n")  # underlined is still text
+    assert cli(repo.path, "--base", "main", "--pr-body-file", str(body)).returncode == 0
