@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from subprocess import CompletedProcess
 
+import pytest
+
 from tests.cli.test_cli_dbt_access import PROJECT, _entry, _pr
 from tests.gitrepo import GitRepo
 
@@ -54,3 +56,46 @@ def test_an_acknowledgement_shown_struck_out_acknowledges_nothing(
         assert proc.returncode == 1, struck + proc.stdout + proc.stderr
     body.write_text("accept-breaking-change: <ins>orders</ins>\n")  # underlined is still text
     assert cli(repo.path, "--base", "main", "--pr-body-file", str(body)).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "{{ config(access=var('access', 'protected')) }}\nselect 1 as id\n",
+        "{{ config(**{'access': my_access()}) }}\nselect 1 as id\n",
+    ],
+    ids=["var", "macro in a dict"],
+)
+def test_a_public_models_access_turned_into_an_expression_is_a_finding(
+    cli: Cli, repo: GitRepo, sql: str
+) -> None:
+    """``{{ config(access=var('access', 'protected')) }}`` (or a macro) in the model
+    file of a public model: the gate cannot evaluate it, and read it as not said, so
+    the properties' ``public`` stood: "no contract changes", exit 0, while dbt builds
+    it protected. As for ``enabled`` and ``contract.enforced``, a setting that became
+    an expression the gate cannot evaluate is ``dbt_config_unevaluable``, never a
+    silent pass (only where the model was public: nothing else can narrow)."""
+    _pr(repo, _entry(access="public"), _entry(access="public"), sql=("select 1 as id\n", sql))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "dbt_config_unevaluable orders" in proc.stdout, proc.stdout
+    assert "models/marts/orders.sql:1" in proc.stdout
+
+
+def test_a_properties_access_turned_into_an_expression_is_a_finding(
+    cli: Cli, repo: GitRepo
+) -> None:
+    _pr(repo, _entry(access="public"), _entry(access="\"{{ var('access') }}\""))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "dbt_config_unevaluable orders" in proc.stdout
+    assert "model_access_narrowed" not in proc.stdout
+
+
+def test_an_expression_where_the_model_was_not_public_is_no_finding(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """protected -> an expression cannot break another project's ``ref()``."""
+    _pr(repo, _entry(), _entry(access="\"{{ var('access') }}\""))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
