@@ -19,6 +19,8 @@ from gate.model import ContractError
 
 ENABLED = "enabled"
 ENFORCED = "contract.enforced"
+#: ``access``: recorded when unevaluable, reported only where the model was public.
+ACCESS = "access"
 
 #: (setting, expression, path, line), as ``Dataset.unevaluable`` holds them.
 Unevaluable = tuple[str, str, str, int | None]

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gate.formats.dbt import relation
-from gate.formats.dbt.flags import ENABLED, ENFORCED, fold, shown
-from gate.formats.dbt.settings import access_value
+from gate.formats.dbt.flags import ACCESS, ENABLED, ENFORCED, fold, shown
+from gate.formats.dbt.settings import UNKNOWN_ACCESS, access_value
 from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
 
@@ -280,6 +280,10 @@ class _Reader:
             elif key == "access":
                 said = relation.argument(value)
                 self.access = None if said is None else access_value(said)
+                if self.access == UNKNOWN_ACCESS:  # var(), a macro: dbt decides, not the gate
+                    self.unknown[ACCESS] = (shown(value), self.line(offset))
+                else:
+                    self.unknown.pop(ACCESS, None)
 
     def contract(self, value: str, offset: int) -> None:
         entries = _dict_literal(value)
