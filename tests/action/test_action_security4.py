@@ -55,3 +55,28 @@ def test_reading_reviews_has_a_total_deadline(tmp_path, monkeypatch: pytest.Monk
         run = run_with(api, pr)
     assert run.code == 1, run.stdout
     assert "reviews could not be read (out of time" in approvals(run)[0]["note"]
+
+
+def test_a_queue_listing_thousands_of_branches_costs_no_git_per_branch(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The merge queue's branches come from the API (an answer of up to 16 MiB); each
+    branch of this base was asked of git twice (``merge-base --is-ancestor``): 3,000
+    branches were 6,000 gits. The group's commits are listed once (``rev-list``)."""
+    from gate.action.fetch import Workspace
+    from tests.action.test_action import BREAKING_ORDERS, ORDERS_PATH, TOKEN, make_pr
+    from tests.action.test_merge_queue import BODIES, QueueAPI, _batched, group_payload, queue_run
+    from tests.cost import counting
+
+    pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS})
+    ws, refs, head = _batched(pr)
+    for n in range(3000):  # other entries of the queue, outside this group
+        refs[f"refs/heads/gh-readonly-queue/main/pr-{100 + n}-{pr.fork_point}"] = pr.fork_point
+    payload = group_payload(pr.merge_sha, head, 2)
+    payload["merge_group"]["base_sha"] = pr.base_sha
+    gits = counting(monkeypatch, Workspace, "git")
+    with QueueAPI(BODIES, refs=refs) as api:
+        run = queue_run(ws.path, payload, api, github_token=TOKEN)
+    assert run.code == 0, run.stdout + run.stderr
+    assert "the group also holds pull request #1 (from the queue's branches)" in run.stdout
+    assert len(gits) < 100, len(gits)
