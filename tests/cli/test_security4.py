@@ -99,3 +99,20 @@ def test_an_expression_where_the_model_was_not_public_is_no_finding(
     _pr(repo, _entry(), _entry(access="\"{{ var('access') }}\""))
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_bidi_control_in_a_name_is_spelled_out(cli: Cli, repo: GitRepo) -> None:
+    """Unicode's bidi controls (``Bidi_Control``) are U+061C, U+200E/F, U+202A-E and
+    U+2066-9; the arabic letter mark U+061C was printed raw, reordering what a
+    reviewer reads around it in the text report, the PR comment and annotations."""
+    contract = "dataset: t\ncolumns:\n  - name: id\n  - name: \"a\\u061cb\"\n"
+    repo.write("soda/contracts/t.yaml", contract)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("soda/contracts/t.yaml", "dataset: t\ncolumns:\n  - name: id\n")
+    repo.commit("drop")
+    for fmt in ("text", "markdown", "github"):
+        proc = cli(repo.path, "--base", "main", "--format", fmt)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "\u061c" not in proc.stdout, fmt
+        assert "a\\u061cb" in proc.stdout, fmt
