@@ -105,7 +105,7 @@ def test_every_bidi_control_in_a_name_is_spelled_out(cli: Cli, repo: GitRepo) ->
     """Unicode's bidi controls (``Bidi_Control``) are U+061C, U+200E/F, U+202A-E and
     U+2066-9; the arabic letter mark U+061C was printed raw, reordering what a
     reviewer reads around it in the text report, the PR comment and annotations."""
-    contract = "dataset: t\ncolumns:\n  - name: id\n  - name: \"a\\u061cb\"\n"
+    contract = 'dataset: t\ncolumns:\n  - name: id\n  - name: "a\\u061cb"\n'
     repo.write("soda/contracts/t.yaml", contract)
     repo.commit("base")
     repo.branch("feature")
@@ -116,3 +116,31 @@ def test_every_bidi_control_in_a_name_is_spelled_out(cli: Cli, repo: GitRepo) ->
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert "\u061c" not in proc.stdout, fmt
         assert "a\\u061cb" in proc.stdout, fmt
+
+
+@pytest.mark.parametrize(
+    ("sql", "finding"),
+    [
+        (
+            "{{ config(access='protected') }}\n"
+            "{% raw %}{{ config(access='public') }}{% endraw %}\nselect 1 as id\n",
+            "model_access_narrowed orders: public -> protected",
+        ),
+        (
+            "{{ config(enabled=false) }}\n"
+            "{%- raw -%}\n{{ config(enabled=true) }}\n{%- endraw %}\nselect 1 as id\n",
+            "model_disabled orders",
+        ),
+    ],
+    ids=["access", "enabled"],
+)
+def test_a_config_call_in_a_raw_block_is_text(
+    cli: Cli, repo: GitRepo, sql: str, finding: str
+) -> None:
+    """Jinja prints ``{% raw %}...{% endraw %}`` as text: dbt runs no call in it. The
+    gate read the call there, the last one, so a raw ``config(enabled=true)`` hid a
+    model dbt no longer builds, and a raw ``access='public'`` a narrowing: exit 0."""
+    _pr(repo, _entry(access="public"), _entry(access="public"), sql=("select 1 as id\n", sql))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert finding in proc.stdout
