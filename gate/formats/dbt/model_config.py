@@ -79,20 +79,29 @@ class ModelSettings:
 
 _TAG = re.compile(r"\{[{%#]")
 _CLOSES = {"{{": "}}", "{%": "%}", "{#": "#}"}
+_RAW = re.compile(r"\{%[-+]?\s*raw\s*[-+]?%\}$")
+_ENDRAW = re.compile(r"\{%[-+]?\s*endraw\s*[-+]?%\}")
 
 
 def jinja_code(source: str) -> str:
     """``source`` with what dbt does not run blanked (newlines kept, so offsets and
     lines stand): Jinja comments ``{# ... #}`` and, in a file with Jinja tags,
     everything outside ``{{ ... }}`` / ``{% ... %}`` (SQL text: ``-- config(...)``
-    in a comment or a string is no call; ``-- {{ config(...) }}`` is rendered). A
-    file without tags is code as it is. One pass, linear."""
+    in a comment or a string is no call; ``-- {{ config(...) }}`` is rendered), and
+    ``{% raw %}...{% endraw %}``, which Jinja prints as text. A file without tags is
+    code as it is. One pass, linear."""
     spans: list[tuple[int, int, bool]] = []  # (start, end, is code)
     index = 0
     while (match := _TAG.search(source, index)) is not None:
         start = match.start()
         opener = source[start : start + 2]
         index = _tag_end(source, start + 2, _CLOSES[opener])
+        if opener == "{%" and _RAW.match(source, start, index):
+            # ``{% raw %}...{% endraw %}`` is text to Jinja: nothing in it runs.
+            end = _ENDRAW.search(source, index)
+            index = len(source) if end is None else end.end()
+            spans.append((start, index, False))
+            continue
         spans.append((start, index, opener != "{#"))
     if not spans:
         return source
