@@ -144,3 +144,28 @@ def test_a_config_call_in_a_raw_block_is_text(
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert finding in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "{{ config(enabled=false) }}\n"
+        "{% if target.name == 'ci' %}{{ config(enabled=true) }}{% endif %}\nselect 1 as id\n",
+        "{{ config(access='protected') }}\n"
+        "{%- for x in [] %}\n{{ config(access='public') }}\n{% endfor -%}\nselect 1 as id\n",
+    ],
+    ids=["enabled under if", "access under for"],
+)
+def test_a_config_call_under_a_condition_is_not_taken_as_run(
+    cli: Cli, repo: GitRepo, sql: str
+) -> None:
+    """dbt runs a ``config()`` inside ``{% if %}`` or ``{% for %}`` only when the
+    condition holds for its target; the gate cannot tell, and read the call as run:
+    ``config(enabled=false)`` then ``{% if target.name == 'ci' %}{{ config(enabled=true)
+    }}{% endif %}`` passed as enabled while production builds nothing. Such a call's
+    ``enabled``, ``contract`` and ``access`` are expressions the gate cannot evaluate:
+    ``dbt_config_unevaluable``, never a silent pass."""
+    _pr(repo, _entry(access="public"), _entry(access="public"), sql=("select 1 as id\n", sql))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "dbt_config_unevaluable orders" in proc.stdout
