@@ -108,8 +108,8 @@ def _scan(source: str) -> tuple[str, list[tuple[int, int]]]:
         index = _tag_end(source, start + 2, _CLOSES[opener])
         if opener == "{%" and _RAW.match(source, start, index):
             # ``{% raw %}...{% endraw %}`` is text to Jinja: nothing in it runs.
-            end = _ENDRAW.search(source, index)
-            index = len(source) if end is None else end.end()
+            endraw = _ENDRAW.search(source, index)
+            index = len(source) if endraw is None else endraw.end()
             spans.append((start, index, False))
             continue
         if opener == "{%" and _BLOCK_OPEN.match(source, start, index):
