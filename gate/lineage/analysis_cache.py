@@ -29,6 +29,10 @@ Why it is safe:
   only the listing, except under usage-aware severity, where "nobody reads it"
   lowers an error: there an entry is trusted only when it says the reader reads
   every changed column (which can only keep errors); any other is analysed again.
+- **Files, not links.** An entry is read only when it is a regular file, opened
+  without following a link or blocking (a planted FIFO would hang ``open()``),
+  and written through a fresh exclusive scratch file (``mkstemp``), so a link
+  planted at a predictable name redirects no write.
 - **Bounded.** At most ``MAX_ENTRIES`` entries and ``MAX_BYTES``, each entry at
   most ``MAX_ENTRY_BYTES`` (a manifest's ``MAX_MANIFEST_BYTES``); past that the
   oldest are removed (checked only by a run that wrote).
