@@ -80,3 +80,18 @@ def test_a_queue_listing_thousands_of_branches_costs_no_git_per_branch(
     assert run.code == 0, run.stdout + run.stderr
     assert "the group also holds pull request #1 (from the queue's branches)" in run.stdout
     assert len(gits) < 100, len(gits)
+
+
+def test_a_page_of_more_reviews_than_asked_for_is_refused(tmp_path) -> None:
+    """Reviews are asked 100 a page, up to 50 pages, and each answer may be 16 MiB:
+    an API answering pages of a few hundred thousand tiny reviews held them all
+    (50 pages of 16 MiB decoded is gigabytes). A page longer than ``per_page`` is not
+    GitHub's answer: the reviews are unreadable, no approval counts."""
+    pr = make(tmp_path)
+    with FakeGitHub(page_size=150) as api:
+        for i in range(149):
+            api.add_review(f"user{i:04}", "COMMENTED", pr.head_sha)
+        api.add_review("carol", "APPROVED", pr.head_sha)
+        run = run_with(api, pr)
+    assert run.code == 1, run.stdout
+    assert "reviews could not be read" in approvals(run)[0]["note"]
