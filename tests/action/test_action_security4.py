@@ -4,6 +4,8 @@ reviews. Runs through the fake GitHub API on 127.0.0.1 (tests/fake_github.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gate.action import reviews
@@ -87,8 +89,17 @@ def test_a_page_of_more_reviews_than_asked_for_is_refused(tmp_path) -> None:
     an API answering pages of a few hundred thousand tiny reviews held them all
     (50 pages of 16 MiB decoded is gigabytes). A page longer than ``per_page`` is not
     GitHub's answer: the reviews are unreadable, no approval counts."""
+
+    class Flooding(FakeGitHub):
+        """Answers every reviews page with all of them, whatever ``per_page`` says."""
+
+        def answer(self, method: str, url: str, body: Any) -> tuple[int, Any, dict[str, str]]:
+            if method == "GET" and url.split("?")[0].endswith("/reviews"):
+                return 200, self.reviews, {}
+            return super().answer(method, url, body)
+
     pr = make(tmp_path)
-    with FakeGitHub(page_size=150) as api:
+    with Flooding() as api:
         for i in range(149):
             api.add_review(f"user{i:04}", "COMMENTED", pr.head_sha)
         api.add_review("carol", "APPROVED", pr.head_sha)
