@@ -14,8 +14,11 @@ import re
 #: Characters that change what a reader (or a terminal, or the Actions runner)
 #: sees without being visible themselves: C0/C1 controls and DEL (line breaks,
 #: ANSI and OSC-8 escapes), Unicode line/paragraph separators and the bidi
-#: overrides that reorder text ("Trojan Source").
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: controls that reorder text ("Trojan Source"; Unicode's whole ``Bidi_Control`` set,
+#: U+061C included).
+_INVISIBLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

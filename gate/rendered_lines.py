@@ -19,6 +19,7 @@ What a reader does not see never comes back:
   the opening tag stands; a Markdown paragraph that ends up inside an
   attribute value (an HTML block that leaves a quote open) is not a paragraph
   to the HTML parser either;
+- text inside ``<del>``, ``<s>`` or ``<strike>``, shown crossed out (withdrawn);
 - fenced and indented code blocks: templates quote the syntax there;
 - autolinks (``<scheme:...>``) and images stand as one non-blank placeholder
   character, so the line does not start with what they hold.
@@ -61,6 +62,9 @@ _VOID = frozenset(
 #: Elements whose text no reader sees (GitHub drops them with their content).
 #: ``rp`` is ruby fallback text, which browsers with ruby support (all) never show.
 _UNSEEN = frozenset({"script", "style", "template", "noscript", "title", "rp"})
+#: Elements GitHub shows crossed out: a reviewer reads their text as withdrawn, so it
+#: acknowledges nothing (``~~...~~`` stays text to the commonmark reader: no line start).
+_STRUCK = frozenset({"del", "s", "strike"})
 
 
 @dataclass(frozen=True)
@@ -227,7 +231,7 @@ class _Reader(HTMLParser):
             self._append(PLACEHOLDER)
         if tag in _VOID:
             return
-        hides = "hidden" in values or tag in _UNSEEN
+        hides = "hidden" in values or tag in _UNSEEN or tag in _STRUCK
         self.stack.append((tag, hides, ours, autolink))
         if ours and not self._hidden():
             line = values.get("data-line") or "0"

@@ -42,6 +42,8 @@ API_VERSION = "2022-11-28"
 MAX_RESPONSE = 16 * 1024 * 1024
 #: Pages of 100 comments read when looking for the action's own comment.
 MAX_PAGES = 50
+#: Items a page is asked for (GitHub's most); a longer page is refused.
+PER_PAGE = 100
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}\Z")
 _NEXT = re.compile(r'<([^<>]+)>\s*;\s*rel="?next"?')
 _CHUNK = 64 * 1024
@@ -245,7 +247,7 @@ class GitHub:
 
     def reviews(self, number: int, max_pages: int = MAX_PAGES) -> list[dict[str, Any]]:
         """The pull request's reviews, oldest first, every page (``ApiError`` past ``max_pages``)."""
-        url: str | None = f"{self.repo_url}/pulls/{_number(number)}/reviews?per_page=100"
+        url: str | None = f"{self.repo_url}/pulls/{_number(number)}/reviews?per_page={PER_PAGE}"
         out: list[dict[str, Any]] = []
         pages = 0
         while url is not None:
@@ -255,6 +257,8 @@ class GitHub:
             answer = self.call("GET", url)
             if not isinstance(answer.data, list):
                 raise ApiError("the answer is not a list of reviews")
+            if len(answer.data) > PER_PAGE:  # not GitHub's answer: bounded memory
+                raise ApiError(f"a page of {len(answer.data):,} reviews, asked {PER_PAGE}")
             out += [item for item in answer.data if isinstance(item, dict)]
             url = answer.next_url
         return out

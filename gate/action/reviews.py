@@ -22,6 +22,7 @@ note saying so.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,11 @@ from gate.model import Change
 
 #: Earlier commits the gate re-runs at to carry approvals over (each is one gate run).
 MAX_COMMITS = 5
+#: Team memberships looked up (one API call each): anyone may approve a pull request
+#: on a public repository, so a crowd of approving strangers would cost a call each.
+MAX_TEAM_LOOKUPS = 100
+#: Seconds for every API call reading reviews and teams, from the first one on.
+TOTAL_SECONDS = 60.0
 _STATES = {"APPROVED", "CHANGES_REQUESTED", "DISMISSED"}
 
 #: A commit -> the fingerprints of its breaking changes (``None``: it cannot be read).
@@ -82,6 +88,8 @@ class ReviewSource:
 
     def _load(self) -> dict[str, Review]:
         if self._latest is None and self._error is None:
+            if self.api.deadline is None:
+                self.api.deadline = time.monotonic() + TOTAL_SECONDS
             try:
                 self._latest = latest_reviews(self.api.reviews(self.number))
             except ApiError as exc:
@@ -105,12 +113,15 @@ class ReviewSource:
             "this break is new or changed since"
         )
 
-    def _member(self, team: str, login: str) -> bool | None:
+    def _member(self, team: str, login: str) -> tuple[bool | None, bool]:
+        """(membership, or ``None`` when unknown; whether the lookup bound stopped it)."""
         org, _, slug = team.lstrip("@").partition("/")
         key = (org, slug, login.lower())
         if key not in self._teams:
+            if len(self._teams) >= MAX_TEAM_LOOKUPS:
+                return None, True
             self._teams[key] = self.api.team_member(org, slug, login)
-        return self._teams[key]
+        return self._teams[key], False
 
     def __call__(self, change: Change, candidates: frozenset[str], allow_bots: bool) -> Reviewed:
         latest = self._load()
@@ -126,11 +137,16 @@ class ReviewSource:
             if review.bot and not allow_bots:
                 continue
             handles = {f"@{key}"} & candidates
-            for team in teams:
-                member = self._member(team, review.login)
+            for team in teams if review.state != "DISMISSED" else ():
+                member, crowded = self._member(team, review.login)
                 if member:
                     handles.add(team)
-                elif member is None and review.state != "DISMISSED":
+                elif crowded:
+                    notes.append(
+                        f"team {team}: more than {MAX_TEAM_LOOKUPS} memberships to look up; "
+                        "the other reviewers were not looked up (never an approval)"
+                    )
+                elif member is None:
                     notes.append(
                         f"team {team}: membership of @{review.login} unverifiable "
                         "(the token cannot read team members)"

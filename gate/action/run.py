@@ -309,7 +309,14 @@ class Action:
                 "closed (the token needs contents: read)"
             ) from None
 
+        # Reachable from the group's head and not from its base: listed once, since
+        # the API may name thousands of queue branches (two gits each were minutes).
+        listed = ws.git("rev-list", "--end-of-options", head, f"^{base}", "--")
+        group_commits = frozenset(listed.stdout.split()) if listed.returncode == 0 else None
+
         def in_group(sha: str) -> bool:
+            if group_commits is not None:
+                return sha in group_commits
             return ws.is_ancestor(sha, head) and not ws.is_ancestor(sha, base)
 
         others = other_members(group, refs, in_group)

@@ -248,7 +248,11 @@ def apply_model_configs(
         said = _settings(repo, found[path], path, blobs, max_bytes)
         decided = {
             s
-            for s, v in ((dbt_flags.ENFORCED, said.enforced), (dbt_flags.ENABLED, said.enabled))
+            for s, v in (
+                (dbt_flags.ENFORCED, said.enforced),
+                (dbt_flags.ENABLED, said.enabled),
+                (dbt_flags.ACCESS, said.access),
+            )
             if v is not None
         }
         out[i] = replace(

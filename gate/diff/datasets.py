@@ -452,11 +452,22 @@ def unevaluable(out: Emitter, old: Dataset, new: Dataset) -> None:
     for setting, expression, path, line in new.unevaluable:
         if (setting, expression) in before:
             continue
+        if setting == "access":  # only a public model can be narrowed (gate.diff.access)
+            if old.access != "public":
+                continue
+            detail = (
+                "whether other projects may still ref() this public model depends on an "
+                "expression the gate cannot evaluate"
+            )
+        else:
+            detail = (
+                "enforcement now depends on an expression the gate cannot evaluate "
+                "(read as true: the model stays guarded)"
+            )
         out.emit(
             rules.DBT_CONFIG_UNEVALUABLE,
             new,
-            f"dataset '{new.id}': {setting} is now '{expression}': enforcement now depends "
-            "on an expression the gate cannot evaluate (read as true: the model stays guarded)",
+            f"dataset '{new.id}': {setting} is now '{expression}': {detail}",
             path=path,
             line=line,
             after=expression,

@@ -29,6 +29,10 @@ Why it is safe:
   only the listing, except under usage-aware severity, where "nobody reads it"
   lowers an error: there an entry is trusted only when it says the reader reads
   every changed column (which can only keep errors); any other is analysed again.
+- **Files, not links.** An entry is read only when it is a regular file, opened
+  without following a link or blocking (a planted FIFO would hang ``open()``),
+  and written through a fresh exclusive scratch file (``mkstemp``), so a link
+  planted at a predictable name redirects no write.
 - **Bounded.** At most ``MAX_ENTRIES`` entries and ``MAX_BYTES``, each entry at
   most ``MAX_ENTRY_BYTES`` (a manifest's ``MAX_MANIFEST_BYTES``); past that the
   oldest are removed (checked only by a run that wrote).
@@ -36,9 +40,11 @@ Why it is safe:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -122,13 +128,32 @@ def _read(where: Path, entry_key: str, limit: int) -> Any | None:
     """The JSON of ``entry_key``'s file, or ``None``: none, over ``limit`` bytes, damaged.
     Read at most one byte past the limit, so a planted huge file costs nothing."""
     try:
-        with _path(where, entry_key).open("rb") as handle:
-            raw = handle.read(limit + 1)
-        if len(raw) > limit:
+        raw = _read_regular(_path(where, entry_key), limit + 1)
+        if raw is None or len(raw) > limit:
             return None
         return json.loads(raw)
     except (OSError, ValueError, RecursionError):
         return None
+
+
+#: Opened without following a link or waiting: a restored directory is not the gate's,
+#: and a FIFO planted under an entry's name would block ``open()`` for ever.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+
+
+def _read_regular(path: Path, most: int) -> bytes | None:
+    """At most ``most`` bytes of ``path`` if it is a regular file (not a link), else ``None``."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        while most > 0 and (chunk := os.read(fd, min(most, 1 << 20))):
+            chunks.append(chunk)
+            most -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _strings(value: Any) -> bool:
@@ -193,11 +218,21 @@ def store(where: Path, entry_key: str, result: Result, asked: Asked) -> bool:
 def _write(where: Path, path: Path, text: bytes) -> bool:
     """Write ``text`` to ``path`` atomically (a reader never sees half an entry);
     ``False`` when the directory is not writable: an unwritable cache only costs time."""
+    import tempfile
+
     try:
         where.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(f".{os.getpid()}.tmp")
-        scratch.write_bytes(text)
-        os.replace(scratch, path)
+        # A fresh name, created exclusively: a link planted at a predictable
+        # scratch name would have the write land in its target.
+        fd, scratch = tempfile.mkstemp(prefix=f"{path.stem}.", suffix=".tmp", dir=where)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text)
+            os.replace(scratch, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(scratch)
+            raise
     except OSError:
         return False
     return True

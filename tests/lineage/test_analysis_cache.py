@@ -8,6 +8,7 @@ severity; the cache is bounded and can be switched off.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -334,3 +335,45 @@ def test_pruning_a_crowded_cache_is_linear(monkeypatch) -> None:
     analysis_cache.prune(Path("/x"), limit=10)
     assert time.process_time() - started < 2.0
     assert len(removed) == count - 8 and removed[0] == "/x/0.json"
+
+
+def test_a_fifo_planted_as_an_entry_is_a_miss_not_a_hang(cache: Path) -> None:
+    """A restored cache directory is not the gate's: an entry replaced by a FIFO made
+    the read wait for a writer forever (open() of a FIFO blocks). Now only a regular
+    file is read, opened without blocking or following a link."""
+    import os
+    import threading
+
+    cold = _read()
+    for path in sorted(cache.glob("*.json")):
+        path.unlink()
+        os.mkfifo(path)
+    got: list[object] = []
+    worker = threading.Thread(target=lambda: got.append(_read()), daemon=True)
+    worker.start()
+    worker.join(60)  # a hang, not a speed: the read never returns without the fix
+    if worker.is_alive():  # let the blocked open() return so the thread ends
+        for path in cache.glob("*.json"):
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    assert got == [cold]
+
+
+def test_a_symlink_planted_at_a_scratch_name_is_not_written_through(
+    cache: Path, tmp_path: Path
+) -> None:
+    """An entry was written to ``<entry>.<pid>.tmp`` first, a predictable name
+    opened following links: a symlink planted there had the gate overwrite its
+    target, a file anywhere the run may write."""
+    import os
+
+    _read()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched\n")
+    for path in sorted(cache.glob("*.json")):
+        path.unlink()
+        for pid in {os.getpid(), *range(1, 64)}:
+            path.with_suffix(f".{pid}.tmp").symlink_to(victim)
+    _read()
+    assert victim.read_text() == "untouched\n"
+    assert sorted(cache.glob("*.json")), "entries are still written"

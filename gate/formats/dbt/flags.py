@@ -19,6 +19,8 @@ from gate.model import ContractError
 
 ENABLED = "enabled"
 ENFORCED = "contract.enforced"
+#: ``access``: recorded when unevaluable, reported only where the model was public.
+ACCESS = "access"
 
 #: (setting, expression, path, line), as ``Dataset.unevaluable`` holds them.
 Unevaluable = tuple[str, str, str, int | None]
@@ -35,6 +37,19 @@ def fold(text: str) -> bool | None:
         return literal
     match = _CONSTANT.match(stripped)
     return match[1].lower() == "true" if match else None
+
+
+#: ``"{{ 'public' }}"``, ``"{{- "private" -}}"``: Jinja that renders one quoted string.
+_CONSTANT_TEXT = re.compile(r"""^\{\{-?\s*(?:'([^'{}\\]*)'|"([^"{}\\]*)")\s*-?\}\}$""")
+
+
+def fold_text(text: str) -> str | None:
+    """The string a constant Jinja expression renders (``"{{ 'protected' }}"``), else ``None``.
+
+    dbt renders such a value before it reads it; left unfolded, a constant
+    rewritten in Jinja reads as an unknown value, which is no finding."""
+    match = _CONSTANT_TEXT.match(text.strip())
+    return None if match is None else next(g for g in match.groups() if g is not None)
 
 
 def is_jinja(value: Any) -> bool:

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gate.formats.dbt import relation
-from gate.formats.dbt.flags import ENABLED, ENFORCED, fold, shown
-from gate.formats.dbt.settings import access_value
+from gate.formats.dbt.flags import ACCESS, ENABLED, ENFORCED, fold, shown
+from gate.formats.dbt.settings import UNKNOWN_ACCESS, access_value
 from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
 
@@ -79,23 +79,51 @@ class ModelSettings:
 
 _TAG = re.compile(r"\{[{%#]")
 _CLOSES = {"{{": "}}", "{%": "%}", "{#": "#}"}
+_RAW = re.compile(r"\{%[-+]?\s*raw\s*[-+]?%\}$")
+_ENDRAW = re.compile(r"\{%[-+]?\s*endraw\s*[-+]?%\}")
+_BLOCK_OPEN = re.compile(r"\{%[-+]?\s*(?:if|for|macro|call|filter)\b")
+_BLOCK_CLOSE = re.compile(r"\{%[-+]?\s*end(?:if|for|macro|call|filter)\b")
 
 
 def jinja_code(source: str) -> str:
+    """The code of ``source`` (:func:`_scan`)."""
+    return _scan(source)[0]
+
+
+def _scan(source: str) -> tuple[str, list[tuple[int, int]]]:
     """``source`` with what dbt does not run blanked (newlines kept, so offsets and
     lines stand): Jinja comments ``{# ... #}`` and, in a file with Jinja tags,
     everything outside ``{{ ... }}`` / ``{% ... %}`` (SQL text: ``-- config(...)``
-    in a comment or a string is no call; ``-- {{ config(...) }}`` is rendered). A
-    file without tags is code as it is. One pass, linear."""
+    in a comment or a string is no call; ``-- {{ config(...) }}`` is rendered), and
+    ``{% raw %}...{% endraw %}``, which Jinja prints as text. A file without tags is
+    code as it is. Also the spans under ``{% if %}``/``{% for %}`` (and macro, call,
+    filter blocks), where a call runs only when its target makes it. One pass, linear."""
     spans: list[tuple[int, int, bool]] = []  # (start, end, is code)
+    guarded: list[tuple[int, int]] = []
+    depth, opened = 0, 0
     index = 0
     while (match := _TAG.search(source, index)) is not None:
         start = match.start()
         opener = source[start : start + 2]
         index = _tag_end(source, start + 2, _CLOSES[opener])
+        if opener == "{%" and _RAW.match(source, start, index):
+            # ``{% raw %}...{% endraw %}`` is text to Jinja: nothing in it runs.
+            endraw = _ENDRAW.search(source, index)
+            index = len(source) if endraw is None else endraw.end()
+            spans.append((start, index, False))
+            continue
+        if opener == "{%" and _BLOCK_OPEN.match(source, start, index):
+            depth += 1
+            opened = index if depth == 1 else opened
+        elif opener == "{%" and depth and _BLOCK_CLOSE.match(source, start, index):
+            depth -= 1
+            if not depth:
+                guarded.append((opened, start))
         spans.append((start, index, opener != "{#"))
+    if depth:
+        guarded.append((opened, len(source)))
     if not spans:
-        return source
+        return source, guarded
     code = any(is_code for _s, _e, is_code in spans)
     pieces: list[str] = []
     done = 0
@@ -105,7 +133,7 @@ def jinja_code(source: str) -> str:
         pieces.append(source[start:end] if is_code else _blank(source[start:end]))
         done = end
     pieces.append(_blank(source[done:]) if code else source[done:])
-    return "".join(pieces)
+    return "".join(pieces), guarded
 
 
 def _tag_end(source: str, start: int, closer: str) -> int:
@@ -238,6 +266,8 @@ class _Reader:
         self.unknown: dict[str, tuple[str, int]] = {}
         self.relation: dict[str, str | None] = {}
         self.access: str | None = None
+        #: The call being read runs only under a Jinja condition (``{% if %}``, ``{% for %}``).
+        self.conditional = False
         self._newlines: list[int] | None = None
 
     def line(self, offset: int) -> int:
@@ -248,13 +278,17 @@ class _Reader:
         return bisect.bisect_left(self._newlines, offset) + 1
 
     def said(self, setting: str, value: str, offset: int) -> None:
-        folded = fold(value)
+        folded = None if self.conditional else fold(value)
         if folded is None:
             self.values[setting] = True  # unknowable: keep the model guarded
-            self.unknown[setting] = (shown(value), self.line(offset))
+            self.unknown[setting] = (self.shown(value), self.line(offset))
         else:
             self.values[setting] = folded
             self.unknown.pop(setting, None)
+
+    def shown(self, value: str) -> str:
+        """An expression as a finding quotes it; a call under a condition says so."""
+        return f"{shown(value)} (under a Jinja condition)" if self.conditional else shown(value)
 
     def opaque(self, expression: str, offset: int) -> None:
         """``**kwargs``: may set either setting; what the other levels say stands."""
@@ -280,6 +314,12 @@ class _Reader:
             elif key == "access":
                 said = relation.argument(value)
                 self.access = None if said is None else access_value(said)
+                if self.conditional and self.access is not None:
+                    self.access = UNKNOWN_ACCESS
+                if self.access == UNKNOWN_ACCESS:  # var(), a macro: dbt decides, not the gate
+                    self.unknown[ACCESS] = (self.shown(value), self.line(offset))
+                else:
+                    self.unknown.pop(ACCESS, None)
 
     def contract(self, value: str, offset: int) -> None:
         entries = _dict_literal(value)
@@ -319,8 +359,9 @@ def read_settings(
         )
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     reader = _Reader(text)
+    code, guarded = (text, []) if python else _scan(text)
     try:
-        calls = _calls(text if python else jinja_code(text))
+        calls = _calls(code)
     except CallsTooCostly as exc:  # fail closed: what it sets is not known
         raise ContractError(
             path,
@@ -328,7 +369,10 @@ def read_settings(
             "dbt could not parse either)",
             exc.line,
         ) from None
+    starts = [start for start, _end in guarded]
     for offset, arguments in calls:
+        at = bisect.bisect_right(starts, offset) - 1
+        reader.conditional = at >= 0 and offset < guarded[at][1]
         reader.call(offset, arguments)
     return ModelSettings(
         enforced=reader.values[ENFORCED],

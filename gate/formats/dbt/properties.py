@@ -275,6 +275,7 @@ class _Parser:
         found: list[Unevaluable] = []
         enforced = settings.enforced(model, self.path, owner, found, top_level=True)
         enabled = settings.enabled(model, self.path, owner, found)
+        m_access = settings.access(model, self.path, owner, top_level=True, found=found)
         model_level = tuple(found)
         deprecation = settings.deprecation_date(model, self.path, owner)
         top = dbt_columns.column_entries(self.path, model, owner)
@@ -289,11 +290,7 @@ class _Parser:
                 replace(
                     dataset,
                     enabled=settings.first(enabled, p_enabled, True),
-                    access=self.access(
-                        (settings.access(model, self.path, owner, top_level=True),),
-                        name,
-                        (name,),
-                    ),
+                    access=self.access((m_access,), name, (name,)),
                     deprecation_date=deprecation,
                     aliases=settings.alias(model),
                     model_names=(name,),
@@ -324,11 +321,13 @@ class _Parser:
             v_found: list[Unevaluable] = []
             v_enforced = settings.enforced(version, self.path, v_owner, v_found)
             v_enabled = settings.enabled(version, self.path, v_owner, v_found)
+            v_access = settings.access(version, self.path, v_owner, found=v_found)
             decided = {
                 setting
                 for setting, said in (
                     (dbt_flags.ENFORCED, v_enforced),
                     (dbt_flags.ENABLED, v_enabled),
+                    (dbt_flags.ACCESS, v_access),
                 )
                 if said is not None
             }
@@ -350,14 +349,7 @@ class _Parser:
                 replace(
                     dataset,
                     enabled=settings.first(v_enabled, enabled, p_enabled, True),
-                    access=self.access(
-                        (
-                            settings.access(version, self.path, v_owner),
-                            settings.access(model, self.path, owner, top_level=True),
-                        ),
-                        stem,
-                        (name, f"v{label}"),
-                    ),
+                    access=self.access((v_access, m_access), stem, (name, f"v{label}")),
                     deprecation_date=settings.deprecation_date(version, self.path, v_owner)
                     or deprecation,
                     model_names=(stem,),

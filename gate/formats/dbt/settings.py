@@ -81,12 +81,21 @@ UNKNOWN_ACCESS = "unknown"
 
 
 def access_value(raw: Any) -> str:
-    """One ``access`` value: a modifier dbt knows (any case), else ``UNKNOWN_ACCESS``."""
+    """One ``access`` value: a modifier dbt knows (any case; constant Jinja folded),
+    else ``UNKNOWN_ACCESS``."""
+    if isinstance(raw, str) and dbt_flags.is_jinja(raw):
+        raw = dbt_flags.fold_text(raw)
     text = raw.strip().lower() if isinstance(raw, str) else None
     return text if text in ACCESS_LEVELS else UNKNOWN_ACCESS
 
 
-def access(mapping: YMap, path: str, owner: str, top_level: bool = False) -> str | None:
+def access(
+    mapping: YMap,
+    path: str,
+    owner: str,
+    top_level: bool = False,
+    found: list[Unevaluable] | None = None,
+) -> str | None:
     """A model's or version's own ``access`` in its properties entry; ``None``: not said.
 
     As dbt-core (1.7 to 1.11) resolves it, read in its source:
@@ -104,6 +113,9 @@ def access(mapping: YMap, path: str, owner: str, top_level: bool = False) -> str
       the node, and ``patch_node_config`` then overwrites it with the config's
       ``access`` (``parser/base.py`` ``update_parsed_node_config``, whose config
       always holds one, ``ModelConfig``'s default ``protected``), so dbt ignores it.
+
+    Jinja the gate cannot fold is ``UNKNOWN_ACCESS`` and recorded in ``found``
+    (``dbt_config_unevaluable`` where the model was public).
     """
     config = mapping.get("config")
     said = config.get("access") if isinstance(config, dict) else None
@@ -115,8 +127,19 @@ def access(mapping: YMap, path: str, owner: str, top_level: bool = False) -> str
                 "this: keep the one under 'config')",
                 mapping.key_line("access"),
             )
-        return access_value(mapping["access"])
-    return None if said is None else access_value(said)
+        return _noted(mapping["access"], path, mapping.key_line("access"), found)
+    if said is None:
+        return None
+    return _noted(
+        said, path, config.key_line("access") if isinstance(config, YMap) else None, found
+    )
+
+
+def _noted(raw: Any, path: str, line: int | None, found: list[Unevaluable] | None) -> str:
+    value = access_value(raw)
+    if value == UNKNOWN_ACCESS and dbt_flags.is_jinja(raw) and found is not None:
+        found.append((dbt_flags.ACCESS, dbt_flags.shown(raw), path, line))
+    return value
 
 
 def deprecation_date(mapping: YMap, path: str, owner: str) -> datetime | None:
