@@ -334,3 +334,35 @@ def test_pruning_a_crowded_cache_is_linear(monkeypatch) -> None:
     analysis_cache.prune(Path("/x"), limit=10)
     assert time.process_time() - started < 2.0
     assert len(removed) == count - 8 and removed[0] == "/x/0.json"
+
+
+def test_only_readers_that_were_parsed_get_an_entry(cache: Path, monkeypatch) -> None:
+    """A reader its tokens decide (dbt style's ``select *`` CTE, never spelling the
+    changed column) is decided again in a fraction of a millisecond: a cold run
+    writes no entry for it, only for the readers it parsed."""
+
+    def read() -> list[tuple[str, object]]:
+        reads = read_manifest(
+            _manifest(6),
+            "m.json",
+            "duckdb",
+            ANY,
+            _contracts(),
+            changed_columns=lambda _u: frozenset({"discount_code"}),
+        )
+        return [(r.consumer, r.columns) for r in reads]
+
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", "off")
+    uncached = read()
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", str(cache))
+    assert read() == uncached
+    # m1 (its star reaches the output) and m2 (spells the column) were parsed;
+    # m0's star ends inside (tokens), m3 and m4 never spell it (text), m5 has no SQL.
+    assert len(_entries(cache)) == 2
+    _forget_manifest(cache)
+
+    def no_parse(*_args: object, **_kw: object) -> None:
+        raise AssertionError("parsed although cached")
+
+    monkeypatch.setattr(dbt_mesh, "_analysis", no_parse)
+    assert read() == uncached  # m1, m2 from their entries; m0 from its tokens again
