@@ -36,6 +36,7 @@ from gate.consumers.sql import (
     TableName,
     Use,
     analyse,
+    dialect_named,
     parse,
     table_name,
 )
@@ -591,10 +592,8 @@ def _renamed(tokens: list[Token], i: int) -> bool:
 def _tokens(sql: str, dialect: str) -> list[Token] | None:
     """sqlglot's tokens of ``sql``; ``None`` when it cannot tokenize it (then parsed,
     to fail with the parse's own reason)."""
-    from sqlglot.dialects.dialect import Dialect
-
     try:
-        return Dialect.get_or_raise(dialect).tokenize(sql)
+        return dialect_named(dialect).tokenize(sql)
     except (TokenError, RecursionError):
         return None
 
@@ -880,10 +879,8 @@ def _job(
 
 def _load_dialect(dialect: str) -> None:
     """Import the manifest's dialect (ahead of the batch, in every process)."""
-    from sqlglot.dialects.dialect import Dialect
-
     with contextlib.suppress(ValueError):  # an unknown adapter: each reader says so
-        Dialect.get_or_raise(dialect)
+        dialect_named(dialect)
 
 
 def _analyse_all(
