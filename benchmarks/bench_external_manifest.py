@@ -25,7 +25,8 @@ broken contract (the worst case: every reader is analysed). Alternating run by
 run: the gate with lineage, the same gate without it (``--config
 no-lineage.schema-gate.yml``) and bench_gate.py's floor; ``--also DIR`` times
 another checkout's gate beside it (before/after; a DIR holding ``gate`` and a
-``sqlglot`` with sqlglotc's modules times the ``[fast]`` extra). Two floors:
+``sqlglot`` with sqlglotc's modules times the ``[fast]`` extra; ``--jobs N`` is
+passed to every gate). Two floors:
 bench_gate.py's (imports, ``git diff``, the changed contracts' YAML) and
 bench_consumers.py's (the gate's imports plus ``git diff``), by which issue
 #25's "within 2x the floor" is judged. ``--rt`` runs every command, floors
@@ -347,6 +348,7 @@ def gate_runs(args: argparse.Namespace) -> int:
             "pr",
             "--format",
             "json",
+            *(["--jobs", str(args.jobs)] if args.jobs else []),
         ]
         commands[f"{name} lineage"] = (cmd, env)
         commands[f"{name} no lineage"] = ([*cmd, "--config", NO_LINEAGE], env)
@@ -419,6 +421,13 @@ def main() -> int:
     parser.add_argument("--also", metavar="DIR", action="append", default=[])
     parser.add_argument(
         "--rt", action="store_true", help="--gate: every command at real-time priority (chrt -f 10)"
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        help="--gate: passed to every gate (default: the gate's own, which forks a worker "
+        "only onto an idle CPU: on a loaded machine, none; with --rt, --jobs 2 times "
+        "what a 2-core runner of its own does)",
     )
     args = parser.parse_args()
     if args.gate:

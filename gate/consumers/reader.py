@@ -17,7 +17,15 @@ from sqlglot import exp
 
 from gate.consumers import jinja, pyspark, sqlmesh
 from gate.consumers.names import DbtScope, NameIndex, ScopedIndex, split_name
-from gate.consumers.sql import Budget, SqlError, TableName, Use, analyse, parse
+from gate.consumers.sql import (
+    Budget,
+    SqlError,
+    StatementScopes,
+    TableName,
+    Use,
+    analyse,
+    parse,
+)
 from gate.limits import DEFAULT_LIMITS
 from gate.lineage.flow import FileFlow, file_flow
 from gate.model import NotAnalysed
@@ -171,11 +179,17 @@ def read_consumer(
         else:
             model = as_sql(path, text, kind, dialect)
             statements = parse(model.sql, model.dialect, budget)
+            resolved: list[StatementScopes] = []
             found_uses = analyse(
-                model.sql, model.dialect, columns_of, budget=budget, statements=statements
+                model.sql,
+                model.dialect,
+                columns_of,
+                budget=budget,
+                statements=statements,
+                resolved=resolved,
             )
             if follow and _passes(found_uses, lookup, follow):
-                flow = _flow(path, model, lookup, follow, columns_of, budget, statements)
+                flow = _flow(path, model, lookup, follow, columns_of, budget, statements, resolved)
             uses = [(u, model.name) for u in found_uses]
             uses += [
                 (Use(split_name(t), None, line, "read"), model.name) for line, t in model.nested
@@ -238,8 +252,12 @@ def _flow(
     columns_of: _Columns,
     budget: Budget,
     statements: list[exp.Expr | None],
+    resolved: list[StatementScopes],
 ) -> FileFlow:
-    """The model's flow of the followed columns; a flow past the budget is a problem, not a raise."""
+    """The model's flow of the followed columns; a flow past the budget is a problem, not a raise.
+
+    ``resolved``: the scan's resolvers of ``statements``; the flow asks them
+    rather than walking and resolving the same trees again."""
     try:
         return file_flow(
             path,
@@ -251,6 +269,7 @@ def _flow(
             columns_of,
             budget,
             statements,
+            resolved,
         )
     except SqlError as exc:
         return FileFlow(path, problem=NotAnalysed(path, f"downstream lineage: {exc}", exc.line))

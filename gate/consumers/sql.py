@@ -15,6 +15,8 @@ use is anchored where it is written.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -118,7 +120,9 @@ def _line(node: exp.Expr, fallback: int) -> int:
     this = node.args.get("this")
     if isinstance(this, exp.Identifier) and isinstance(this.meta.get("line"), int):
         return this.meta["line"]  # the common case: a column's or a table's own name
-    for candidate in (node, *node.find_all(exp.Identifier, exp.Star)):
+    # Lazily, in the walk's order: the first identifier is near the top, and
+    # unpacking the walk visited every node of a statement for one line number.
+    for candidate in itertools.chain((node,), node.find_all(exp.Identifier, exp.Star)):
         line = candidate.meta.get("line") if candidate.meta else None
         if isinstance(line, int):
             return line
@@ -585,6 +589,7 @@ def analyse(
     budget: Budget | None = None,
     statements: list[exp.Expr | None] | None = None,
     scopes: dict[int, list[Scope]] | None = None,
+    resolved: list[StatementScopes] | None = None,
 ) -> list[Use]:
     """Every table and column read in ``text`` (one or more statements).
 
@@ -593,6 +598,10 @@ def analyse(
     ``scopes``: filled with each outermost query's scopes (sqlglot's order,
     the root last), by ``id()`` of the query, for a caller that asks more of
     the same trees (``gate.lineage.dbt_mesh``) without traversing them again.
+    ``resolved``: filled with one ``StatementScopes`` per statement analysed
+    (the ``None`` ones skipped), holding this analysis's scopes and memos, for
+    downstream lineage (``gate.lineage.flow``) to ask the same resolver rather
+    than traverse and resolve the statement a second time.
 
     Raises ``SqlError`` with a one-line reason when sqlglot cannot parse it, and
     ``TooComplex`` when the text is over the token budget or its analysis over
@@ -620,11 +629,22 @@ def analyse(
             for table in _dml_tables(statement):
                 resolver.add(Use(table_name(table), None, _line(table, 1), "read"))
             uses += resolver.uses
+            if resolved is not None:
+                resolved.append(StatementScopes.of(resolver))
     except RecursionError:
         raise SqlError("nested too deeply for sqlglot") from None
     except OptimizeError as exc:  # a scope sqlglot cannot build (one alias for two tables)
         raise SqlError(f"sqlglot could not resolve its scopes: {str(exc)[:160]}") from None
     return sorted(set(uses), key=lambda u: (u.line, u.table, u.column or "", u.usage))
+
+
+@functools.lru_cache(maxsize=32)
+def dialect_named(name: str) -> Dialect:
+    """``Dialect.get_or_raise(name)``, one instance per name: sqlglot builds a new
+    one on every call (a settings object; each tokenize or parse makes its own
+    tokenizer and parser from it), ~20 us a consumer file. Raises ``ValueError``
+    for a dialect sqlglot does not know, every time (an error is not cached)."""
+    return Dialect.get_or_raise(name)
 
 
 def parse(
@@ -638,7 +658,7 @@ def parse(
     looks at the tokens first), not tokenized again.
     """
     try:
-        reader = Dialect.get_or_raise(dialect)
+        reader = dialect_named(dialect)
         if tokens is None:
             tokens = reader.tokenize(text)
         budget.take_tokens(len(tokens))
@@ -673,7 +693,20 @@ class StatementScopes:
     scan asks (which source a column reads, in which clause it sits, what a
     ``*`` selects), so it asks this resolver rather than a second analyser:
     the same memos keep it linear, the same ``Budget`` bounds it.
+    ``StatementScopes.of`` takes the scan's own resolver of the statement
+    (``analyse(..., resolved=)``): its scopes walked and its answers memoised
+    once for both.
     """
+
+    @classmethod
+    def of(cls, resolver: _Resolver) -> StatementScopes:
+        """The scopes an analysis (``analyse``) walked, with its resolver and memos."""
+        made = cls.__new__(cls)
+        made._resolver = resolver
+        made._sources = {}
+        made.budget = resolver.budget
+        made.queries = list(resolver.alive)
+        return made
 
     def __init__(self, statement: exp.Expr, columns_of: ColumnsOf, budget: Budget) -> None:
         self._resolver = _Resolver(columns_of, _line(statement, 1), budget)

@@ -36,6 +36,7 @@ from gate.consumers.sql import (
     TableName,
     Use,
     analyse,
+    dialect_named,
     parse,
     table_name,
 )
@@ -591,10 +592,8 @@ def _renamed(tokens: list[Token], i: int) -> bool:
 def _tokens(sql: str, dialect: str) -> list[Token] | None:
     """sqlglot's tokens of ``sql``; ``None`` when it cannot tokenize it (then parsed,
     to fail with the parse's own reason)."""
-    from sqlglot.dialects.dialect import Dialect
-
     try:
-        return Dialect.get_or_raise(dialect).tokenize(sql)
+        return dialect_named(dialect).tokenize(sql)
     except (TokenError, RecursionError):
         return None
 
@@ -880,10 +879,8 @@ def _job(
 
 def _load_dialect(dialect: str) -> None:
     """Import the manifest's dialect (ahead of the batch, in every process)."""
-    from sqlglot.dialects.dialect import Dialect
-
     with contextlib.suppress(ValueError):  # an unknown adapter: each reader says so
-        Dialect.get_or_raise(dialect)
+        dialect_named(dialect)
 
 
 def _analyse_all(
@@ -928,11 +925,12 @@ def _analyse_all(
     wrote = False
     for i, found in zip(missed, done, strict=True):
         assert found is not None  # a job with work always answers
-        out, asked = found
+        out, asked, parsed = found
         results[i] = out
         if asked_columns is not None:
             asked_columns.update(asked)
-        wrote |= analysis_cache.store(where, keys[i], out, asked)
+        if parsed:  # a reader its tokens decided is decided again faster than read back
+            wrote |= analysis_cache.store(where, keys[i], out, asked)
     if wrote:
         analysis_cache.prune(where)
     return results
@@ -1002,21 +1000,32 @@ class _Recorder:
 
 def _analyse_recorded(
     shared: tuple[ColumnsOf, Callable[[], object]], job: _Job
-) -> tuple[tuple[frozenset[str] | None, ...] | None, list[tuple[TableName, list[str] | None]]]:
-    """``_analyse_one``, with the contracts' columns its analysis asked."""
+) -> tuple[
+    tuple[frozenset[str] | None, ...] | None, list[tuple[TableName, list[str] | None]], bool
+]:
+    """``_analyse_one``, with the contracts' columns its analysis asked, and
+    whether its SQL was parsed (else its tokens or the text decided it: such
+    an entry would cost a cold run a file write to save a warm one ~0.3 ms)."""
     columns_of, tick = shared
     recorder = _Recorder(columns_of)
-    out = _analyse_one((recorder, tick), job)
-    return out, sorted(recorder.asked.items())
+    out, parsed = _analyse_job((recorder, tick), job)
+    return out, sorted(recorder.asked.items()), parsed
 
 
 def _analyse_one(
     shared: tuple[ColumnsOf, Callable[[], object]], job: _Job
 ) -> tuple[frozenset[str] | None, ...] | None:
+    return _analyse_job(shared, job)[0]
+
+
+def _analyse_job(
+    shared: tuple[ColumnsOf, Callable[[], object]], job: _Job
+) -> tuple[tuple[frozenset[str] | None, ...] | None, bool]:
+    """What the reader reads of each upstream, and whether its SQL was parsed."""
     columns_of, tick = shared
     tick()
     if job is None:
-        return None
+        return None, False
     sql, dialect, wants = job
     out: list[frozenset[str] | None] = []
     tokens: list[Token] | None = None
@@ -1040,7 +1049,7 @@ def _analyse_one(
             out.append(_read_of(analysis, upstream))
         except ValueError:  # an adapter sqlglot does not know
             out.append(None)
-    return tuple(out)
+    return tuple(out), analysed
 
 
 def _read(

@@ -243,11 +243,16 @@ def flow(
     starts: Starts,
     budget: Budget,
     statements: Sequence[exp.Expr | None] | None = None,
+    resolved: Sequence[StatementScopes] | None = None,
 ) -> ModelFlow:
     """The passes and ends of the columns ``starts`` names, in every statement of ``sql``.
 
     ``statements``: ``sql`` already parsed (``gate.consumers.sql.parse``), as
-    the consumer scan has it: the text is then not parsed again.
+    the consumer scan has it: the text is then not parsed again. ``resolved``:
+    the scan's resolvers of those statements (``analyse(..., resolved=)``, one
+    per statement that is not ``None``, in order), with the same ``columns_of``
+    and ``budget``: their scopes are not traversed again, their answers not
+    computed again.
     Raises ``gate.consumers.sql.SqlError`` (``TooComplex`` past the budget).
     Only the outermost query of a statement makes output columns; a column
     passed through a CTE and consumed in the outer query ends there.
@@ -256,11 +261,14 @@ def flow(
     outputs: dict[TableName | None, frozenset[str] | None] = {}
     if statements is None:
         statements = parse(sql, dialect, budget)
-    for statement in statements:
-        if statement is None:
-            continue
+    present = [s for s in statements if s is not None]
+    if resolved is not None and len(resolved) != len(present):
+        resolved = None  # not this text's: resolved afresh
+    for i, statement in enumerate(present):
         target = _target(statement)
-        scopes = StatementScopes(statement, columns_of, budget)
+        scopes = (
+            resolved[i] if resolved is not None else StatementScopes(statement, columns_of, budget)
+        )
         for query in scopes.queries:
             if not query:
                 continue
@@ -302,17 +310,19 @@ def file_flow(
     columns_of: ColumnsOf,
     budget: Budget,
     statements: Sequence[exp.Expr | None] | None = None,
+    resolved: Sequence[StatementScopes] | None = None,
 ) -> FileFlow:
     """``flow`` over one model file, its tables named by ``keys``, its steps keyed alike.
 
-    ``wanted``: the columns followed, by key. Raises as ``flow`` does.
+    ``wanted``: the columns followed, by key; ``statements``/``resolved`` as
+    ``flow`` takes them. Raises as ``flow`` does.
     """
 
     def starts(table: TableName) -> frozenset[str]:
         found = [wanted.get(k, frozenset()) for k in keys(table)]
         return frozenset().union(*found) if found else frozenset()
 
-    result = flow(sql, dialect, columns_of, starts, budget, statements)
+    result = flow(sql, dialect, columns_of, starts, budget, statements, resolved)
 
     def output(target: TableName | None) -> str:
         return ".".join(target) if target else model.lower()

@@ -377,3 +377,77 @@ def test_a_symlink_planted_at_a_scratch_name_is_not_written_through(
     _read()
     assert victim.read_text() == "untouched\n"
     assert sorted(cache.glob("*.json")), "entries are still written"
+
+
+def test_only_readers_that_were_parsed_get_an_entry(cache: Path, monkeypatch) -> None:
+    """A reader its tokens decide (dbt style's ``select *`` CTE, never spelling the
+    changed column) is decided again in a fraction of a millisecond: a cold run
+    writes no entry for it, only for the readers it parsed."""
+
+    def read() -> list[tuple[str, object]]:
+        reads = read_manifest(
+            _manifest(6),
+            "m.json",
+            "duckdb",
+            ANY,
+            _contracts(),
+            changed_columns=lambda _u: frozenset({"discount_code"}),
+        )
+        return [(r.consumer, r.columns) for r in reads]
+
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", "off")
+    uncached = read()
+    monkeypatch.setenv("SCHEMA_GATE_LINEAGE_CACHE", str(cache))
+    assert read() == uncached
+    # m1 (its star reaches the output) and m2 (spells the column) were parsed;
+    # m0's star ends inside (tokens), m3 and m4 never spell it (text), m5 has no SQL.
+    assert len(_entries(cache)) == 2
+    _forget_manifest(cache)
+
+    def no_parse(*_args: object, **_kw: object) -> None:
+        raise AssertionError("parsed although cached")
+
+    monkeypatch.setattr(dbt_mesh, "_analysis", no_parse)
+    assert read() == uncached  # m1, m2 from their entries; m0 from its tokens again
+
+
+def test_a_warm_run_imports_neither_msgspec_nor_openssl(cache: Path) -> None:
+    """A warm run hashes the manifest and reads its entry: msgspec (~12 ms to
+    import) and hashlib's OpenSSL (~8 ms) are not loaded for that; the digests
+    are CPython's own implementations, the same as hashlib's."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from gate.lineage.dbt_mesh import read_manifest\n"
+        "data = open(sys.argv[1], 'rb').read()\n"
+        "reads = read_manifest(data, 'm.json', 'duckdb', lambda _u: True)\n"
+        "print(len(reads), sorted(m for m in ('msgspec', 'hashlib', '_hashlib') if m in sys.modules))\n"
+    )
+    manifest = cache.parent / "manifest.json"
+    manifest.write_bytes(_manifest(6))
+    env = {**os.environ, "SCHEMA_GATE_LINEAGE_CACHE": str(cache)}
+    root = Path(__file__).resolve().parents[2]
+
+    def run() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(manifest)],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert "'msgspec'" in run()  # cold: decoded with msgspec
+    assert run() == "6 []"  # warm: neither
+    assert analysis_cache._sha256(b"sql").hexdigest() == hashlib.sha256(b"sql").hexdigest()
+    assert (
+        analysis_cache._blake2b(b"m" * 999)
+        == hashlib.blake2b(b"m" * 999, digest_size=32).hexdigest()
+    )
+    assert analysis_cache._msgspec_version() == __import__("msgspec").__version__

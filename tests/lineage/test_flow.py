@@ -104,3 +104,68 @@ def test_bad_sql_and_the_budget_raise_the_scan_errors() -> None:
         flow(
             chain + "select discount_code from c39", "spark", columns_of, starts, Budget(steps=100)
         )
+
+
+#: Shapes whose flow must not depend on who resolved the statement: CTE chains,
+#: stars, unions, subqueries, HAVING/ORDER names, USING, positions, views, DML,
+#: several statements (one unparsable ``;`` gap), a correlated subquery.
+SHARED_SHAPES = [
+    "select discount_code from stg_orders",
+    "with a as (select * from stg_orders), b as (select a.discount_code as dc, amount from a)\n"
+    "select dc, sum(amount) as total from b group by 1 having max(dc) > 'a' order by total",
+    "select * from stg_orders union all select * from stg_orders",
+    "select o.order_id, (select max(x.discount_code) from stg_orders x "
+    "where x.order_id = o.order_id) as m from stg_orders o",
+    "select order_id from stg_orders join codes using (discount_code)\n"
+    "where discount_code in (select discount_code from stg_orders)",
+    "create view mart.v as select cast(discount_code as int) as d from stg_orders;\n"
+    "insert into mart.w select discount_code, amount from stg_orders;\n"
+    "select s.* from (select discount_code from stg_orders) s",
+    "update t set x = 1 where k in (select discount_code from stg_orders)",
+    "with r as (select discount_code, count(*) as n from stg_orders group by discount_code)\n"
+    "select * from r qualify row_number() over (partition by discount_code order by n) = 1",
+]
+
+
+@pytest.mark.parametrize("sql", SHARED_SHAPES)
+def test_the_flow_on_the_scans_resolver_is_the_fresh_flow(
+    sql: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The consumer scan hands its resolvers to the flow (``analyse(resolved=)``):
+    the same steps and outputs as a flow that walks the statements afresh,
+    with each query's scopes traversed once, by the scan."""
+    from gate.consumers import sql as sql_module
+    from gate.consumers.sql import analyse, parse
+
+    budget = Budget()
+    statements = parse(sql, "spark", budget)
+    fresh = flow(sql, "spark", columns_of, starts, Budget(), statements)
+    traversed = []
+    real = sql_module.traverse_scope
+
+    def counted(query):  # type: ignore[no-untyped-def]
+        traversed.append(query)
+        return real(query)
+
+    monkeypatch.setattr(sql_module, "traverse_scope", counted)
+    resolved: list[sql_module.StatementScopes] = []
+    analyse(sql, "spark", columns_of, budget=budget, statements=statements, resolved=resolved)
+    by_scan = len(traversed)
+    shared = flow(sql, "spark", columns_of, starts, budget, statements, resolved)
+    assert shared == fresh
+    assert fresh.steps or sql.startswith("update")  # the others follow the column
+    assert len(traversed) == by_scan  # the flow traversed nothing again
+
+
+def test_resolvers_of_another_text_are_not_used() -> None:
+    sql = "select discount_code as d from stg_orders"
+    other = "select 1 as x; select discount_code from stg_orders"
+    budget = Budget()
+    resolved: list[object] = []
+    from gate.consumers.sql import analyse, parse
+
+    analyse(other, "spark", columns_of, budget=budget, resolved=resolved)  # type: ignore[arg-type]
+    assert len(resolved) == 2
+    statements = parse(sql, "spark", Budget())
+    fresh = flow(sql, "spark", columns_of, starts, Budget(), statements)
+    assert flow(sql, "spark", columns_of, starts, Budget(), statements, resolved) == fresh  # type: ignore[arg-type]
