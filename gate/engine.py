@@ -53,6 +53,7 @@ from gate.workers import Workers
 
 if TYPE_CHECKING:  # PySpark-free, but only needed for the annotation
     from gate.approvals.decide import Reviews  # loaded only when a policy is active
+    from gate.dbt.projects import ProjectIndex
     from gate.smoke.result import SmokeReport
 
 __all__ = ["Settings", "base_config", "base_limits", "load_config", "parse_many", "run"]
@@ -227,7 +228,7 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
     read = _read(base, head, policy, parse)
     file_changes, old, new = read.files, read.base, read.head
     severity_of = dbt_identity.policy_severity(
-        policy.config.severity_fn(), [*old, *new], _renamed_projects(file_changes)
+        policy.config.severity_fn(), [*old, *new], read.renamed_projects
     )
 
     # The consumer search starts before the diff and runs beside it (see start_search).
@@ -311,6 +312,8 @@ class _Read:
     head: list[Dataset]
     warnings: list[str]
     schema_warnings: list[ContractWarning]
+    #: dbt projects the PR renamed: base name -> HEAD name.
+    renamed_projects: dict[str, str]
 
 
 def _read(base: Side, head: Side, policy: RunConfig, parse: Parse) -> _Read:
@@ -342,16 +345,16 @@ def _read(base: Side, head: Side, policy: RunConfig, parse: Parse) -> _Read:
     elsewhere = still_declared(head, policy.base_globs or globs, file_changes, old, new, parse)
     old, copies = base_copies.single(old, new, elsewhere)
     warnings += copies
-    old, new = _dbt_identities(file_changes, old, new)
-    return _Read(file_changes, old, new, warnings, schema_warnings)
+    renamed = _renamed_projects(file_changes, base.projects, head.projects)
+    old, new = _dbt_identities(old, new, renamed)
+    return _Read(file_changes, old, new, warnings, schema_warnings, renamed)
 
 
 def _dbt_identities(
-    file_changes: Sequence[Entry], base: list[Dataset], head: list[Dataset]
+    base: list[Dataset], head: list[Dataset], renamed_projects: dict[str, str]
 ) -> tuple[list[Dataset], list[Dataset]]:
     """dbt models under the names the two sides share: a renamed project is
     followed, and two projects with one model name are told apart."""
-    renamed_projects = _renamed_projects(file_changes)
     if renamed_projects:
         base = dbt_identity.follow_renames(base, renamed_projects)
     if dbt_identity.shared_names(base, head):
@@ -361,13 +364,29 @@ def _dbt_identities(
     return base, head
 
 
-def _renamed_projects(file_changes: Sequence[Entry]) -> dict[str, str]:
-    """dbt projects renamed in place (``name:`` changed, same folder): base -> HEAD name."""
-    return {
-        e.base.name: e.head.name
-        for e in file_changes
-        if e.base and e.head and e.base.root == e.head.root and e.base.name != e.head.name
-    }
+def _renamed_projects(
+    file_changes: Sequence[Entry], base_projects: ProjectIndex, head_projects: ProjectIndex
+) -> dict[str, str]:
+    """dbt projects renamed (``name:`` changed): base -> HEAD name.
+
+    In place (same folder), or moved with its files in the same PR: a file went
+    from one project's folder to the other's, the old folder holds no project at
+    HEAD and the new one held none at the base (NYCPlanning/data-engineering
+    moved ``products/lion`` to ``products/cscl`` and renamed it: every model was
+    ``model_renamed``). A file moved between two projects that both live on is
+    no rename. A base name claimed by two HEAD names is followed by neither.
+    """
+    found: dict[str, set[str]] = {}
+    for e in file_changes:
+        if not (e.base and e.head) or e.base.name == e.head.name:
+            continue
+        if e.base.root != e.head.root and (
+            head_projects.project_in(e.base.root) is not None
+            or base_projects.project_in(e.head.root) is not None
+        ):
+            continue
+        found.setdefault(e.base.name, set()).add(e.head.name)
+    return {old: next(iter(new)) for old, new in found.items() if len(new) == 1}
 
 
 def _diff(

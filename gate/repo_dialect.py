@@ -112,7 +112,10 @@ class _Docs:
         if path not in self.parsed:
             data = self.raw(path)
             try:
-                self.parsed[path] = load_yaml(data, path) if data is not None else None
+                # dbt keeps a repeated key's last value; so does the dialect read
+                self.parsed[path] = (
+                    load_yaml(data, path, duplicate_keys=[]) if data is not None else None
+                )
             except ContractError as exc:
                 self.notices.append(f"the dialect was not read from {exc.path}: {exc.detail}")
                 self.parsed[path] = None

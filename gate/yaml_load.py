@@ -90,6 +90,9 @@ class _Loader(_BaseLoader):
     """
 
     nodes_left: int = 2**62
+    #: Where duplicate keys are recorded (key, line) instead of refused; ``None``
+    #: refuses them (``load_yaml``'s ``duplicate_keys``).
+    duplicate_keys: list[tuple[str, int]] | None = None
 
     # The composer calls these two around every node, to keep the state of path
     # resolvers. This loader has none (its own empty table, whatever a host
@@ -142,18 +145,25 @@ _MAP = "tag:yaml.org,2002:map"
 _MERGE = "tag:yaml.org,2002:merge"
 
 
-def _reject_duplicate_keys(node: yaml.MappingNode) -> None:
-    """Refuse a key written twice in one mapping.
+def _reject_duplicate_keys(
+    node: yaml.MappingNode, sink: list[tuple[str, int]] | None = None
+) -> None:
+    """Refuse a key written twice in one mapping, or record it in ``sink``.
 
     PyYAML keeps the last value silently, so a DCS ``fields`` map listing ``id``
     twice would lose a column without a word. Merged keys (``<<: *base``) may be
-    overridden on purpose, so only keys written in this mapping count.
+    overridden on purpose, so only keys written in this mapping count. A caller
+    that reads the file as a tool that keeps the last value does (dbt) passes a
+    ``sink`` and decides afterwards, once it knows the format.
     """
     seen: set[str] = set()
     for key_node, _value in node.value:
         if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
             continue
         if key_node.value in seen:
+            if sink is not None:
+                sink.append((str(key_node.value), key_node.start_mark.line + 1))
+                continue
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key '{key_node.value}'", key_node.start_mark
             )
@@ -209,7 +219,7 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     mapping.line = node.start_mark.line + 1
     mapping.key_lines = {}
     memo[id(node)] = mapping
-    _reject_duplicate_keys(node)
+    _reject_duplicate_keys(node, loader.duplicate_keys)
     if any(key.tag == _MERGE for key, _value in node.value):
         loader.flatten_mapping(node)
     key_lines = mapping.key_lines
@@ -347,13 +357,21 @@ def _check_expansion(root: Any, text: str, path: str) -> None:
             )
 
 
-def load_yaml(data: bytes | str, path: str, max_nodes: int | None = None) -> Any:
+def load_yaml(
+    data: bytes | str,
+    path: str,
+    max_nodes: int | None = None,
+    duplicate_keys: list[tuple[str, int]] | None = None,
+) -> Any:
     """Parse one YAML document from an untrusted contract file.
 
     Raises ``ContractError`` naming ``path`` (and the line where YAML reports
     one) for binary content, syntax errors, several documents in one file,
     deep nesting, more than ``max_nodes`` nodes and alias bombs. An empty file
-    loads as ``None``; callers decide if that is an error.
+    loads as ``None``; callers decide if that is an error. A key written twice
+    in one mapping is refused too, unless ``duplicate_keys`` is given: then the
+    last value wins (as PyYAML and dbt keep it) and each repeat is recorded
+    there as (key, line).
     """
     if max_nodes is None:
         max_nodes = DEFAULT_LIMITS.yaml_nodes
@@ -370,6 +388,7 @@ def load_yaml(data: bytes | str, path: str, max_nodes: int | None = None) -> Any
         text = data
     loader = _Loader(text)
     loader.nodes_left = max_nodes
+    loader.duplicate_keys = duplicate_keys
     nesting = _nesting_bound(text)  # counted once: the event scan and the walk ask
     try:
         if nesting >= _EVENT_SCAN_FROM:

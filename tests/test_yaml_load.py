@@ -35,3 +35,18 @@ def test_lines_survive_the_no_op_resolver_calls() -> None:
     assert isinstance(doc, YMap) and isinstance(doc["columns"], YList)
     assert (doc.line, doc.key_line("columns"), doc["columns"].item_lines) == (1, 2, [3, 5])
     assert doc["columns"][1]["tags"].line == 6
+
+
+def test_a_repeated_key_is_refused_unless_the_caller_collects_it() -> None:
+    import pytest
+
+    from gate.model import ContractError
+
+    text = "a: 1\nb:\n  c: 1\n  c: 2\na: 3\n"
+    with pytest.raises(ContractError, match="x.yml:5: invalid YAML: duplicate key 'a'"):
+        load_yaml(text, "x.yml")
+    repeats: list[tuple[str, int]] = []
+    doc = load_yaml(text, "x.yml", duplicate_keys=repeats)
+    assert doc == {"a": 3, "b": {"c": 2}}  # the last value wins, as in PyYAML and dbt
+    assert doc.key_line("a") == 5
+    assert sorted(repeats) == [("a", 5), ("c", 4)]

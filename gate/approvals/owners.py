@@ -90,7 +90,8 @@ def contract_owners(
     if data is None:
         return ()
     try:
-        doc = load_yaml(data, dataset.path)
+        # dbt keeps a repeated key's last value; the other formats refuse the file
+        doc = load_yaml(data, dataset.path, duplicate_keys=[] if dataset.format == "dbt" else None)
     except ContractError:
         return ()
     if not isinstance(doc, dict):

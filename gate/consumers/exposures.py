@@ -69,7 +69,7 @@ def read_exposures(path: str, data: bytes, lookup: NameIndex | ScopedIndex) -> F
     from gate.consumers.reader import FileResult, Found
 
     try:
-        doc = load_yaml(data, path)
+        doc = load_yaml(data, path, duplicate_keys=[])  # dbt keeps a repeated key's last value
     except ContractError as exc:
         return FileResult(
             not_analysed=(NotAnalysed(path, f"dbt exposures: {exc.detail}", exc.line),)

@@ -50,7 +50,7 @@ def _yaml(repo: Repo, commit: str | None, paths: list[str]) -> dict[str, Any]:
         if data is None or len(data) > _MAX_BYTES:
             continue
         try:
-            out[path] = load_yaml(data, path)
+            out[path] = load_yaml(data, path, duplicate_keys=[])  # dbt keeps the last
         except ContractError:
             continue  # unreadable here: the database stays unknown
     return out

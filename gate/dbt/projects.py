@@ -178,7 +178,7 @@ def _read_groups(index: ProjectIndex, project: Project) -> Mapping[str, Any]:
     twice: set[str] = set()
     for path, data in sorted(index.repo.read_optional(index.commit, mine).items()):
         try:
-            doc = load_yaml(data, path) if data is not None else None
+            doc = load_yaml(data, path, duplicate_keys=[]) if data is not None else None
         except ContractError:
             continue
         groups = doc.get("groups") if isinstance(doc, dict) else None

@@ -284,11 +284,20 @@ def parse_contract(
     nodes while composing, columns before anything compares them.
     """
     check_size(data, path, limits)
+    repeats: list[tuple[str, int]] = []
     try:
-        doc = load_yaml(data, path, limits.yaml_nodes)
+        doc = load_yaml(data, path, limits.yaml_nodes, repeats)
+        if repeats and not _read_as_dbt(doc, project):
+            key, line = repeats[0]
+            raise ContractError(path, f"invalid YAML: duplicate key '{key}'", line)
     except ContractError as exc:
         raise _template(data, exc) from None
     contract = parse_document(doc, path, project, check_schema, lenient)
+    if repeats and not lenient:
+        contract = replace(
+            contract,
+            warnings=contract.warnings + tuple(_dbt_repeat(path, k, n) for k, n in repeats),
+        )
     seen: set[str] = set()
     total = 0
     for dataset in contract.datasets:
@@ -303,6 +312,28 @@ def parse_contract(
             )
         total = _check_types(dataset, path, seen, total, limits)
     return contract
+
+
+def _read_as_dbt(doc: Any, project: Project | None) -> bool:
+    """Whether ``parse_document`` reads ``doc`` as a dbt properties file."""
+    first = next((name for name, test in DETECTORS if test(doc)), None)
+    return first == "dbt" or (project is not None and first is None)
+
+
+def _dbt_repeat(path: str, key: str, line: int) -> ContractWarning:
+    """A key written twice in a dbt file: dbt reads it, so the gate does too.
+
+    dbt loads YAML with PyYAML, which keeps the last value; dbt 1.10 only warns
+    (``DuplicateYAMLKeysDeprecation``: checked with ``dbt parse``, a second
+    ``models:`` block replaces the first). Refusing the file would block pull
+    requests on a project dbt builds; the warning names what dbt ignores.
+    """
+    return ContractWarning(
+        path,
+        f"key '{key}' is written twice in one mapping: dbt keeps this last value and "
+        "ignores the earlier one (DuplicateYAMLKeysDeprecation), and so does the gate",
+        line,
+    )
 
 
 #: Jinja markup at the start of a YAML value or line: ``{{ var }}``, ``{% if %}``, ``{# #}``.

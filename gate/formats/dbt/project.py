@@ -226,7 +226,9 @@ def _quoted(root: YMap) -> frozenset[str]:
 
 def parse_project(data: bytes | str, path: str) -> Project:
     """Read one ``dbt_project.yml``; every failure is a ``ContractError`` naming it."""
-    doc = load_yaml(data, path)
+    # dbt keeps a repeated key's last value (DuplicateYAMLKeysDeprecation in
+    # 1.10): a project dbt builds is read as dbt reads it, not refused.
+    doc = load_yaml(data, path, duplicate_keys=[])
     root = require_mapping(doc, path, "dbt_project.yml's top level", 1)
     name = root.get("name")
     if not isinstance(name, str) or not name.strip():
