@@ -14,7 +14,7 @@ from typing import Any
 from gate.formats.common import describe, require_mapping
 from gate.formats.dbt import flags as dbt_flags
 from gate.formats.dbt.flags import Unevaluable
-from gate.model import ContractError
+from gate.model import ContractError, ContractWarning
 from gate.yaml_load import YMap
 
 
@@ -81,9 +81,37 @@ UNKNOWN_ACCESS = "unknown"
 
 
 def access_value(raw: Any) -> str:
-    """One ``access`` value: a modifier dbt knows (any case), else ``UNKNOWN_ACCESS``."""
+    """One ``access`` value: a modifier dbt knows (any case), else ``UNKNOWN_ACCESS``.
+    Lenient: the readers of real files use ``checked_access``, which refuses what dbt
+    refuses."""
     text = raw.strip().lower() if isinstance(raw, str) else None
     return text if text in ACCESS_LEVELS else UNKNOWN_ACCESS
+
+
+def checked_access(raw: Any, path: str, line: int | None, what: str) -> str:
+    """One ``access`` value as dbt takes it: ``private``, ``protected`` or ``public``
+    exactly; Jinja (``{{ var('a') }}``) is ``UNKNOWN_ACCESS`` (not rendered).
+
+    dbt-core validates every ``access`` it reads with ``AccessType.is_valid`` (a
+    ``StrEnum``: ``AccessType('Public')`` raises) and raises
+    ``InvalidAccessTypeError`` otherwise, in ``patch_node_properties`` (a model's
+    or version's own ``access``), ``patch_node_config`` (``config.access``) and
+    ``update_parsed_node_config`` (the model file's ``config()``); ``+access`` in
+    ``dbt_project.yml`` fails ``ModelConfig``'s validation. ``dbt parse`` fails,
+    so the gate refuses the value as it refuses an ``enabled`` that is no boolean,
+    with the file and line, rather than read ``Public`` as ``public`` (dbt does
+    not) or a misspelling as unknown (which compared nothing)."""
+    if dbt_flags.is_jinja(raw):
+        return UNKNOWN_ACCESS
+    if isinstance(raw, str) and raw in ACCESS_LEVELS:
+        return raw
+    shown = f"'{dbt_flags.shown(raw)}'" if isinstance(raw, str) else describe(raw)
+    raise ContractError(
+        path,
+        f"{what} {shown} is not one of private, protected, public (dbt refuses any "
+        "other value or case: InvalidAccessTypeError)",
+        line,
+    )
 
 
 def access(mapping: YMap, path: str, owner: str, top_level: bool = False) -> str | None:
@@ -115,8 +143,29 @@ def access(mapping: YMap, path: str, owner: str, top_level: bool = False) -> str
                 "this: keep the one under 'config')",
                 mapping.key_line("access"),
             )
-        return access_value(mapping["access"])
-    return None if said is None else access_value(said)
+        return checked_access(
+            mapping["access"], path, mapping.key_line("access"), f"{owner}: 'access'"
+        )
+    if said is None:
+        return None
+    line = config.key_line("access") if isinstance(config, YMap) else None
+    return checked_access(said, path, line, f"{owner}: 'config.access'")
+
+
+def version_access(version: YMap, path: str, owner: str) -> ContractWarning | None:
+    """A version's own top-level ``access``: checked as dbt checks it, then a warning
+    that it has no effect (see ``access``: dbt overwrites it with the config's)."""
+    raw = version.get("access")
+    if raw is None:
+        return None
+    line = version.key_line("access")
+    said = checked_access(raw, path, line, f"{owner}: 'access'")
+    return ContractWarning(
+        path,
+        f"{owner}: a version's own 'access' has no effect in dbt (its config's access, "
+        f"by default protected, replaces it); write it as 'config: {{access: {said}}}'",
+        line,
+    )
 
 
 def deprecation_date(mapping: YMap, path: str, owner: str) -> datetime | None:
