@@ -46,6 +46,12 @@ _NESTED = re.compile(
     r"\b(?P<fn>ref|source)\s*\(\s*(['\"])(?P<a>[^'\"]+)\2\s*(?:,\s*(['\"])(?P<b>[^'\"]+)\4)?"
 )
 _RAW_END = re.compile(r"{%-?\s*endraw\s*-?%}")
+#: A string argument in parentheses of its own (``ref((('m')))``, ``ref(('p'), ('m'))``):
+#: Jinja evaluates ``('m')`` to ``'m'``. Only after ``(``, ``,`` or ``=``, so a call's
+#: own parentheses (``ref('m')``, ``ref ('m')``) are kept.
+_WRAPPED = re.compile(r"""(?P<pre>[(,=]\s*)\(\s*(?P<s>'[^'"]*'|"[^'"]*")\s*\)""")
+#: Levels of such parentheses taken off (one pass each, so linear): deeper is no ref.
+_MAX_WRAPPED = 8
 
 
 class JinjaError(Exception):
@@ -76,8 +82,20 @@ def _close(text: str, start: int, closer: str) -> int:
     return -1
 
 
+def _unwrapped(text: str) -> str:
+    """``text`` with string arguments taken out of redundant parentheses."""
+    for _ in range(_MAX_WRAPPED):
+        if "(" not in text:
+            break
+        done = _WRAPPED.sub(r"\g<pre>\g<s>", text)
+        if done == text:
+            break
+        text = done
+    return text
+
+
 def _expression(inner: str) -> str:
-    body = inner.strip("-").strip()
+    body = _unwrapped(inner.strip("-").strip())
     ref = _REF.match(body)
     if ref:
         name = ref["s2"] or ref["s1"]
@@ -101,7 +119,7 @@ def dependency(text: str) -> str | None:
     body = text.strip()
     if body.startswith("{{") and body.endswith("}}"):
         body = body[2:-2]
-    body = body.strip("-").strip()
+    body = _unwrapped(body.strip("-").strip())
     if _REF.match(body) or _SOURCE.match(body):
         return _expression(body)
     if _METRIC.match(body):
@@ -122,7 +140,7 @@ def render(text: str) -> str:
 def _nested(inner: str) -> list[str]:
     """Tables named by ``ref``/``source`` calls inside a larger expression."""
     names = []
-    for match in _NESTED.finditer(inner):
+    for match in _NESTED.finditer(_unwrapped(inner)):
         if match["fn"] == "ref":
             names.append(f"{match['a']}.{match['b']}" if match["b"] else match["a"])
         elif match["b"]:

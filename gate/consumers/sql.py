@@ -739,6 +739,11 @@ class StatementScopes:
         """The innermost clause ``column`` sits in, as a usage word (``USAGES``)."""
         return self._resolver.upward.usage(column, scope.expression)
 
+    @staticmethod
+    def positional(scope: Scope) -> exp.Expr | None:
+        """The first column ``scope`` reads by position (``#1``, ``$1``), if any."""
+        return _positional(scope)
+
     def star_sources(self, scope: Scope, projection: exp.Expr) -> list[exp.Table | Scope]:
         """The sources a ``*`` or ``t.*`` projection of ``scope`` selects from."""
         return self._resolver._star_sources(scope, projection)

@@ -189,35 +189,82 @@ class _Statement:
                 for origin, was in passed.items():
                     how = "cast" if was else ("renamed" if output != origin[1] else "same")
                     self._record({origin: was}, output, how, line)
-        self._grouped_by_position(select, found)
+        self._positional_reads(scope, depth)
+        self._keys_by_position(select, found)
         return out
 
-    def _grouped_by_position(
-        self, select: exp.Select, found: dict[int, dict[Origin, bool]]
-    ) -> None:
-        """``GROUP BY 1``: the columns of the first projection are grouping keys.
+    def _positional_reads(self, scope: Scope, depth: int) -> None:
+        """``SELECT #1`` (DuckDB), ``$1`` (Snowflake): a column named by its position in
+        the source, which the gate cannot tell. Every followed column of the scope's
+        sources may be the one read: each ends here (``derived``), as the consumer
+        scan counts such a query a reader of every column. Before, no step was
+        recorded and the path was missed."""
+        positional = self.scopes.positional(scope)
+        if positional is None:
+            return
+        line = self.scopes.line(positional)
+        for _name, (_node, source) in scope.selected_sources.items():
+            if isinstance(source, exp.Table):
+                table = self.scopes.name(source)
+                origins: list[Origin] = [(table, n) for n in sorted(self.starts(table))]
+            elif isinstance(source, Scope) and depth <= _MAX_NESTING:
+                reached = self.reached(source, depth + 1)
+                origins = [o for found in reached.values() for o in found]
+            else:
+                continue
+            for table, name in origins:
+                self.steps.append(Step(table, name, None, "derived", line, self.target))
+
+    def _keys_by_position(self, select: exp.Select, found: dict[int, dict[Origin, bool]]) -> None:
+        """``GROUP BY 1`` and ``ORDER BY 2``: the columns of that projection are keys.
 
         A named ``GROUP BY o.code`` ends a path at the grouping (its column sits in
-        the clause); a position names the same key through the projection, so the
-        columns inside that projection end there too, at the position's line. A
-        position past a ``*`` names a column that cannot be told: none is recorded.
+        the clause), and a named ``ORDER BY o.code`` at the ordering; a position names
+        the same key through the projection, so the columns inside that projection
+        end there too, at the position's line. So do positions inside ``ROLLUP``,
+        ``CUBE`` and ``GROUPING SETS``, and ``GROUP BY ALL`` (DuckDB, Snowflake,
+        Databricks) groups by every projection without an aggregate. A position past
+        a ``*`` names a column that cannot be told: none is recorded. Before, only
+        top-level ``GROUP BY`` positions were read: ``ORDER BY 1`` missed the
+        ordering that ``ORDER BY o.code`` records.
         """
-        group = select.args.get("group")
         selects = select.selects
-        for key in group.expressions if group else ():
+        group = select.args.get("group")
+        #: (the key, whose line is the step's, else the column's own; usage; position)
+        keys: list[tuple[exp.Expr | None, str, int]] = []
+        if group is not None:
+            if group.args.get("all"):  # sqlglot keeps no line for ``ALL``
+                for position, projection in enumerate(selects, 1):
+                    if not self.scopes.is_star(projection) and not projection.find(exp.AggFunc):
+                        keys.append((None, "grouped", position))
+            stack = list(group.expressions)
+            for name in ("rollup", "cube", "grouping_sets"):
+                stack += group.args.get(name) or []
+            while stack:
+                self.scopes.budget.step()
+                key = stack.pop()
+                if isinstance(key, (exp.Rollup, exp.Cube, exp.GroupingSets, exp.Tuple)):
+                    stack += key.expressions
+                elif isinstance(key, exp.Paren):
+                    stack.append(key.this)
+                elif isinstance(key, exp.Literal) and key.is_int:
+                    keys.append((key, "grouped", int(key.name)))
+        order = select.args.get("order")
+        for ordered in order.expressions if order is not None else ():
             self.scopes.budget.step()
-            if not (isinstance(key, exp.Literal) and key.is_int):
-                continue
-            position = int(key.name)
+            key = ordered.this if isinstance(ordered, exp.Ordered) else ordered
+            if isinstance(key, exp.Literal) and key.is_int:
+                keys.append((key, "ordered", int(key.name)))
+        for key, how, position in keys:
             if not 1 <= position <= len(selects):
                 continue
             if any(self.scopes.is_star(p) for p in selects[:position]):
                 continue
-            line = self.scopes.line(key)
             for column in selects[position - 1].find_all(exp.Column):
                 self.scopes.budget.step()
+                line = self.scopes.line(key if key is not None else column)
                 for table, name in found.get(id(column), {}):
-                    self.steps.append(Step(table, name, None, "grouped", line, self.target))
+                    self.steps.append(Step(table, name, None, how, line, self.target))
 
     def subquery(self, scope: Scope, parent: Scope) -> None:
         """A subquery's output is consumed where it sits (``k IN (SELECT c ...)``)."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from gate.formats.dbt import relation
 from gate.formats.dbt.flags import ACCESS, ENABLED, ENFORCED, fold, shown
-from gate.formats.dbt.settings import UNKNOWN_ACCESS, access_value
+from gate.formats.dbt.settings import UNKNOWN_ACCESS, checked_access
 from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
 
@@ -260,8 +260,9 @@ def _dict_literal(text: str) -> list[tuple[int, str | None, str]] | None:
 
 
 class _Reader:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, path: str = "") -> None:
         self.source = source
+        self.path = path
         self.values: dict[str, bool | None] = {ENFORCED: None, ENABLED: None}
         self.unknown: dict[str, tuple[str, int]] = {}
         self.relation: dict[str, str | None] = {}
@@ -313,7 +314,11 @@ class _Reader:
                 self.relation[relation.KEYS[key]] = relation.argument(value)
             elif key == "access":
                 said = relation.argument(value)
-                self.access = None if said is None else access_value(said)
+                self.access = (
+                    None
+                    if said is None
+                    else checked_access(said, self.path, self.line(offset), "'config(access=...)'")
+                )
                 if self.conditional and self.access is not None:
                     self.access = UNKNOWN_ACCESS
                 if self.access == UNKNOWN_ACCESS:  # var(), a macro: dbt decides, not the gate
@@ -358,7 +363,7 @@ def read_settings(
             "its config() settings are not read; raise limits.model_file_bytes in the config",
         )
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    reader = _Reader(text)
+    reader = _Reader(text, path)
     code, guarded = (text, []) if python else _scan(text)
     try:
         calls = _calls(code)

@@ -32,7 +32,7 @@ from typing import Any
 from gate.formats.common import describe, require_mapping
 from gate.formats.dbt import relation
 from gate.formats.dbt.flags import fold, is_jinja
-from gate.formats.dbt.settings import access_value
+from gate.formats.dbt.settings import checked_access
 from gate.model import ContractError
 from gate.yaml_load import YMap, load_yaml
 
@@ -201,7 +201,7 @@ def _levels(
             elif name == "enabled" and value is not None:
                 enabled = _flag(value, path, f"'{key_text}'", line)
             elif name == "access" and value is not None:
-                accesses[level] = access_value(value)
+                accesses[level] = checked_access(value, path, line, f"'{key_text}'")
             elif name == "contract" and value is not None:
                 contract = require_mapping(value, path, f"'{key_text}'", line)
                 if contract.get("enforced") is not None:

@@ -315,6 +315,9 @@ class _Parser:
             version, label = dbt_versions.entry(self.path, v_entry, v_index, v_line, owner, labels)
             labels.append(label)
             v_owner = f"{owner} version {label}"
+            ignored = settings.version_access(version, self.path, v_owner)
+            if ignored is not None:
+                self.warnings.append(ignored)
             stem = version.get("defined_in")
             stem = stem.strip() if isinstance(stem, str) and stem.strip() else f"{name}_v{label}"
             p_enforced, p_enabled = self.project_settings(stem, (name, f"v{label}"))

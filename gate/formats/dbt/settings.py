@@ -14,7 +14,7 @@ from typing import Any
 from gate.formats.common import describe, require_mapping
 from gate.formats.dbt import flags as dbt_flags
 from gate.formats.dbt.flags import Unevaluable
-from gate.model import ContractError
+from gate.model import ContractError, ContractWarning
 from gate.yaml_load import YMap
 
 
@@ -82,11 +82,46 @@ UNKNOWN_ACCESS = "unknown"
 
 def access_value(raw: Any) -> str:
     """One ``access`` value: a modifier dbt knows (any case; constant Jinja folded),
-    else ``UNKNOWN_ACCESS``."""
+    else ``UNKNOWN_ACCESS``. Lenient: the readers of real files use ``checked_access``,
+    which refuses what dbt refuses."""
     if isinstance(raw, str) and dbt_flags.is_jinja(raw):
         raw = dbt_flags.fold_text(raw)
     text = raw.strip().lower() if isinstance(raw, str) else None
     return text if text in ACCESS_LEVELS else UNKNOWN_ACCESS
+
+
+def checked_access(
+    raw: Any, path: str, line: int | None, what: str, found: list[Unevaluable] | None = None
+) -> str:
+    """One ``access`` value as dbt takes it: ``private``, ``protected`` or ``public``
+    exactly; constant Jinja (``{{ 'protected' }}``) is folded as dbt renders it, other
+    Jinja (``{{ var('a') }}``) is ``UNKNOWN_ACCESS`` (not rendered), noted in ``found``.
+
+    dbt-core validates every ``access`` it reads with ``AccessType.is_valid`` (a
+    ``StrEnum``: ``AccessType('Public')`` raises) and raises
+    ``InvalidAccessTypeError`` otherwise, in ``patch_node_properties`` (a model's
+    or version's own ``access``), ``patch_node_config`` (``config.access``) and
+    ``update_parsed_node_config`` (the model file's ``config()``); ``+access`` in
+    ``dbt_project.yml`` fails ``ModelConfig``'s validation. ``dbt parse`` fails,
+    so the gate refuses the value as it refuses an ``enabled`` that is no boolean,
+    with the file and line, rather than read ``Public`` as ``public`` (dbt does
+    not) or a misspelling as unknown (which compared nothing)."""
+    if dbt_flags.is_jinja(raw):
+        folded = dbt_flags.fold_text(raw)
+        if folded is None:
+            if found is not None:
+                found.append((dbt_flags.ACCESS, dbt_flags.shown(raw), path, line))
+            return UNKNOWN_ACCESS
+        raw = folded
+    if isinstance(raw, str) and raw in ACCESS_LEVELS:
+        return raw
+    shown = f"'{dbt_flags.shown(raw)}'" if isinstance(raw, str) else describe(raw)
+    raise ContractError(
+        path,
+        f"{what} {shown} is not one of private, protected, public (dbt refuses any "
+        "other value or case: InvalidAccessTypeError)",
+        line,
+    )
 
 
 def access(
@@ -127,19 +162,29 @@ def access(
                 "this: keep the one under 'config')",
                 mapping.key_line("access"),
             )
-        return _noted(mapping["access"], path, mapping.key_line("access"), found)
+        return checked_access(
+            mapping["access"], path, mapping.key_line("access"), f"{owner}: 'access'", found
+        )
     if said is None:
         return None
-    return _noted(
-        said, path, config.key_line("access") if isinstance(config, YMap) else None, found
+    line = config.key_line("access") if isinstance(config, YMap) else None
+    return checked_access(said, path, line, f"{owner}: 'config.access'", found)
+
+
+def version_access(version: YMap, path: str, owner: str) -> ContractWarning | None:
+    """A version's own top-level ``access``: checked as dbt checks it, then a warning
+    that it has no effect (see ``access``: dbt overwrites it with the config's)."""
+    raw = version.get("access")
+    if raw is None:
+        return None
+    line = version.key_line("access")
+    said = checked_access(raw, path, line, f"{owner}: 'access'")
+    return ContractWarning(
+        path,
+        f"{owner}: a version's own 'access' has no effect in dbt (its config's access, "
+        f"by default protected, replaces it); write it as 'config: {{access: {said}}}'",
+        line,
     )
-
-
-def _noted(raw: Any, path: str, line: int | None, found: list[Unevaluable] | None) -> str:
-    value = access_value(raw)
-    if value == UNKNOWN_ACCESS and dbt_flags.is_jinja(raw) and found is not None:
-        found.append((dbt_flags.ACCESS, dbt_flags.shown(raw), path, line))
-    return value
 
 
 def deprecation_date(mapping: YMap, path: str, owner: str) -> datetime | None:
