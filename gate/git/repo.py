@@ -174,8 +174,18 @@ class Repo:
         words: bool = False,
     ) -> PendingSearch | None:
         """Start ``files_containing``'s search and return at once (``None``: nothing to
-        find); the caller works meanwhile, then takes ``result()`` or ``cancel()``s it."""
-        return search.start(self._git, self.resolve, head, globs, needles, ignore_case, words)
+        find); the caller works meanwhile, then takes ``result()`` or ``cancel()``s it.
+        No search starts when the run's tree walk shows no file the globs can match."""
+        return search.start(
+            self._git,
+            self.resolve,
+            head,
+            globs,
+            needles,
+            ignore_case,
+            words,
+            holds=lambda: self._changes.may_hold(head, globs),
+        )
 
     # reading
 
