@@ -38,6 +38,7 @@ _DIFF = (
     "--no-relative",
     "--ignore-submodules",
 )
+_LINK_ENTRY = b"120000 blob "  # how ``ls-tree`` starts a symlink's entry
 _LINK = "<symlink>"  # placeholder blob until the link is followed inside its tree
 
 
@@ -332,10 +333,36 @@ class Changes:
         """The symlinks matching ``specs`` at ``commit``: the tree walk (shared with
         ``named``, ~10 ms at 5,000 files) says whether it has any; only then are
         the globs listed."""
-        if b"120000 blob " not in self._tree(commit):
+        if not self._has_symlinks(commit):
             return []
         out = self._git.out(*_DIFF, "--no-renames", _empty_tree(commit), commit, "--", *specs)
         return [r.old_path for r in _parse_raw(out) if r.new_mode == _SYMLINK_MODE]
+
+    def _has_symlinks(self, commit: str) -> bool:
+        """Whether ``commit``'s tree holds a symlink. From that commit's own walk, or,
+        when the run walked another (the base tip's, started before the imports,
+        where the merge base is asked about here), from that walk and ``_delta``:
+        a link there that the two commits share, or one ``_delta`` brings. A pull
+        request whose base moved on paid a second ``ls-tree -r`` for this (26 ms
+        of git's CPU at 50,000 files, and its 4.7 MB of output)."""
+        walked = next(reversed(self._trees), None) if commit not in self._trees else None
+        if walked is None:
+            return _LINK_ENTRY in self._tree(commit)
+        delta = self._delta(walked, commit)
+        if any(mode == _SYMLINK_MODE for _path, mode in delta):
+            return True
+        tree = self._tree(walked)
+        if _LINK_ENTRY not in tree:
+            return False
+        changed = {path for path, _mode in delta}
+        at = tree.find(_LINK_ENTRY)
+        while at != -1:
+            if at == 0 or tree[at - 1] == 0:  # an entry's start, not a path's middle
+                end = tree.find(b"\0", at)
+                if tree[tree.index(b"\t", at) + 1 : end] not in changed:
+                    return True  # a link the two commits share
+            at = tree.find(_LINK_ENTRY, at + 1)
+        return False
 
     def _retargeted(
         self,

@@ -281,6 +281,52 @@ def test_committed_symlinks_are_followed_inside_the_tree(g: GitRepo, repo: Repo)
         repo.changed(escaped, head, SODA_GLOBS)  # the base side is followed too
 
 
+@pytest.mark.parametrize("on_main", ["shared", "deleted", "none", "retyped"])
+def test_a_base_that_moved_on_is_asked_about_links_without_a_second_walk(
+    g: GitRepo, on_main: str
+) -> None:
+    """The run walks the base tip's tree (started before the imports); whether the
+    merge base holds a symlink (a contract whose link is unchanged but whose
+    target changed) comes from that walk and one ``git diff`` of the two commits,
+    not a second ``ls-tree`` (#26): the same changes as the merge base's own walk,
+    whether main kept the link, deleted it, never had one, or made it a file."""
+    g.write(f"{C}/shared/base.yaml", contract("base"))
+    if on_main != "none":
+        g.symlink(f"{C}/linked.yaml", "shared/base.yaml")
+    g.commit("base")
+    g.branch("pr")
+    g.checkout("pr")
+    g.write(f"{C}/shared/base.yaml", contract("base", "id", "extra"))
+    head = g.commit("the target changes")
+    g.checkout("main")
+    if on_main == "deleted":
+        g.remove(f"{C}/linked.yaml")
+    elif on_main == "retyped":
+        g.remove(f"{C}/linked.yaml")
+        g.write(f"{C}/linked.yaml", contract("linked"))
+    else:
+        g.write("README.md", "moved on\n")
+    tip = g.commit("main moves on")
+    with open_repo(g.path) as repo:
+        merge_base = repo.merge_base("main", head)
+        alone = repo.changed(merge_base, head, SODA_GLOBS)
+    with open_repo(g.path) as repo:
+        calls: list[str] = []
+        git = repo._changes._git
+        out = git.out
+
+        def counted(*args: str, stdin: bytes | None = None) -> bytes:
+            calls.append(args[0])
+            return out(*args, stdin=stdin)
+
+        git.out = counted  # type: ignore[method-assign]
+        repo.named(tip, ["dbt_project.yml"])
+        assert repo.changed(merge_base, head, SODA_GLOBS) == alone
+    assert calls.count("ls-tree") == 1
+    linked = f"{C}/linked.yaml" in {c.new_path for c in alone}
+    assert linked == (on_main != "none")
+
+
 # scale
 
 
