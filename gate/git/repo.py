@@ -141,6 +141,10 @@ class Repo:
         """Every contract file at one side, for checks that look at all of them."""
         return self._changes.list_files(head, globs)
 
+    def has_files(self, head: str | None, globs: Sequence[str]) -> bool:
+        """Whether ``list_files`` would list anything, without listing every file."""
+        return self._changes.has_files(head, globs)
+
     def named(self, commit: str, names: Collection[str]) -> dict[str, str]:
         """Files at ``commit`` whose name (last path segment) is one of ``names``:
         path -> git mode; one tree walk for all of them."""
