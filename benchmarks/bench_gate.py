@@ -5,7 +5,8 @@
 
 Builds (once, cached under benchmarks/out/) a git repository of N Soda contracts
 with 20 columns each on ``main``, then one branch per K with K contracts changed
-(a column widened, a column added, every 10th also a column dropped). For each
+(a column widened, a column added, every 10th also a column dropped; K = 0 adds a
+README and changes no contract). For each
 K it checks the branch out and times, alternating run by run, the *floor* as
 issue #26 defines it (``FLOOR``: Python start-up, ``import sqlglot, yaml``,
 ``git diff --name-status`` between the merge-base and HEAD, one ``git cat-file
@@ -142,7 +143,10 @@ def build(n: int, ks: list[int], fmt: str = "soda") -> Path:
     for k in [k for k in ks if f"k{k}" not in built]:
         built.append(f"k{k}")
         git(repo, "checkout", "-q", "-B", f"k{k}", "main")
-        step = max(1, n // k)
+        if k == 0:  # a pull request that changes no contract (a README)
+            (repo / "README.md").write_text("# contracts\n")
+            git(repo, "add", "README.md")
+        step = max(1, n // max(k, 1))
         for i in range(0, n, step)[:k]:
             (base / f"domain_{i % 50}" / f"table_{i}.{suffix}").write_text(write(i, changed=True))
         git(repo, "commit", "-q", "-am", f"change {k}")
