@@ -5,7 +5,8 @@
 
 Builds (once, cached under benchmarks/out/) a git repository of N Soda contracts
 with 20 columns each on ``main``, then one branch per K with K contracts changed
-(a column widened, a column added, every 10th also a column dropped). For each
+(a column widened, a column added, every 10th also a column dropped; K = 0 adds a
+README and changes no contract). For each
 K it checks the branch out and times, alternating run by run, the *floor* as
 issue #26 defines it (``FLOOR``: Python start-up, ``import sqlglot, yaml``,
 ``git diff --name-status`` between the merge-base and HEAD, one ``git cat-file
@@ -121,29 +122,36 @@ def build(n: int, ks: list[int], fmt: str = "soda") -> Path:
     write, folder, suffix = FORMATS[fmt]
     repo = OUT / (f"repo-{n}" if fmt == "soda" else f"repo-{fmt}-{n}")
     marker = repo / ".built"
-    if marker.exists() and all(f"k{k}" in marker.read_text().split() for k in ks):
+    built = marker.read_text().split() if marker.exists() else []
+    if all(f"k{k}" in built for k in ks):
         return repo
-    if repo.exists():
-        subprocess.run(["rm", "-rf", str(repo)], check=True)
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "bench@example.com")
-    git(repo, "config", "user.name", "bench")
     base = repo / folder
-    for i in range(n):
-        path = base / f"domain_{i % 50}" / f"table_{i}.{suffix}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(write(i, changed=False))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
-    for k in ks:
+    if not built:
+        if repo.exists():
+            subprocess.run(["rm", "-rf", str(repo)], check=True)
+        repo.mkdir(parents=True)
+        git(repo, "init", "-q", "-b", "main")
+        git(repo, "config", "user.email", "bench@example.com")
+        git(repo, "config", "user.name", "bench")
+        for i in range(n):
+            path = base / f"domain_{i % 50}" / f"table_{i}.{suffix}"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(write(i, changed=False))
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "base")
+    # a repository already built gets only the branches it lacks
+    for k in [k for k in ks if f"k{k}" not in built]:
+        built.append(f"k{k}")
         git(repo, "checkout", "-q", "-B", f"k{k}", "main")
-        step = max(1, n // k)
+        if k == 0:  # a pull request that changes no contract (a README)
+            (repo / "README.md").write_text("# contracts\n")
+            git(repo, "add", "README.md")
+        step = max(1, n // max(k, 1))
         for i in range(0, n, step)[:k]:
             (base / f"domain_{i % 50}" / f"table_{i}.{suffix}").write_text(write(i, changed=True))
         git(repo, "commit", "-q", "-am", f"change {k}")
     git(repo, "checkout", "-q", "main")
-    marker.write_text(" ".join(f"k{k}" for k in ks))
+    marker.write_text(" ".join(built))
     return repo
 
 

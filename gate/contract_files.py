@@ -106,6 +106,5 @@ def every_contract(
 def has_contracts(side: Side, globs: Sequence[str]) -> bool:
     """Whether any contract file (globbed, or a dbt properties file) is at ``side``."""
     return bool(
-        side.repo.list_files(side.commit, globs)
-        or dbt_projects.property_files(side.projects, globs)
+        side.repo.has_files(side.commit, globs) or dbt_projects.property_files(side.projects, globs)
     )

@@ -50,6 +50,11 @@ def git_env() -> dict[str, str]:
         GIT_OPTIONAL_LOCKS="0",  # never rewrite the index behind the user's back
         LC_ALL="C",  # stable English messages to match on
         LANGUAGE="C",
+        # Pathspecs mean what the gate wrote (gate/git/paths.py), whatever the
+        # caller exported: GIT_LITERAL_PATHSPECS=1 made every glob match nothing.
+        GIT_GLOB_PATHSPECS="0",
+        GIT_NOGLOB_PATHSPECS="0",
+        GIT_LITERAL_PATHSPECS="0",
     )
     return env
 

@@ -46,6 +46,31 @@ def relpath(path: str) -> str:
     return posixpath.join(*parts)
 
 
+#: Characters that make a glob segment more than a literal (``\\`` escapes one).
+_WILD = frozenset("*?[\\")
+
+
+def _one_star(parts: list[str]) -> str:
+    """``P/**/*S`` (P and S literal, S without a slash) as git's one-star pathspec
+    ``:(top)P/*S``, else the glob as ``:(top,glob)``.
+
+    The two match the same paths: without the ``glob`` magic git matches ``*``
+    across slashes (fnmatch without ``FNM_PATHNAME``), so ``*S`` after ``P/`` is
+    "anything under P/ ending in S", which is what ``**/*S`` says. git matches a
+    pattern with one ``*`` and a literal tail by comparing the tail, where
+    ``**`` goes through ``wildmatch`` for every path: a search of ``**/*.sql``
+    over 50,000 files took 32 ms of CPU, ``*.sql`` 18 (issue #26). The run's
+    git never sees the caller's ``GIT_*_PATHSPECS``, which would give a pattern
+    without magic another meaning (``git_env``).
+    """
+    glob = "/".join(parts)
+    if len(parts) >= 2 and parts[-2] == "**" and parts[-1].startswith("*"):
+        prefix, tail = parts[:-2], parts[-1][1:]
+        if not _WILD.intersection(tail) and not any(_WILD.intersection(p) for p in prefix):
+            return ":(top)" + "".join(f"{p}/" for p in prefix) + "*" + tail
+    return f":(top,glob){glob}"
+
+
 def pathspecs(globs: Sequence[str] | str) -> list[str]:
     """Turn contract globs into git pathspecs that git itself matches.
 
@@ -72,7 +97,7 @@ def pathspecs(globs: Sequence[str] | str) -> list[str]:
         if not parts:
             raise UsageError(f"invalid contract glob: {glob!r}")
         magic = "top,glob,exclude" if negate else "top,glob"
-        specs.append(f":({magic}){'/'.join(parts)}")
+        specs.append(_one_star(parts) if not negate else f":({magic}){'/'.join(parts)}")
     if not any(not s.startswith(":(top,glob,exclude)") for s in specs):
         raise UsageError("no contract globs given (at least one pattern that is not an exclusion)")
     return specs

@@ -141,6 +141,10 @@ class Repo:
         """Every contract file at one side, for checks that look at all of them."""
         return self._changes.list_files(head, globs)
 
+    def has_files(self, head: str | None, globs: Sequence[str]) -> bool:
+        """Whether ``list_files`` would list anything, without listing every file."""
+        return self._changes.has_files(head, globs)
+
     def named(self, commit: str, names: Collection[str]) -> dict[str, str]:
         """Files at ``commit`` whose name (last path segment) is one of ``names``:
         path -> git mode; one tree walk for all of them."""
@@ -174,8 +178,18 @@ class Repo:
         words: bool = False,
     ) -> PendingSearch | None:
         """Start ``files_containing``'s search and return at once (``None``: nothing to
-        find); the caller works meanwhile, then takes ``result()`` or ``cancel()``s it."""
-        return search.start(self._git, self.resolve, head, globs, needles, ignore_case, words)
+        find); the caller works meanwhile, then takes ``result()`` or ``cancel()``s it.
+        No search starts when the run's tree walk shows no file the globs can match."""
+        return search.start(
+            self._git,
+            self.resolve,
+            head,
+            globs,
+            needles,
+            ignore_case,
+            words,
+            holds=lambda: self._changes.may_hold(head, globs),
+        )
 
     # reading
 

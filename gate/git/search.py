@@ -150,16 +150,18 @@ def start(
     needles: Iterable[str],
     ignore_case: bool = False,
     words: bool = False,
+    holds: Callable[[], bool] | None = None,
 ) -> PendingSearch | None:
     """Start searching ``globs`` at ``head`` (``None``: the working tree, untracked
     files included) for any of ``needles``; ``None`` when there is nothing to find.
-    ``resolve`` turns ``head`` into a commit."""
+    ``resolve`` turns ``head`` into a commit; ``holds``, asked once there are
+    needles, says whether any file there may match ``globs`` at all."""
     # Patterns go through stdin (-f -), never argv: thousands of long ids would
     # exceed the argument limit, and an id is data, not an option. A pattern
     # holds no newline, so an id with one is searched as its lines: that finds
     # a superset of the files, which the caller parses and compares exactly.
     lines = {line for needle in needles for line in needle.splitlines() if line.strip()}
-    if not lines:
+    if not lines or (holds is not None and not holds()):
         return None
     where = ["--untracked"] if head is None else [resolve(head)]
     case = ["-i"] if ignore_case else []

@@ -281,6 +281,89 @@ def test_committed_symlinks_are_followed_inside_the_tree(g: GitRepo, repo: Repo)
         repo.changed(escaped, head, SODA_GLOBS)  # the base side is followed too
 
 
+@pytest.mark.parametrize("on_main", ["shared", "deleted", "none", "retyped"])
+def test_a_base_that_moved_on_is_asked_about_links_without_a_second_walk(
+    g: GitRepo, on_main: str
+) -> None:
+    """The run walks the base tip's tree (started before the imports); whether the
+    merge base holds a symlink (a contract whose link is unchanged but whose
+    target changed) comes from that walk and one ``git diff`` of the two commits,
+    not a second ``ls-tree`` (#26): the same changes as the merge base's own walk,
+    whether main kept the link, deleted it, never had one, or made it a file."""
+    g.write(f"{C}/shared/base.yaml", contract("base"))
+    if on_main != "none":
+        g.symlink(f"{C}/linked.yaml", "shared/base.yaml")
+    g.commit("base")
+    g.branch("pr")
+    g.checkout("pr")
+    g.write(f"{C}/shared/base.yaml", contract("base", "id", "extra"))
+    head = g.commit("the target changes")
+    g.checkout("main")
+    if on_main == "deleted":
+        g.remove(f"{C}/linked.yaml")
+    elif on_main == "retyped":
+        g.remove(f"{C}/linked.yaml")
+        g.write(f"{C}/linked.yaml", contract("linked"))
+    else:
+        g.write("README.md", "moved on\n")
+    tip = g.commit("main moves on")
+    with open_repo(g.path) as repo:
+        merge_base = repo.merge_base("main", head)
+        alone = repo.changed(merge_base, head, SODA_GLOBS)
+    with open_repo(g.path) as repo:
+        calls: list[str] = []
+        git = repo._changes._git
+        out = git.out
+
+        def counted(*args: str, stdin: bytes | None = None) -> bytes:
+            calls.append(args[0])
+            return out(*args, stdin=stdin)
+
+        git.out = counted  # type: ignore[method-assign]
+        repo.named(tip, ["dbt_project.yml"])
+        assert repo.changed(merge_base, head, SODA_GLOBS) == alone
+    assert calls.count("ls-tree") == 1
+    linked = f"{C}/linked.yaml" in {c.new_path for c in alone}
+    assert linked == (on_main != "none")
+
+
+def test_has_files_answers_what_list_files_lists(g: GitRepo) -> None:
+    """``has_files`` (a pull request that changes no contract asks whether any is
+    there at all, #26: at 50,000 files listing them all took ~0.1 s of git's CPU)
+    answers ``bool(list_files(...))`` from git's first match: with contracts,
+    without, only a submodule where a contract would be, only an untracked one, only
+    one deleted from disk; and it refuses a link out of the repository as before."""
+    globs = [f"{C}/**/*.yaml"]
+    none = ["nothing/**/*.yaml"]
+    only_sub = ["sub/**/*.yaml"]
+    g.git("update-index", "--add", "--cacheinfo", f"160000,{g.head()},sub/x/m.yaml")
+    g.git("commit", "-q", "-m", "a submodule named like a contract")  # not add -A: it drops it
+    with_sub = g.head()
+    assert "160000" in g.git("ls-tree", "-r", with_sub)
+
+    def agree(head: str | None, *selections: list[str]) -> list[bool]:
+        with open_repo(g.path) as fresh:  # a run asks once, from its own state
+            answers = [fresh.has_files(head, sel) for sel in selections]
+        with open_repo(g.path) as fresh:
+            assert answers == [bool(fresh.list_files(head, sel)) for sel in selections]
+        return answers
+
+    assert agree(with_sub, globs, none, only_sub) == [True, False, False]
+    assert agree(None, globs, none, only_sub) == [True, False, False]  # not on disk
+    (g.path / "sub/x/m.yaml").mkdir(parents=True)  # an uninitialised submodule's folder
+    assert agree(None, only_sub) == [True]  # the index lists it, and it is there
+    g.write("new/u.yaml", contract("u"))
+    assert agree(None, ["new/**/*.yaml"]) == [True]
+    g.remove(f"{C}/orders.yaml")
+    assert agree(None, globs) == [False]
+    g.git("checkout", "--", f"{C}/orders.yaml")
+    g.symlink(f"{C}/out.yaml", "/etc/passwd")
+    escaped = g.commit("a link out")
+    with open_repo(g.path) as fresh, pytest.raises(UsageError, match="outside the repository"):
+        fresh.has_files(escaped, globs)
+    assert agree(escaped, none) == [False]
+
+
 # scale
 
 

@@ -174,3 +174,43 @@ def test_named_at_a_second_commit_agrees_with_its_own_walk(tmp_path) -> None:
     assert "gone/dbt_project.yml" in at_first and "folder/dbt_project.yml" in at_first
     assert again == {**at_first, "edited/profiles.yml": "100644"}
     assert [c[0] for c in calls] == ["ls-tree", "diff-tree"]
+
+
+def test_folders_holding_at_a_second_commit_reads_no_index(tmp_path) -> None:
+    """The exposure scope at HEAD when the run walked the base tip (#26): that walk
+    plus one plain ``git diff`` of the two commits (no pathspec, no index read:
+    ``diff-tree`` read the 50,000-entry index, 10 ms of CPU), the same folders as
+    HEAD's own walk: additions, deletions, moves, a type change, a folder of the name."""
+    from gate.git import open_repo
+    from tests.gitrepo import GitRepo
+
+    g = GitRepo(tmp_path / "r")
+    for folder in ("", "gone", "moved", "kept", "linked", "folder"):
+        g.write(f"{folder}/dbt_project.yml".lstrip("/"), "name: a\n")
+    g.write("x/my_dbt_project.yml", "name: b\n")
+    first = g.commit("first")
+    g.remove("gone/dbt_project.yml")
+    g.move("moved/dbt_project.yml", "there/dbt_project.yml")
+    g.remove("linked/dbt_project.yml")
+    g.symlink("linked/dbt_project.yml", "../dbt_project.yml")
+    g.remove("folder/dbt_project.yml")
+    g.write("folder/dbt_project.yml/inner.txt", "c\n")
+    g.write("new/deep/dbt_project.yml", "name: d\n")
+    g.write("y/my_dbt_project.yml", "name: e\n")
+    second = g.commit("second")
+    with open_repo(g.path) as repo:
+        alone = repo.folders_holding(second, "dbt_project.yml")
+    with open_repo(g.path) as repo:
+        calls: list[tuple[str, ...]] = []
+        git = repo._changes._git
+        out = git.out
+
+        def counted(*args: str, stdin: bytes | None = None) -> bytes:
+            calls.append(args)
+            return out(*args, stdin=stdin)
+
+        git.out = counted  # type: ignore[method-assign]
+        repo.named(first, ["dbt_project.yml"])
+        assert repo.folders_holding(second, "dbt_project.yml") == alone
+    assert alone == ["", "kept", "linked", "new/deep", "there"]
+    assert [c[0] for c in calls] == ["ls-tree", "diff"]

@@ -166,3 +166,73 @@ def test_long_unlike_needles_stay_fixed_strings(
             "models/b.sql"
         ]
         assert built == [200]
+
+
+def _counting_starts(repo: object) -> list[tuple[str, ...]]:
+    """The ``git grep`` processes ``repo`` starts from now on, recorded."""
+    git = repo._git  # type: ignore[attr-defined]
+    start = git.start
+    started: list[tuple[str, ...]] = []
+
+    def counted(*args: str) -> object:
+        started.append(args)
+        return start(*args)
+
+    git.start = counted
+    return started
+
+
+def test_no_search_starts_where_the_tree_walk_shows_no_file_to_match(tmp_path: Path) -> None:
+    """A repository without one SQL file (issue #26: 18-40 ms of git's CPU at 50,000
+    files per search): once the run has walked a tree, a search whose globs no
+    path there (nor at the side searched, nor untracked) can match starts no git,
+    at a commit or in a clean working tree, and finds what git finds otherwise."""
+    g = GitRepo(tmp_path / "r")
+    g.write("soda/contracts/a.yaml", "dataset: table_1\n")
+    g.write("docs/sql.md", "table_1\n")
+    g.write("notes/x.sql.txt", "table_1\n")
+    first = g.commit("first")
+    with open_repo(g.path) as repo:
+        repo.named(first, ["dbt_project.yml"])  # the run's walk (the dialect's, at the base tip)
+        started = _counting_starts(repo)
+        for head in (first, "HEAD", None):
+            assert repo.files_containing(head, ["**/*.sql", "!**/target/**"], ["table_1"]) == []
+        assert started == []
+        assert repo.files_containing(first, ["**/*.md"], ["table_1"]) == ["docs/sql.md"]
+        assert len(started) == 1
+
+
+@pytest.mark.parametrize("where", ["walked", "head", "untracked", "staged", "icase", "folder"])
+def test_a_search_runs_wherever_a_file_may_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """The skip above never hides a file git would search: one in the walked tree,
+    one added at the side searched (a second commit, or staged in the working
+    tree), an untracked one, one git matches only ignoring case
+    (``GIT_ICASE_PATHSPECS``), one under a folder named like a match."""
+    g = GitRepo(tmp_path / "r")
+    g.write("soda/contracts/a.yaml", "dataset: table_1\n")
+    if where == "walked":
+        g.write("deep/down/m.sql", "select * from table_1\n")
+    if where == "folder":
+        g.write("m.sql/inner.sql", "select * from table_1\n")
+    if where == "icase":
+        g.write("models/M.SQL", "select * from table_1\n")
+        monkeypatch.setenv("GIT_ICASE_PATHSPECS", "1")
+    first = g.commit("first")
+    head: str | None = None
+    if where == "head":
+        g.write("models/new.sql", "select * from table_1\n")
+        head = g.commit("second")
+    if where == "untracked":
+        g.write("models/u.sql", "select * from table_1\n")
+    if where == "staged":
+        g.write("models/s.sql", "select * from table_1\n")
+        g.git("add", "models/s.sql")
+    with open_repo(g.path) as repo:  # no walk: the search runs, whatever it finds
+        plain = repo.files_containing(head, ["**/*.sql"], ["table_1"])
+    with open_repo(g.path) as repo:
+        repo.named(first, ["dbt_project.yml"])
+        started = _counting_starts(repo)
+        assert repo.files_containing(head, ["**/*.sql"], ["table_1"]) == plain
+        assert len(plain) == 1 and len(started) == 1
