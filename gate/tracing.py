@@ -158,6 +158,14 @@ class _TracedRepo:
             lambda r: [f"{len(r)} contract file(s) at head"],
         )
 
+    def has_files(self, head: str | None, globs: Sequence[str]) -> bool:
+        return timed(
+            self._trace,
+            "Repo.has_files",
+            lambda: self._repo.has_files(head, globs),
+            lambda r: ["a contract file at head" if r else "no contract file at head"],
+        )
+
     def files_containing(self, *args: Any, **kw: Any) -> list[str]:
         return timed(
             self._trace,
