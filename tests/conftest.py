@@ -219,8 +219,8 @@ SHARED_RUNS = {
 
 #: The Docker image tests. Where a daemon is named (.ci/run's, whose images build in
 #: the background), each is a unit of its own: they run last, and as one file they
-#: left one worker busy with a dozen containers while the others had finished; a
-#: unit's fixtures there only look the daemon and the images up (about 0.5 s).
+#: can keep one worker busy with a dozen containers after the others have run out
+#: of work; a unit's fixtures there only look the daemon and the images up.
 CONTAINER_FILE = "tests/e2e/test_container.py"
 
 
