@@ -217,19 +217,28 @@ SHARED_RUNS = {
 }
 
 
+#: The Docker image tests. Where a daemon is named (.ci/run's, whose images build in
+#: the background), each is a unit of its own: they run last, and as one file they
+#: can keep one worker busy with a dozen containers after the others have run out
+#: of work; a unit's fixtures there only look the daemon and the images up.
+CONTAINER_FILE = "tests/e2e/test_container.py"
+
+
 def xdist_scope(nodeid: str) -> str:
     """The unit of work, with -n, of the test ``nodeid``: what one worker runs in one go.
 
     A file, as with xdist's ``--dist loadfile``, so its module fixtures (a Spark
     Connect server, the Docker daemon and images) start once; but all of
     :data:`SPARK_FOLDER` is one unit (with :data:`CONNECT_TESTS`), and each test of
-    :data:`SPREAD_FILES` is its own.
+    :data:`SPREAD_FILES` (and of :data:`CONTAINER_FILE` on a named daemon) is its own.
     """
     path = nodeid.split("::", 1)[0]
     if path.startswith(SPARK_FOLDER) or nodeid.split("[", 1)[0] in CONNECT_TESTS:
         return SPARK_FOLDER
     if path in SPREAD_FILES:
         return SHARED_RUNS.get(nodeid, nodeid)
+    if path == CONTAINER_FILE and os.environ.get("SCHEMA_GATE_DOCKER_HOST", "").strip():
+        return nodeid
     return path
 
 
