@@ -43,7 +43,7 @@ def test_a_repeated_key_is_refused_unless_the_caller_collects_it() -> None:
     from gate.model import ContractError
 
     text = "a: 1\nb:\n  c: 1\n  c: 2\na: 3\n"
-    with pytest.raises(ContractError, match="x.yml:5: invalid YAML: duplicate key 'a'"):
+    with pytest.raises(ContractError, match=r"x\.yml:5: invalid YAML: duplicate key 'a'"):
         load_yaml(text, "x.yml")
     repeats: list[tuple[str, int]] = []
     doc = load_yaml(text, "x.yml", duplicate_keys=repeats)
