@@ -151,14 +151,14 @@ _GLOB = frozenset("*?[")
 
 def _files_root(value: str) -> str:
     """A ``location`` as the folder its files are in: trailing slashes and
-    a last segment that is a file pattern dropped, so that ``s3://b/t/``,
+    the last segments that are file patterns dropped, so that ``s3://b/t/``,
     ``s3://b/t`` and ``s3://b/t/*.parquet`` name one place. Case is kept: object
     stores and file systems tell ``Orders/`` from ``orders/``."""
-    text = value.strip().rstrip("/")
-    head, _sep, last = text.rpartition("/")
-    if head and _GLOB & set(last):
-        text = head.rstrip("/")
-    return text
+    parts = value.strip().rstrip("/").split("/")
+    keep = len(parts)
+    while keep > 1 and _GLOB & set(parts[keep - 1]):  # ``**/*.parquet``, ``year=*/``
+        keep -= 1
+    return "/".join(parts[:keep]).rstrip("/")
 
 
 def _engine(server: Server, dialect: str) -> str:
