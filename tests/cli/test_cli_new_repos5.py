@@ -146,3 +146,26 @@ def test_an_s3_location_restated_as_a_recursive_glob_moves_nothing(cli: Cli, rep
     repo.commit("moved")
     code, found, out = _breaking(cli, repo)
     assert (code, found) == (1, [("model_relation_changed", "turnover")]), out
+
+
+def test_an_s3_location_restated_under_another_scheme_for_the_same_store_moves_nothing(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """``s3a://`` (Hadoop's, Spark's) and ``s3n://`` name the objects ``s3://`` does,
+    ``gcs://`` those of ``gs://`` (DuckDB reads all of them), and a URL's scheme has no
+    case: a contract restating its location for another reader moved no file."""
+    _pr(
+        repo,
+        "contracts/turnover.odcs.yaml",
+        ODCS.format(location="s3://acme-gold/forecast/turnover/"),
+        ODCS.format(location="s3a://acme-gold/forecast/turnover/"),
+    )
+    assert _breaking(cli, repo)[:2] == (0, [])
+    for location in ("S3://acme-gold/forecast/turnover/", "s3n://acme-gold/forecast/turnover"):
+        repo.write("contracts/turnover.odcs.yaml", ODCS.format(location=location))
+        repo.commit("restated")
+        assert _breaking(cli, repo)[:2] == (0, []), location
+    repo.write("contracts/turnover.odcs.yaml", ODCS.format(location="gs://acme-gold/forecast/"))
+    repo.commit("another store")
+    code, found, out = _breaking(cli, repo)
+    assert (code, found) == (1, [("model_relation_changed", "turnover")]), out
