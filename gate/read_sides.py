@@ -127,7 +127,7 @@ def read_sides(
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}
     base = dbt_model_files.apply_model_configs(
-        base_side.repo, base_side.commit, base, old_projects, model_file_bytes
+        base_side.repo, base_side.commit, base, old_projects, model_file_bytes, lenient=True
     )
     head = dbt_model_files.apply_model_configs(
         head_side.repo, head_side.commit, head, new_projects, model_file_bytes

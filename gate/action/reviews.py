@@ -131,7 +131,10 @@ class ReviewSource:
         approved: set[str] = set()
         requested: set[str] = set()
         notes: list[str] = []
-        for key, review in sorted(latest.items()):
+        # Change requests first: the bounded team lookups (``MAX_TEAM_LOOKUPS``) are
+        # never all spent on approvals, so a crowd of them cannot hide a request.
+        ordered = sorted(latest.items(), key=lambda kv: (kv[1].state != "CHANGES_REQUESTED", kv[0]))
+        for key, review in ordered:
             if key == self.author.lower() or key in self.others:
                 continue  # the author never approves their own break
             if review.bot and not allow_bots:

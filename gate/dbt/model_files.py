@@ -50,12 +50,16 @@ def _settings(
     path: str | None,
     blobs: Mapping[str, bytes],
     max_bytes: int = MAX_FILE_BYTES,
+    lenient: bool = False,
 ) -> ModelSettings:
     """A model file's ``config()`` settings; a ``.py`` file is a Python model (no Jinja).
-    ``max_bytes``: the base side's ``limits.model_file_bytes``."""
+    ``max_bytes``: the base side's ``limits.model_file_bytes``; ``lenient``: the base
+    side's file (``read_settings``)."""
     python = path is not None and path.endswith(".py")
     source = _read(repo, blob, path, blobs)
-    return read_settings(source, python=python, path=path or "", max_bytes=max_bytes)
+    return read_settings(
+        source, python=python, path=path or "", max_bytes=max_bytes, lenient=lenient
+    )
 
 
 def properties_of_changed_models(
@@ -94,7 +98,7 @@ def properties_of_changed_models(
     blobs = repo.read_blobs([b for c, _b, _a in relevant for b in (c.old_blob, c.new_blob) if b])
     names: dict[str, set[str]] = {}  # project folder -> model names to look for
     for change, before, after in relevant:
-        old = _settings(repo, change.old_blob, change.old_path, blobs, max_bytes).meaning()
+        old = _settings(repo, change.old_blob, change.old_path, blobs, max_bytes, True).meaning()
         new = _settings(repo, change.new_blob, change.new_path, blobs, max_bytes).meaning()
         moved = posixpath.dirname(change.old_path or "") != posixpath.dirname(change.new_path or "")
         folders_matter = any(p is not None and p.folder_configs for p in (before, after))
@@ -225,6 +229,7 @@ def apply_model_configs(
     datasets: Sequence[Dataset],
     projects: Mapping[str, Project | None],
     max_bytes: int = MAX_FILE_BYTES,
+    lenient: bool = False,
 ) -> list[Dataset]:
     """Let each dbt model's own ``config()`` call override what the properties
     file and ``dbt_project.yml`` said, as dbt ranks it, and record where the
@@ -232,7 +237,8 @@ def apply_model_configs(
     a properties entry whose model file is gone describes a model dbt no longer builds.
 
     ``projects`` maps a properties file's path to its project at this side;
-    ``max_bytes`` is the base side's ``limits.model_file_bytes``.
+    ``max_bytes`` is the base side's ``limits.model_file_bytes``; ``lenient``: this
+    is the base side (an ``access`` dbt refuses is read, not refused: ``read_settings``).
     """
     files, found = _locate(repo, commit, datasets, projects)
     blobs = repo.read_blobs([b for p in files.values() if p and (b := found[p])])
@@ -245,7 +251,7 @@ def apply_model_configs(
         if path is None:
             out[i] = replace(out[i], model_file_missing=True)
             continue
-        said = _settings(repo, found[path], path, blobs, max_bytes)
+        said = _settings(repo, found[path], path, blobs, max_bytes, lenient)
         decided = {
             s
             for s, v in (

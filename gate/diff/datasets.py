@@ -147,18 +147,26 @@ FILE_KEYS = frozenset({"location"})
 _MODEL = "{model}"
 #: A path segment with one of these is a file pattern (``*.parquet``), not a folder.
 _GLOB = frozenset("*?[")
+#: URL schemes for the objects another scheme names: Hadoop's S3 connectors, DuckDB's ``gcs``.
+_SAME_STORE = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
 
 
 def _files_root(value: str) -> str:
     """A ``location`` as the folder its files are in: trailing slashes and
-    a last segment that is a file pattern dropped, so that ``s3://b/t/``,
-    ``s3://b/t`` and ``s3://b/t/*.parquet`` name one place. Case is kept: object
-    stores and file systems tell ``Orders/`` from ``orders/``."""
-    text = value.strip().rstrip("/")
-    head, _sep, last = text.rpartition("/")
-    if head and _GLOB & set(last):
-        text = head.rstrip("/")
-    return text
+    the last segments that are file patterns dropped, so that ``s3://b/t/``,
+    ``s3://b/t``, ``s3a://b/t`` and ``s3://b/t/*.parquet`` name one place. Case
+    is kept past the scheme: object stores and file systems tell ``Orders/`` from
+    ``orders/``."""
+    parts = value.strip().rstrip("/").split("/")
+    keep = len(parts)
+    while keep > 1 and _GLOB & set(parts[keep - 1]):  # ``**/*.parquet``, ``year=*/``
+        keep -= 1
+    root = "/".join(parts[:keep]).rstrip("/")
+    scheme, sep, rest = root.partition("://")
+    if sep and scheme.isalnum():  # a URL's scheme has no case; some name one store twice
+        scheme = scheme.lower()
+        root = f"{_SAME_STORE.get(scheme, scheme)}://{rest}"
+    return root
 
 
 def _engine(server: Server, dialect: str) -> str:

@@ -106,3 +106,20 @@ def test_a_page_of_more_reviews_than_asked_for_is_refused(tmp_path) -> None:
         run = run_with(api, pr)
     assert run.code == 1, run.stdout
     assert "reviews could not be read" in approvals(run)[0]["note"]
+
+
+def test_a_crowd_of_strangers_cannot_hide_a_team_members_change_request(tmp_path) -> None:
+    """The lookups are bounded, so approving strangers whose logins sort first used
+    them all: a team member's change request was then never looked up and dropped,
+    and the required user's approval passed the break. A change request is looked
+    up before any approval."""
+    pr = make(tmp_path)
+    with FakeGitHub(teams={"acme/data": {"zoe"}}, page_size=100) as api:
+        api.add_review("carol", "APPROVED", pr.head_sha)
+        api.add_review("zoe", "CHANGES_REQUESTED", pr.head_sha)
+        assert run_with(api, pr).code == 1  # without the crowd, zoe's request blocks
+        for i in range(reviews.MAX_TEAM_LOOKUPS + 20):
+            api.add_review(f"user{i:04}", "APPROVED", pr.head_sha)
+        run = run_with(api, pr, name="ws2")
+    assert run.code == 1, run.stdout
+    assert any(m["error"] == "@acme/data requested changes" for m in approvals(run)[0]["missing"])

@@ -120,3 +120,52 @@ def test_a_dcs_location_with_its_model_placeholder_is_compared(cli: Cli, repo: G
     repo.commit("bucket from the environment")
     proc = cli(repo.path, "--base", "HEAD~1", "--head", "HEAD", "--no-merge-base")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_an_s3_location_restated_as_a_recursive_glob_moves_nothing(cli: Cli, repo: GitRepo) -> None:
+    """A prefix and the Hive-style globs over it (``**/*.parquet``, ``year=*/``: DuckDB
+    reads DCS file servers that way) name one place: only the last segment was
+    dropped, so ``s3://b/t/**`` against ``s3://b/t`` blocked a restatement."""
+    _pr(
+        repo,
+        "contracts/turnover.odcs.yaml",
+        ODCS.format(location="s3://acme-gold/forecast/turnover/"),
+        ODCS.format(location="s3://acme-gold/forecast/turnover/**/*.parquet"),
+    )
+    assert _breaking(cli, repo)[:2] == (0, [])
+    repo.write(
+        "contracts/turnover.odcs.yaml",
+        ODCS.format(location="s3://acme-gold/forecast/turnover/year=*/*.parquet"),
+    )
+    repo.commit("partitions")
+    assert _breaking(cli, repo)[:2] == (0, [])
+    repo.write(
+        "contracts/turnover.odcs.yaml",
+        ODCS.format(location="s3://acme-gold/forecast_v2/turnover/**/*.parquet"),
+    )
+    repo.commit("moved")
+    code, found, out = _breaking(cli, repo)
+    assert (code, found) == (1, [("model_relation_changed", "turnover")]), out
+
+
+def test_an_s3_location_restated_under_another_scheme_for_the_same_store_moves_nothing(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """``s3a://`` (Hadoop's, Spark's) and ``s3n://`` name the objects ``s3://`` does,
+    ``gcs://`` those of ``gs://`` (DuckDB reads all of them), and a URL's scheme has no
+    case: a contract restating its location for another reader moved no file."""
+    _pr(
+        repo,
+        "contracts/turnover.odcs.yaml",
+        ODCS.format(location="s3://acme-gold/forecast/turnover/"),
+        ODCS.format(location="s3a://acme-gold/forecast/turnover/"),
+    )
+    assert _breaking(cli, repo)[:2] == (0, [])
+    for location in ("S3://acme-gold/forecast/turnover/", "s3n://acme-gold/forecast/turnover"):
+        repo.write("contracts/turnover.odcs.yaml", ODCS.format(location=location))
+        repo.commit("restated")
+        assert _breaking(cli, repo)[:2] == (0, []), location
+    repo.write("contracts/turnover.odcs.yaml", ODCS.format(location="gs://acme-gold/forecast/"))
+    repo.commit("another store")
+    code, found, out = _breaking(cli, repo)
+    assert (code, found) == (1, [("model_relation_changed", "turnover")]), out

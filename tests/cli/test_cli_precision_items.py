@@ -258,3 +258,36 @@ def test_an_odcs_server_removed_beside_a_move_keeps_the_move(cli: Cli, repo: Git
     found = [c for c in json.loads(proc.stdout)["changes"] if c["rule"] == "model_relation_changed"]
     assert [c["dataset"] for c in found] == ["stations"], found
     assert "database 'analytics' -> 'warehouse'" in found[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("broken", "fixed"),
+    [
+        (
+            {"models/marts/orders.sql": "{{ config(access='Public') }}\nselect 1 as id\n"},
+            {"models/marts/orders.sql": "{{ config(access='public') }}\nselect 1 as id\n"},
+        ),
+        (
+            {"dbt_project.yml": PROJECT + "models:\n  shop:\n    +access: Public\n"},
+            {"dbt_project.yml": PROJECT + "models:\n  shop:\n    +access: public\n"},
+        ),
+        (
+            {"models/marts/_models.yml": _entry(config_access="Public")},
+            {"models/marts/_models.yml": _entry(config_access="public")},
+        ),
+    ],
+)
+def test_a_pull_request_fixing_an_access_dbt_refuses_is_not_refused(
+    cli: Cli, repo: GitRepo, broken: dict[str, str], fixed: dict[str, str]
+) -> None:
+    """The refusal is for what the pull request brings: a base that already holds
+    such a value (written before the gate read it so) must not block the PR that
+    fixes it, as an unreadable base properties file does not."""
+    base = {
+        "dbt_project.yml": PROJECT,
+        "models/marts/orders.sql": "select 1 as id\n",
+        "models/marts/_models.yml": _entry(config_access="public"),
+    }
+    _pr(repo, {**base, **broken}, fixed)
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr

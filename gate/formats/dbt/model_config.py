@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from gate.formats.dbt import relation
 from gate.formats.dbt.flags import ACCESS, ENABLED, ENFORCED, fold, shown
-from gate.formats.dbt.settings import UNKNOWN_ACCESS, checked_access
+from gate.formats.dbt.settings import UNKNOWN_ACCESS, access_value, checked_access
 from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
 
@@ -260,9 +260,12 @@ def _dict_literal(text: str) -> list[tuple[int, str | None, str]] | None:
 
 
 class _Reader:
-    def __init__(self, source: str, path: str = "") -> None:
+    def __init__(self, source: str, path: str = "", lenient: bool = False) -> None:
         self.source = source
         self.path = path
+        #: The base side's file: an ``access`` dbt refuses reads as before (``access_value``),
+        #: so the pull request that fixes it is not refused for it.
+        self.lenient = lenient
         self.values: dict[str, bool | None] = {ENFORCED: None, ENABLED: None}
         self.unknown: dict[str, tuple[str, int]] = {}
         self.relation: dict[str, str | None] = {}
@@ -314,11 +317,13 @@ class _Reader:
                 self.relation[relation.KEYS[key]] = relation.argument(value)
             elif key == "access":
                 said = relation.argument(value)
-                self.access = (
-                    None
-                    if said is None
-                    else checked_access(said, self.path, self.line(offset), "'config(access=...)'")
-                )
+                if said is None:
+                    self.access = None
+                elif self.lenient:
+                    self.access = access_value(said)
+                else:
+                    where = self.line(offset)
+                    self.access = checked_access(said, self.path, where, "'config(access=...)'")
                 if self.conditional and self.access is not None:
                     self.access = UNKNOWN_ACCESS
                 if self.access == UNKNOWN_ACCESS:  # var(), a macro: dbt decides, not the gate
@@ -349,13 +354,19 @@ class _Reader:
 
 
 def read_settings(
-    source: bytes | str, python: bool = False, path: str = "", max_bytes: int = MAX_FILE_BYTES
+    source: bytes | str,
+    python: bool = False,
+    path: str = "",
+    max_bytes: int = MAX_FILE_BYTES,
+    lenient: bool = False,
 ) -> ModelSettings:
     """What a model file's ``config()`` calls set; a later call wins, as dbt applies them.
     ``python``: a Python model, code as it is (dbt renders no Jinja there); ``path``
     names the file in the error a hostile one gets. A file over ``max_bytes`` (the
     base side's ``limits.model_file_bytes``) is refused: what its calls set cannot
-    be known, so skipping it would fail open."""
+    be known, so skipping it would fail open. ``lenient`` (the base side's file): an
+    ``access`` dbt refuses reads as ``access_value`` reads it, not refused, so the
+    pull request that fixes it passes."""
     if len(source) > max_bytes:
         raise ContractError(
             path,
@@ -363,7 +374,7 @@ def read_settings(
             "its config() settings are not read; raise limits.model_file_bytes in the config",
         )
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    reader = _Reader(text, path)
+    reader = _Reader(text, path, lenient)
     code, guarded = (text, []) if python else _scan(text)
     try:
         calls = _calls(code)
