@@ -73,3 +73,20 @@ def counting(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> Calls
 
     monkeypatch.setattr(owner, name, wrapper)
     return calls
+
+
+def git_calls(repo: Any) -> list[tuple[str, ...]]:
+    """The argument lists of every ``git`` the opened ``repo`` runs from now on.
+
+    ``repo`` is a ``gate.git`` repository (``open_repo``); a test asserts which gits a
+    step starts, e.g. one ``ls-tree`` walk per commit, not how long they take."""
+    calls: list[tuple[str, ...]] = []
+    git = repo._changes._git
+    out = git.out
+
+    def counted(*args: str, stdin: bytes | None = None) -> bytes:
+        calls.append(args)
+        return out(*args, stdin=stdin)
+
+    git.out = counted
+    return calls

@@ -11,6 +11,7 @@ import pytest
 
 from gate.git import SODA_GLOBS, FileChange, Repo, open_repo
 from gate.model import UsageError
+from tests.cost import git_calls
 from tests.git.helpers import C, by_path, contract
 from tests.gitrepo import GitRepo
 
@@ -311,18 +312,10 @@ def test_a_base_that_moved_on_is_asked_about_links_without_a_second_walk(
         merge_base = repo.merge_base("main", head)
         alone = repo.changed(merge_base, head, SODA_GLOBS)
     with open_repo(g.path) as repo:
-        calls: list[str] = []
-        git = repo._changes._git
-        out = git.out
-
-        def counted(*args: str, stdin: bytes | None = None) -> bytes:
-            calls.append(args[0])
-            return out(*args, stdin=stdin)
-
-        git.out = counted  # type: ignore[method-assign]
+        calls = git_calls(repo)
         repo.named(tip, ["dbt_project.yml"])
         assert repo.changed(merge_base, head, SODA_GLOBS) == alone
-    assert calls.count("ls-tree") == 1
+    assert [c[0] for c in calls].count("ls-tree") == 1
     linked = f"{C}/linked.yaml" in {c.new_path for c in alone}
     assert linked == (on_main != "none")
 

@@ -12,6 +12,7 @@ import pytest
 
 from gate.git import open_repo
 from gate.model import GitError
+from tests.cost import git_calls
 from tests.git.helpers import C
 from tests.gitrepo import GitRepo
 
@@ -148,15 +149,7 @@ def test_named_at_a_second_commit_agrees_with_its_own_walk(tmp_path) -> None:
     with open_repo(g.path) as repo:
         alone = repo.named(second, names)
     with open_repo(g.path) as repo:
-        calls: list[tuple[str, ...]] = []
-        git = repo._changes._git
-        out = git.out
-
-        def counted(*args: str, stdin: bytes | None = None) -> bytes:
-            calls.append(args)
-            return out(*args, stdin=stdin)
-
-        git.out = counted  # type: ignore[method-assign]
+        calls = git_calls(repo)
         at_first = repo.named(first, ["dbt_project.yml"])
         at_second = repo.named(second, names)
         again = repo.named(first, names)
@@ -201,15 +194,7 @@ def test_folders_holding_at_a_second_commit_reads_no_index(tmp_path) -> None:
     with open_repo(g.path) as repo:
         alone = repo.folders_holding(second, "dbt_project.yml")
     with open_repo(g.path) as repo:
-        calls: list[tuple[str, ...]] = []
-        git = repo._changes._git
-        out = git.out
-
-        def counted(*args: str, stdin: bytes | None = None) -> bytes:
-            calls.append(args)
-            return out(*args, stdin=stdin)
-
-        git.out = counted  # type: ignore[method-assign]
+        calls = git_calls(repo)
         repo.named(first, ["dbt_project.yml"])
         assert repo.folders_holding(second, "dbt_project.yml") == alone
     assert alone == ["", "kept", "linked", "new/deep", "there"]
