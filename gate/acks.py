@@ -11,8 +11,8 @@ the start of a line **that a reader of the rendered description sees**
 (``gate.rendered_lines``): a line of a paragraph, a list item or a heading, as
 CommonMark renders it. Raw HTML blocks, HTML comments (PR templates explain the
 syntax there), attributes and link titles, anything inside a ``hidden``
-element or crossed out (``<del>``, ``<s>``, ``<strike>``), fenced and indented code blocks (where authors quote examples) and
-block quotes do not count, so a template cannot acknowledge anything by itself.
+element or crossed out (``<del>``, ``<s>``, ``<strike>``), fenced and indented
+code blocks (where authors quote examples) and block quotes do not count, so a template cannot acknowledge anything by itself.
 Inline code spans and emphasis are visible text: ```accept-breaking-change:
 a.b``` and ``**accept-breaking-change:** a.b`` count.
 

@@ -312,8 +312,8 @@ def _servers_moved(pair: DatasetPair) -> None:
     """A DCS/ODCS dataset whose server, present on both sides under one name, now
     keeps it in another catalog, project, database, schema, dataset, or files
     location: readers that name the table there break. A server added or
-    removed moves no table readers had (a contract that stops naming its server says nothing new about
-    where the table is)."""
+    removed moves no table readers had (a contract that stops naming its server
+    says nothing new about where the table is)."""
     before = _named_once(pair.old.servers)
     found = []
     for name, new in _named_once(pair.new.servers).items():

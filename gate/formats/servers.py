@@ -6,9 +6,9 @@ DCS 1.x and ODCS v3 server schemas): ``catalog`` (Databricks, Trino, Athena),
 Snowflake, Redshift, SQL Server, DuckDB, Glue...), and, for files, the
 ``location`` (S3, GCS, Azure, SFTP: a URL or prefix) that readers open. A
 ``local`` server's ``path`` is not read: it is a developer's copy of the data
-(an example moved in the repository), not where readers find the table. The table itself is the dataset's id (a DCS model key, an
-ODCS ``physicalName``). DCS keys its servers by name; ODCS lists them, each
-named by ``server``.
+(an example moved in the repository), not where readers find the table. The
+table itself is the dataset's id (a DCS model key, an ODCS ``physicalName``).
+DCS keys its servers by name; ODCS lists them, each named by ``server``.
 
 Servers are read leniently: the published schemas still judge them (a break is
 a warning, gate/formats/compared.py), and an entry that is not a mapping is left
