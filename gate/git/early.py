@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from typing import BinaryIO
 
 __all__ = [
@@ -60,7 +61,18 @@ def git_env() -> dict[str, str]:
 
 
 class _Started:
-    """One repository's early answers: its top, the commits asked about, the walks."""
+    """One repository's early answers: its top, the commits asked about, the walks.
+
+    The walks run one after another, from one thread, each git on one thread
+    of its own: on two cores, Python importing on one, a single git keeps the
+    other busy. Started side by side (three processes, and ``diff-index``'s
+    up to 20 threads preloading the index), they took both cores: Python
+    waited for a core as soon as it forked the second of them, and at 50,000
+    files got it back only when they had all ended (70 ms of a 0.38 s run,
+    beside the imports in name only). In order of need: the base tip's tree
+    first (both modes take it first), then ``diff-index``, then the untracked
+    files; each takes ~10-80 ms at 50,000 files, all done before the imports.
+    """
 
     def __init__(self, where: str, top: str, head: str | None, base: str | None) -> None:
         self.where = where
@@ -71,11 +83,51 @@ class _Started:
         self.clean: _Walk | None = None
         self.untracked: _Walk | None = None
         self.tree: _Walk | None = None
-        if head is not None:
-            self.clean = _Walk(["diff-index", "--quiet", "--no-ext-diff", head, "--"], top, env)
-            self.untracked = _Walk(["ls-files", "-z", "--others", "--exclude-standard"], top, env)
         if base is not None:
             self.tree = _Walk(["ls-tree", "-r", "-z", "--full-tree", base], top, env)
+        if head is not None:
+            # One thread: its lstats are the same work, and preloading the index
+            # in 20 threads on two cores only takes the core Python is importing on.
+            self.clean = _Walk(
+                [
+                    "-c",
+                    "core.preloadIndex=false",
+                    "diff-index",
+                    "--quiet",
+                    "--no-ext-diff",
+                    head,
+                    "--",
+                ],
+                top,
+                env,
+            )
+            self.untracked = _Walk(["ls-files", "-z", "--others", "--exclude-standard"], top, env)
+        walks = [w for w in (self.tree, self.clean, self.untracked) if w is not None]
+        self._walks = walks
+        self._thread: threading.Thread | None = None
+        if len(walks) == 1:
+            walks[0].launch()  # one git: no thread needed to wait for it
+        elif walks:
+            self._thread = threading.Thread(target=_chain, args=(walks,), name="gate-early")
+            self._thread.daemon = True  # never keeps a process alive (discard joins it)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop every walk (the running one killed, the rest never started) and wait."""
+        for walk in self._walks:
+            walk.halt()  # first, so that the chain starts none while one is killed
+        for walk in self._walks:
+            walk.stop()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def _chain(walks: list[_Walk]) -> None:
+    """Run ``walks`` in order, each to its end (the thread of ``_Started``)."""
+    for walk in walks:
+        proc = walk.launch()
+        if proc is not None:
+            proc.wait()
 
 
 class _Walk:
@@ -83,35 +135,66 @@ class _Walk:
     at 64 KiB until the run reads it, which is after the imports."""
 
     def __init__(self, args: list[str], cwd: str, env: dict[str, str]) -> None:
+        self.args = args
+        self.cwd = cwd
+        self.env = env
         self.out = _scratch()
-        try:
-            self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                ["git", *args],
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=self.out,
-                stderr=subprocess.DEVNULL,
-            )
-        except OSError:
-            self.proc = None  # the run starts it itself and reports why it cannot
+        self._lock = threading.Lock()  # between the chain's launch and the run's stop
+        self._launched = threading.Event()  # started, or never will be
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stopped = False
+
+    @property
+    def proc(self) -> subprocess.Popen[bytes] | None:
+        """The walk's git, once its turn came (``None``: it could not start, or the
+        run stopped the walks before its turn)."""
+        self._launched.wait()
+        return self._proc
+
+    def launch(self) -> subprocess.Popen[bytes] | None:
+        """Start git, unless the run stopped the walks already."""
+        with self._lock:
+            try:
+                if not self._stopped:
+                    self._proc = subprocess.Popen(
+                        ["git", *self.args],
+                        cwd=self.cwd,
+                        env=self.env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=self.out,
+                        stderr=subprocess.DEVNULL,
+                    )
+            except OSError:
+                pass  # the run starts it itself and reports why it cannot
+            finally:
+                self._launched.set()
+            return self._proc
 
     def result(self) -> tuple[int, bytes] | None:
-        """git's exit code and output (``None``: it could not start)."""
+        """git's exit code and output (``None``: it could not start), once it ended."""
         try:
-            if self.proc is None:
+            proc = self.proc
+            if proc is None:
                 return None
-            code = self.proc.wait()
+            code = proc.wait()  # the chain's thread may have reaped it: the same code
             self.out.seek(0)
             return code, self.out.read()
         finally:
             self.out.close()
 
+    def halt(self) -> None:
+        """No start from now on (``stop`` ends what did start)."""
+        with self._lock:
+            self._stopped = True
+            self._launched.set()
+
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-        if self.proc is not None:
-            self.proc.wait()
+        self.halt()
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        if proc is not None:
+            proc.wait()
         self.out.close()
 
 
@@ -226,6 +309,4 @@ def discard() -> None:
     started, _started = _started, None
     if started is None:
         return
-    for walk in (started.clean, started.untracked, started.tree):
-        if walk is not None:
-            walk.stop()
+    started.stop()
