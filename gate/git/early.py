@@ -112,6 +112,14 @@ class _Started:
             self._thread.daemon = True  # never keeps a process alive (discard joins it)
             self._thread.start()
 
+    def settle(self) -> None:
+        """Wait for the walks to end and their thread with them: the run forks its
+        workers only while it has no other thread (gate/workers.py), and takes
+        the three answers within milliseconds of each other anyway."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
     def stop(self) -> None:
         """Stop every walk (the running one killed, the rest never started) and wait."""
         for walk in self._walks:
@@ -266,6 +274,7 @@ def _mine(top: str | os.PathLike[str]) -> _Started | None:
     started = _started
     if started is None or os.fspath(top) != started.top:
         return None
+    started.settle()
     return started
 
 

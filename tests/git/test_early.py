@@ -146,3 +146,71 @@ def test_no_commit_yet_is_left_to_the_run(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "empty")
     early.start(str(repo.path), worktree=True, base=None)
     assert early._started is None
+
+
+def _trace(path: Path) -> list[tuple[str, str, float]]:
+    """(walk, event, seconds) from a GIT_TRACE2_EVENT file, one row per start and exit."""
+    import datetime
+    import json
+
+    sids: dict[str, str] = {}
+    rows: list[tuple[str, str, float]] = []
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] not in ("start", "exit"):
+            continue
+        if event["event"] == "start":
+            argv = [a for a in event["argv"][1:] if not a.startswith(("-c", "core."))]
+            sids[event["sid"]] = argv[0]
+        when = datetime.datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        rows.append((sids[event["sid"]], event["event"], when.timestamp()))
+    return rows
+
+
+def test_the_walks_run_one_after_another_in_order_of_need(
+    g: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Side by side, the three gits (and diff-index's preload threads) took both
+    cores from the imports they were meant to overlap; one after another, each
+    single-threaded, they keep to one (issue #26, N = 50,000)."""
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    early.start(str(g.path), worktree=True, base="main")
+    started = early._started
+    assert started is not None
+    assert started.clean is not None and "core.preloadIndex=false" in started.clean.args
+    assert early.take_untracked(str(g.path)) == b""
+    early.discard()
+    rows = [r for r in _trace(trace) if r[0] != "rev-parse"]
+    assert [(walk, event) for walk, event, _ in rows] == [
+        ("ls-tree", "start"),
+        ("ls-tree", "exit"),
+        ("diff-index", "start"),
+        ("diff-index", "exit"),
+        ("ls-files", "start"),
+        ("ls-files", "exit"),
+    ]
+
+
+def test_a_taken_answer_leaves_no_thread_behind(g: GitRepo) -> None:
+    """The run forks its workers only while it has no other thread (gate/workers.py):
+    the walks' thread is gone once the run took an answer."""
+    import threading
+
+    early.start(str(g.path), worktree=True, base="main")
+    assert early.take_clean(str(g.path), g.head()) is True
+    assert threading.active_count() == 1
+    early.discard()
+
+
+def test_discard_before_the_walks_end_starts_no_more(g: GitRepo) -> None:
+    import threading
+
+    early.start(str(g.path), worktree=True, base="main")
+    started = early._started
+    assert started is not None
+    early.discard()
+    assert threading.active_count() == 1
+    walks = [started.tree, started.clean, started.untracked]
+    assert all(w is not None and w.out.closed for w in walks)
+    assert all(w is not None and (w.proc is None or w.proc.returncode is not None) for w in walks)
