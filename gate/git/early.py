@@ -8,9 +8,9 @@ gate's Python: does any tracked file differ from HEAD (``git diff-index
 where the dialect's sources are looked for, gate/repo_dialect.py). Asked where
 the run needs them, they cost 10-40 ms of wall time each at 10,000 files, in
 sequence with everything else. Started by the command right after its
-arguments are read, they run on another core while Python imports sqlglot and
-the engine, and the run collects their answers (``Changes``) instead of
-starting them again.
+arguments are read, one after another from one thread (``_Started``), they run
+on another core while Python imports sqlglot and the engine, and the run
+collects their answers (``Changes``) instead of starting them again.
 
 Only the standard library is imported here: importing this module must not
 pull in what the walks are meant to overlap. Nothing changes in what git is
