@@ -132,10 +132,14 @@ class _Started:
 
 def _chain(walks: list[_Walk]) -> None:
     """Run ``walks`` in order, each to its end (the thread of ``_Started``)."""
-    for walk in walks:
-        proc = walk.launch()
-        if proc is not None:
-            proc.wait()
+    try:
+        for walk in walks:
+            proc = walk.launch()
+            if proc is not None:
+                proc.wait()
+    finally:  # whatever went wrong, no walk waits for a start that will not come
+        for walk in walks:
+            walk.halt()  # one not started answers None: the run asks git itself
 
 
 class _Walk:

@@ -214,3 +214,24 @@ def test_discard_before_the_walks_end_starts_no_more(g: GitRepo) -> None:
     walks = [started.tree, started.clean, started.untracked]
     assert all(w is not None and w.out.closed for w in walks)
     assert all(w is not None and (w.proc is None or w.proc.returncode is not None) for w in walks)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_chain_that_fails_leaves_the_run_to_ask_itself(
+    g: GitRepo, monkeypatch: pytest.MonkeyPatch, asked: list[tuple[str, ...]]
+) -> None:
+    """An unexpected error in the walks' thread must not leave the run waiting for
+    a walk that never starts: the run asks git itself, as without the walks."""
+    real = subprocess.Popen
+    calls: list[int] = []
+
+    def popen(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:
+            raise ValueError("unexpected")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(early.subprocess, "Popen", popen)
+    early.start(str(g.path), worktree=True, base="main")
+    assert early.take_untracked(str(g.path)) is None
+    early.discard()
