@@ -82,3 +82,71 @@ def test_two_projects_swapping_names_compare_what_each_ref_now_reads(
     proc = cli(repo.path, "--base", "main", "--format", "json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert ("column_removed", "INT", None) in _rules(proc)
+
+
+DCS = (
+    "dataContractSpecification: 1.1.0\nid: stations\ninfo:\n  title: Stations\n"
+    "  version: 0.1.0\nservers:\n  prod:\n{server}"
+    "models:\n  stations:\n    type: table\n    fields:\n"
+    "      station_id:\n        type: string\n"
+)
+
+
+def _postgres(database: str) -> str:
+    return DCS.format(
+        server=f"    type: postgres\n    host: h\n    port: 5432\n    schema: public\n"
+        f"    database: '{database}'\n"
+    )
+
+
+def _files(location: str, kind: str = "s3") -> str:
+    return DCS.format(server=f"    type: {kind}\n    location: '{location}'\n")
+
+
+def _moved(cli: Cli, repo: GitRepo, before: str, after: str) -> int:
+    """1 if a PR turning ``before`` into ``after`` moves the table, else 0."""
+    path = "stations.datacontract.yaml"
+    repo.write(path, before)
+    repo.commit("before")
+    repo.write(path, after)
+    repo.commit("after")
+    proc = cli(
+        repo.path, "--base", "HEAD~1", "--head", "HEAD", "--no-merge-base", "--format", "json"
+    )
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return int(
+        any(c["rule"] == "model_relation_changed" for c in json.loads(proc.stdout)["changes"])
+    )
+
+
+def test_a_server_move_cannot_hide_behind_a_placeholder_or_a_file_pattern(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """A value with ``$``, ``{}`` or ``<>`` was skipped whole ("filled in elsewhere"),
+    and a files location was compared only up to its last folder: a PR moving the
+    table passed ("no contract changes", exit 0) by adding a placeholder to the new
+    value (``prod`` -> ``staging_${X}``, a new bucket with ``/${env}/``), by changing
+    the text between unchanged placeholders, or by changing a file name that sits
+    beside a ``?`` or ``*`` (``orders_*.parquet`` -> ``sales_*.parquet``, a query
+    string). A placeholder is filled the same way on both sides: the literal text
+    around it still tells two places apart."""
+    moves = [
+        (_postgres("prod"), _postgres("staging_${X}")),
+        (_postgres("prod"), _postgres("stag<x>")),
+        (_files("s3://acme/stations/"), _files("s3://other/${env}/stations/")),
+        (_files("s3://${b}/stations/"), _files("s3://${b}/archive/")),
+        (_files("s3://b/data/orders_*.parquet"), _files("s3://b/data/sales_*.parquet")),
+        (_files("s3://b/data/stations.parquet?v=1"), _files("s3://b/data/other.parquet?v=1")),
+        (
+            _files("https://h.example/data/stations.csv?raw=1", "https"),
+            _files("https://h.example/data/other.csv?raw=1", "https"),
+        ),
+    ]
+    assert [_moved(cli, repo, a, b) for a, b in moves] == [1] * len(moves)
+    same = [
+        (_postgres("${DB_NAME}"), _postgres("{{ database }}")),  # unknown either way
+        (_files("s3://${B}/t/"), _files("s3://{{ b }}/t")),
+        (_files("s3://b/t/"), _files("s3a://b/t/year=*/*.parquet")),
+        (_files("s3://b/data/{model}/"), _files("s3://b/data/stations/*.json")),
+    ]
+    assert [_moved(cli, repo, a, b) for a, b in same] == [0] * len(same)
