@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from subprocess import CompletedProcess
 
+import pytest
+
 from tests.gitrepo import GitRepo
 
 Cli = Callable[..., CompletedProcess[str]]
@@ -150,3 +152,44 @@ def test_a_server_move_cannot_hide_behind_a_placeholder_or_a_file_pattern(
         (_files("s3://b/data/{model}/"), _files("s3://b/data/stations/*.json")),
     ]
     assert [_moved(cli, repo, a, b) for a, b in same] == [0] * len(same)
+
+
+_ENFORCED_PUBLIC = (
+    "version: 2\nmodels:\n  - name: orders\n    access: public\n    config:\n"
+    "      contract:\n        enforced: true\n    columns:\n      - name: id\n        data_type: int\n"
+)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "{{ config(enabled=false) }}\n{{ config(enabled=true) if target.name == 'x' else '' }}",
+        "{{ config(enabled=false) }}\n{{ false and config(enabled=true) }}",
+        '{{ config(enabled=false) }}\n{% set s = "{{ config(enabled=true) }}" %}',
+        "{{ config(enabled=false) }}\n{% set d = {'x': config(enabled=true)} if false else {} %}",
+        "{{ config(access='private') }}\n{{ config(access='public') if false }}",
+        "{{ config(contract={'enforced': false}) }}\n{{ true or config(contract={'enforced': true}) }}",
+        "{{ config(enabled=false, meta={'note': \"see config(enabled=true)\"}) }}",
+        "{{ config(enabled=false, meta=config(enabled=true)) }}",
+    ],
+    ids=["if-expression", "and", "string", "dict-if", "access", "or", "in-a-string", "nested"],
+)
+def test_a_config_call_beside_a_condition_in_its_tag_is_not_taken_as_run(
+    cli: Cli, repo: GitRepo, call: str
+) -> None:
+    """Round four made a call under ``{% if %}`` unevaluable; a condition inside the
+    tag itself still read as run: ``{{ config(enabled=true) if target.name == 'x' }}``,
+    ``{{ false and config(...) }}``, a call inside a string (``{% set s = "{{ config(
+    ...) }}" %}``, a ``meta`` text) or inside another call's arguments. The gate took
+    the last such call as the model's word (enabled, public, enforced), dbt never ran
+    it (or ran it first): the model disabled, narrowed or unenforced passed, exit 0."""
+    repo.write("dbt_project.yml", _project("shop"))
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.write("models/_m.yml", _ENFORCED_PUBLIC)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("models/orders.sql", call + "\nselect 1 as id\n")
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "BREAKING" in proc.stdout
