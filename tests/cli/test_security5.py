@@ -193,3 +193,40 @@ def test_a_config_call_beside_a_condition_in_its_tag_is_not_taken_as_run(
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "BREAKING" in proc.stdout
+
+
+def test_an_acknowledgement_after_an_unclosed_strike_tag_is_shown_struck(
+    cli: Cli, repo: GitRepo, tmp_path
+) -> None:
+    """``<s>`` and ``<strike>`` are HTML formatting elements: left open when their
+    paragraph (or heading) ends, the browser, and GitHub's HTML5 sanitizer, reopen
+    them around every later paragraph until their end tag, so the acknowledgement
+    below is shown crossed out. The gate closed them with the paragraph and counted
+    it: exit 0. ``<del>`` is no formatting element: it ends with its paragraph."""
+    _access_pr(repo)
+    body = tmp_path / "body.md"
+    for struck in (
+        "<s>we first thought\n\naccept-breaking-change: orders\n",
+        "# <strike>Plan\n\n- accept-breaking-change: orders\n",
+    ):
+        body.write_text(struck)
+        proc = cli(repo.path, "--base", "main", "--pr-body-file", str(body))
+        assert proc.returncode == 1, struck + proc.stdout + proc.stderr
+    for shown in (
+        "<s>old\n\nstill old</s>\n\naccept-breaking-change: orders\n",
+        "<del>old\n\naccept-breaking-change: orders\n",
+    ):
+        body.write_text(shown)
+        proc = cli(repo.path, "--base", "main", "--pr-body-file", str(body))
+        assert proc.returncode == 0, shown + proc.stdout + proc.stderr
+
+
+def _access_pr(repo: GitRepo) -> None:
+    """A public model made protected: one breaking change on ``orders``."""
+    repo.write("dbt_project.yml", _project("shop"))
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.write("models/_m.yml", _ENFORCED_PUBLIC)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("models/_m.yml", _ENFORCED_PUBLIC.replace("    access: public\n", ""))
+    repo.commit("pr")
