@@ -19,7 +19,9 @@ What a reader does not see never comes back:
   the opening tag stands; a Markdown paragraph that ends up inside an
   attribute value (an HTML block that leaves a quote open) is not a paragraph
   to the HTML parser either;
-- text inside ``<del>``, ``<s>`` or ``<strike>``, shown crossed out (withdrawn);
+- text inside ``<del>``, ``<s>`` or ``<strike>``, shown crossed out (withdrawn),
+  and all text after an ``<s>`` or ``<strike>`` left open (HTML reopens it in
+  every following paragraph until its end tag);
 - fenced and indented code blocks: templates quote the syntax there;
 - autolinks (``<scheme:...>``) and images stand as one non-blank placeholder
   character, so the line does not start with what they hold.
@@ -65,6 +67,10 @@ _UNSEEN = frozenset({"script", "style", "template", "noscript", "title", "rp"})
 #: Elements GitHub shows crossed out: a reviewer reads their text as withdrawn, so it
 #: acknowledges nothing (``~~...~~`` stays text to the commonmark reader: no line start).
 _STRUCK = frozenset({"del", "s", "strike"})
+#: Of those, HTML's formatting elements: one left open when its paragraph ends is
+#: reopened by the browser (and GitHub's HTML5 sanitizer) around all text after
+#: it, until its end tag: ``<s>old`` strikes out every following paragraph.
+_REOPENED = frozenset({"s", "strike"})
 
 
 @dataclass(frozen=True)
@@ -219,6 +225,8 @@ class _Reader(HTMLParser):
         self.block: tuple[int, bool] | None = None  # (first line, quoted) while in one
         self.moved = 0  # source lines since the block's first
         self.text: list[str] = []
+        #: ``<s>``/``<strike>`` closed only by an enclosing end tag: still striking.
+        self.reopened: list[str] = []
 
     # -- structure ----------------------------------------------------------------
 
@@ -249,9 +257,12 @@ class _Reader(HTMLParser):
             if self.stack[depth][0] == tag:
                 closed = self.stack[depth:]
                 del self.stack[depth:]
+                self.reopened += [name for name, *_ in closed[1:] if name in _REOPENED]
                 if any(ours for _, _, ours, _ in closed):
                     self._flush()
                 return
+        if tag in self.reopened:  # its own end tag, past the paragraph it opened in
+            del self.reopened[len(self.reopened) - 1 - self.reopened[::-1].index(tag)]
 
     def handle_comment(self, data: str) -> None:
         self.moved += data.count("\n")
@@ -292,7 +303,7 @@ class _Reader(HTMLParser):
             self.block = None
 
     def _hidden(self) -> bool:
-        return any(hides for _, hides, _, _ in self.stack)
+        return bool(self.reopened) or any(hides for _, hides, _, _ in self.stack)
 
     def _in_autolink(self) -> bool:
         return any(autolink for _, _, _, autolink in self.stack)

@@ -146,7 +146,7 @@ _MERGE = "tag:yaml.org,2002:merge"
 
 
 def _reject_duplicate_keys(
-    node: yaml.MappingNode, sink: list[tuple[str, int]] | None = None
+    node: yaml.MappingNode, sink: list[tuple[str, int]] | None = None, loader: Any = None
 ) -> None:
     """Refuse a key written twice in one mapping, or record it in ``sink``.
 
@@ -157,10 +157,19 @@ def _reject_duplicate_keys(
     ``sink`` and decides afterwards, once it knows the format.
     """
     seen: set[str] = set()
+    #: Keys other than strings as Python builds them: ``1``, ``1.0``, ``0x1`` and
+    #: ``true`` are one dict key (the last wins), though their texts differ.
+    built: set[Any] = set()
     for key_node, _value in node.value:
         if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
             continue
-        if key_node.value in seen:
+        again = key_node.value in seen
+        if key_node.tag != _STR and loader is not None:
+            with contextlib.suppress(ValueError, yaml.YAMLError):  # _build names it
+                key = loader.construct_object(key_node)
+                again = again or key in built
+                built.add(key)
+        if again:
             if sink is not None:
                 sink.append((str(key_node.value), key_node.start_mark.line + 1))
                 continue
@@ -219,7 +228,7 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     mapping.line = node.start_mark.line + 1
     mapping.key_lines = {}
     memo[id(node)] = mapping
-    _reject_duplicate_keys(node, loader.duplicate_keys)
+    _reject_duplicate_keys(node, loader.duplicate_keys, loader)
     if any(key.tag == _MERGE for key, _value in node.value):
         loader.flatten_mapping(node)
     key_lines = mapping.key_lines

@@ -50,3 +50,26 @@ def test_a_repeated_key_is_refused_unless_the_caller_collects_it() -> None:
     assert doc == {"a": 3, "b": {"c": 2}}  # the last value wins, as in PyYAML and dbt
     assert doc.key_line("a") == 5
     assert sorted(repeats) == [("a", 5), ("c", 4)]
+
+
+def test_keys_written_differently_that_python_builds_as_one_are_a_repeat() -> None:
+    """``1``, ``1.0``, ``0x1`` and ``true`` are one dict key, ``null`` and ``~``
+    another: the last value won silently, though a repeated key is refused (a DCS
+    ``fields`` map keyed ``1`` and ``1.0`` lost a field without a word), and a dbt
+    file's repeat went unnamed. Keys of two types stay a repeat by their text
+    (``'1'`` and ``1``), as before: refused, never silently kept both."""
+    import pytest
+
+    from gate.model import ContractError
+
+    for text in ("1: x\n1.0: y\n", "true: x\n1: y\n", "null: x\n~: y\n", "1: x\n0x1: y\n"):
+        with pytest.raises(ContractError, match=r"x\.yml:3: invalid YAML: duplicate key"):
+            load_yaml("a:\n" + "".join(f"  {line}\n" for line in text.splitlines()), "x.yml")
+        repeats: list[tuple[str, int]] = []
+        load_yaml(text, "x.yml", duplicate_keys=repeats)
+        assert [line for _key, line in repeats] == [2], text
+    assert load_yaml("1: x\n2: y\n'1': z\n", "x.yml", duplicate_keys=[]) == {
+        1: "x",
+        2: "y",
+        "1": "z",
+    }

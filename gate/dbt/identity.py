@@ -73,10 +73,16 @@ def shared_names(base: Iterable[Dataset], head: Iterable[Dataset]) -> set[str]:
 def follow_renames(base: Iterable[Dataset], renamed: Mapping[str, str]) -> list[Dataset]:
     """Base datasets with their project's HEAD name when the project was renamed
     in place (its ``dbt_project.yml`` ``name:`` changed, not its folder): the
-    same project, so its models still pair with themselves."""
+    same project, so its models still pair with themselves.
+
+    A model that was ``public`` keeps its base project: other projects read it
+    as ``ref('<project>', '<model>')``, which no longer compiles under the new
+    name, so its ``unique_id`` changed as for a model moved to another project
+    (``model_renamed``). Only public models can be read across projects.
+    """
     return [
         replace(d, project=renamed[d.project])
-        if d.project is not None and d.project in renamed
+        if d.project is not None and d.project in renamed and d.access != "public"
         else d
         for d in base
     ]

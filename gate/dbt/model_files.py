@@ -117,20 +117,15 @@ def properties_of_changed_models(
     out: list[FileChange] = []
     for root, wanted in names.items():
         globs = [f"{literal(root)}/{g}" if root else g for g in PROPERTY_GLOBS] + list(negations)
-        paths = {
-            p
-            for commit in commits
-            for p in repo.files_containing(commit, globs, sorted(wanted))
-            if p not in known
+        # one search a side (the implicated files are the same search, unfiltered)
+        found = {
+            p for commit in commits for p in repo.files_containing(commit, globs, sorted(wanted))
         }
+        paths = {p for p in found if p not in known}
         old_blobs = repo.existing(commits[0], sorted(paths))
         new_blobs = repo.existing(commits[1], sorted(paths))
         if implicated is not None:
-            implicated.update(
-                p
-                for commit in commits
-                for p in repo.files_containing(commit, globs, sorted(wanted))
-            )
+            implicated.update(found)
         for path in sorted(paths):
             known.add(path)
             if path in old_blobs and path in new_blobs:

@@ -9,7 +9,9 @@ Handlers only: which datasets pair is ``gate.diff.pairing``, the walk is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+import re
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from gate import rules
@@ -137,7 +139,7 @@ _CASE_FOLDING = _CASELESS | _FOLDS_UNQUOTED | {"postgres", "postgresql", "oracle
 #: Server types that are one engine under two names (ODCS lists both).
 _ENGINE = {"postgresql": "postgres"}
 #: Characters of a placeholder or template (``${DB}``, ``{{ env }}``, ``<db>``): such a
-#: value is filled in elsewhere, so a change of its text says nothing about the table.
+#: value is filled in elsewhere, the same way on both sides (``_placeholders_differ``).
 _TEMPLATE = frozenset("${}<>")
 
 
@@ -149,14 +151,23 @@ _MODEL = "{model}"
 _GLOB = frozenset("*?[")
 #: URL schemes for the objects another scheme names: Hadoop's S3 connectors, DuckDB's ``gcs``.
 _SAME_STORE = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
+#: What is left of a file pattern that names no files of its own once its wildcards
+#: and ``[...]`` classes are gone: nothing, extensions (``*.parquet``, ``*.csv.gz``)
+#: or a Hive partition key (``year=*``).
+_ANY_FILE = re.compile(r"(?:\.\w+)*|\w+=")
+_CLASS = re.compile(r"\[[^[\]]*\]")  # no [ inside: one scan between brackets
+#: A placeholder as the formats write one: ``${DB}``, ``$DB``, ``{{ env }}``, ``<db>``, ``{x}``.
+_PLACEHOLDER = re.compile(r"\$\{[^${}]*\}|\$\w+|\{\{[^{}]*\}\}|\{[^{}]*\}|<[^<>]*>")
 
 
-def _files_root(value: str) -> str:
-    """A ``location`` as the folder its files are in: trailing slashes and
-    the last segments that are file patterns dropped, so that ``s3://b/t/``,
-    ``s3://b/t``, ``s3a://b/t`` and ``s3://b/t/*.parquet`` name one place. Case
-    is kept past the scheme: object stores and file systems tell ``Orders/`` from
-    ``orders/``."""
+def _files_root(value: str) -> tuple[str, tuple[str, ...]]:
+    """A ``location`` as the folder its files are in, and the file patterns
+    dropped from its end: trailing slashes and the last segments that are file
+    patterns go, so that ``s3://b/t/``, ``s3://b/t``, ``s3a://b/t`` and
+    ``s3://b/t/*.parquet`` name one place. Case is kept past the scheme: object
+    stores and file systems tell ``Orders/`` from ``orders/``. A pattern that
+    names files of its own (``orders_*.parquet``, ``t.csv?raw=1``) is returned,
+    so that another one in the same folder is another place (``_same_files``)."""
     parts = value.strip().rstrip("/").split("/")
     keep = len(parts)
     while keep > 1 and _GLOB & set(parts[keep - 1]):  # ``**/*.parquet``, ``year=*/``
@@ -166,7 +177,48 @@ def _files_root(value: str) -> str:
     if sep and scheme.isalnum():  # a URL's scheme has no case; some name one store twice
         scheme = scheme.lower()
         root = f"{_SAME_STORE.get(scheme, scheme)}://{rest}"
-    return root
+    named = tuple(p for p in parts[keep:] if not _ANY_FILE.fullmatch(_wildcards_out(p)))
+    return root, named
+
+
+def _wildcards_out(segment: str) -> str:
+    return _CLASS.sub("", segment).replace("*", "").replace("?", "")
+
+
+def _files_place(value: str) -> str:
+    """A files location as the place it names (``_files_root``), as one text."""
+    root, named = _files_root(value)
+    return "/".join((root, *named))
+
+
+def _placeholders_differ(was: str, now: str, same: Callable[[str, str], bool]) -> bool:
+    """Whether two values with placeholders surely name two places.
+
+    A placeholder is filled in elsewhere, the same way for both sides: values
+    with the same placeholders in the same order differ where their text does
+    (``s3://${bucket}/orders`` -> ``s3://${bucket}/archive``). Otherwise only
+    the literal text before the first placeholder character and after the last
+    can tell (``prod`` -> ``staging_${X}``, ``s3://acme/t`` ->
+    ``s3://other/${env}/t``: no filling makes them one); ``${DB}`` ->
+    ``{{ database }}`` stays unknown. Linear: one scan each.
+    """
+    if _PLACEHOLDER.findall(was) == _PLACEHOLDER.findall(now):
+        return not same(was, now)
+    head_was, tail_was = _literal_ends(was)
+    head_now, tail_now = _literal_ends(now)
+    n, m = min(len(head_was), len(head_now)), min(len(tail_was), len(tail_now))
+    return not same(head_was[:n], head_now[:n]) or not same(
+        tail_was[len(tail_was) - m :], tail_now[len(tail_now) - m :]
+    )
+
+
+def _literal_ends(value: str) -> tuple[str, str]:
+    """The text before the first placeholder character and after the last one."""
+    found = [i for i in (value.find(c) for c in _TEMPLATE) if i >= 0]
+    if not found:
+        return value, value
+    last = max(value.rfind(c) for c in _TEMPLATE)
+    return value[: min(found)], value[last + 1 :]
 
 
 def _engine(server: Server, dialect: str) -> str:
@@ -287,16 +339,24 @@ def _server_moves(
     moves = []
     for part, was in before.items():
         now = after.get(part)
-        if now is not None and part in FILE_KEYS:
-            was, now = was.replace(_MODEL, tables[0]), now.replace(_MODEL, tables[1])
-        if now is None or _TEMPLATE & set(was + now):
+        if now is None:
             continue
-        if part in FILE_KEYS:
-            if _files_root(was) != _files_root(now):
-                moves.append((part, was, now))
-        elif (was.casefold() != now.casefold()) if fold else (was != now):
-            moves.append((part, was, now))
+        seen_was, seen_now = was, now
+        if part in FILE_KEYS:  # compared as the places they name
+            was = _files_place(was.replace(_MODEL, tables[0]))
+            now = _files_place(now.replace(_MODEL, tables[1]))
+        same = _same_folded if fold and part not in FILE_KEYS else operator.eq
+        if (
+            _placeholders_differ(was, now, same)
+            if _TEMPLATE & set(was + now)
+            else not same(was, now)
+        ):
+            moves.append((part, seen_was, seen_now))
     return moves
+
+
+def _same_folded(a: str, b: str) -> bool:
+    return a.casefold() == b.casefold()
 
 
 def _engines_shown(old: str | None, new: str | None) -> str:

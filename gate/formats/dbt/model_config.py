@@ -112,6 +112,10 @@ def _scan(source: str) -> tuple[str, list[tuple[int, int]]]:
             index = len(source) if endraw is None else endraw.end()
             spans.append((start, index, False))
             continue
+        if not depth and opener != "{#" and not _runs_alone(source, start, index):
+            guarded.append(
+                (start, index)
+            )  # ``{{ config(...) if x }}``, ``{{ x and config(...) }}``
         if opener == "{%" and _BLOCK_OPEN.match(source, start, index):
             depth += 1
             opened = index if depth == 1 else opened
@@ -134,6 +138,28 @@ def _scan(source: str) -> tuple[str, list[tuple[int, int]]]:
         done = end
     pieces.append(_blank(source[done:]) if code else source[done:])
     return "".join(pieces), guarded
+
+
+#: A tag that is one ``config()`` call and nothing else: ``{{ config(...) }}``,
+#: ``{{- dbt.config(...) -}}``, ``{% do config(...) %}``.
+_ALONE = re.compile(r"\{(?:\{|%[-+]?\s*do\b)[-+]?\s*(?:dbt\s*\.\s*)?config\s*\(")
+_ALONE_END = re.compile(r"\)\s*[-+]?[}%]\}")
+
+
+def _runs_alone(source: str, start: int, end: int) -> bool:
+    """Whether the tag ``source[start:end]`` calls ``config()`` only as its whole
+    expression, or not at all. A call beside anything else may not run: dbt
+    renders ``{{ config(enabled=true) if target.name == 'x' }}``, ``{{ false and
+    config(...) }}``, ``{% set s = "{{ config(...) }}" %}`` without calling it,
+    so such a call's ``enabled``, ``contract`` and ``access`` are unevaluable,
+    as under ``{% if %}``."""
+    if _CALL.search(source, start, end) is None:
+        return True
+    call = _ALONE.match(source, start, end)
+    if call is None:
+        return False
+    close = _balanced_end(source, call.end(), end)
+    return close is not None and _ALONE_END.fullmatch(source, close, end) is not None
 
 
 def _tag_end(source: str, start: int, closer: str) -> int:
@@ -386,9 +412,13 @@ def read_settings(
             exc.line,
         ) from None
     starts = [start for start, _end in guarded]
+    outer_end = -1
     for offset, arguments in calls:
         at = bisect.bisect_right(starts, offset) - 1
-        reader.conditional = at >= 0 and offset < guarded[at][1]
+        # a call inside another's arguments (or in a string there) runs first, if at all
+        nested = offset < outer_end
+        reader.conditional = nested or (at >= 0 and offset < guarded[at][1])
+        outer_end = max(outer_end, offset + len(arguments))
         reader.call(offset, arguments)
     return ModelSettings(
         enforced=reader.values[ENFORCED],
