@@ -51,3 +51,68 @@ def test_the_pr_that_fixes_a_spaced_access_at_the_base_passes(cli: Cli, repo: Gi
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "model_access_narrowed" not in proc.stdout
+
+
+# 3. Jinja in ``dbt_project.yml``'s ``+access``/``+enabled``/``+contract``: constants
+# folded (``"{{ 'public' }}"``), an expression reported where it changes, as the same
+# Jinja in a properties entry or a model file is (``dbt_config_unevaluable``).
+
+
+def _folder(setting: str) -> str:
+    return PROJECT + f"models:\n  shop:\n    marts:\n      {setting}\n"
+
+
+PLAIN = _entry().replace("    config:\n      contract:\n        enforced: true\n", "")
+ENFORCED = "+contract: {enforced: true}\n      "
+TARGET = "\"{{ 'public' if target.name == 'prod' else 'protected' }}\""
+
+
+def test_a_folders_access_made_jinja_is_reported(cli: Cli, repo: GitRepo) -> None:
+    project = (_folder(ENFORCED + "+access: public"), _folder(ENFORCED + f"+access: {TARGET}"))
+    _pr(repo, PLAIN, PLAIN, project=project)
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "dbt_config_unevaluable orders" in proc.stdout
+    assert "access is now '{{ 'public' if target.name == 'prod'" in proc.stdout
+    assert "(dbt_project.yml:9)" in proc.stdout
+
+
+def test_an_unchanged_jinja_access_on_both_sides_is_no_finding(cli: Cli, repo: GitRepo) -> None:
+    """The same expression at the base and HEAD (a line added above it): nothing new."""
+    after = _folder(ENFORCED + f"+access: {TARGET}").replace("models:", "# moved\nmodels:")
+    _pr(repo, PLAIN, PLAIN, project=(_folder(ENFORCED + f"+access: {TARGET}"), after))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "dbt_config_unevaluable" not in proc.stdout
+
+
+def test_a_folders_enabled_made_jinja_is_reported(cli: Cli, repo: GitRepo) -> None:
+    project = (
+        _folder(ENFORCED + "+enabled: true"),
+        _folder(ENFORCED + "+enabled: \"{{ target.name == 'prod' }}\""),
+    )
+    _pr(repo, PLAIN, PLAIN, project=project)
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "enabled is now '{{ target.name == 'prod' }}'" in proc.stdout
+
+
+def test_the_entrys_own_access_hides_the_folders_jinja(cli: Cli, repo: GitRepo) -> None:
+    """``config.access: public`` in the entry beats any ``+access``: nothing to evaluate."""
+    public = _entry(config_access="public")
+    _pr(repo, public, public, project=(_folder("+access: public"), _folder(f"+access: {TARGET}")))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "dbt_config_unevaluable" not in proc.stdout
+
+
+def test_a_constant_jinja_access_is_folded(cli: Cli, repo: GitRepo) -> None:
+    project = (
+        _folder(ENFORCED + "+access: public"),
+        _folder(ENFORCED + "+access: \"{{ 'protected' }}\""),
+    )
+    _pr(repo, PLAIN, PLAIN, project=project)
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "model_access_narrowed orders: public -> protected" in proc.stdout
+    assert "dbt_config_unevaluable" not in proc.stdout
