@@ -130,7 +130,13 @@ def read_sides(
         base_side.repo, base_side.commit, base, old_projects, model_file_bytes, lenient=True
     )
     head = dbt_model_files.apply_model_configs(
-        head_side.repo, head_side.commit, head, new_projects, model_file_bytes
+        head_side.repo,
+        head_side.commit,
+        head,
+        new_projects,
+        model_file_bytes,
+        base_commit=base_side.commit,
+        warnings=schema_warnings,
     )
     head = relation_macros.mark(
         head_side.projects, head, new_projects, base, base_side.projects, base_side.floor_commit

@@ -116,3 +116,39 @@ def test_a_constant_jinja_access_is_folded(cli: Cli, repo: GitRepo) -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "model_access_narrowed orders: public -> protected" in proc.stdout
     assert "dbt_config_unevaluable" not in proc.stdout
+
+
+# 2. A refused value the pull request did not introduce. ``dbt parse`` fails on both
+# sides of ``{{ config(access='Public') }}`` (InvalidAccessTypeError); a pull request
+# that only touches the model's properties entry is not refused for it: the model file
+# is read as the base is read, compared, and a warning names the file and line.
+
+CAPITAL = "-- orders\n{{ config(access='Public') }}\nselect 1 as id\n"
+WIDER = _entry(access="public").replace("data_type: int", "data_type: bigint")
+
+
+def test_an_inherited_bad_access_in_a_model_file_is_a_warning(cli: Cli, repo: GitRepo) -> None:
+    _pr(repo, _entry(access="public"), WIDER, sql=(CAPITAL, CAPITAL))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "models/marts/orders.sql:2" in proc.stdout + proc.stderr
+    assert "did not introduce it" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_an_inherited_bad_access_still_compares(cli: Cli, repo: GitRepo) -> None:
+    """Read as the base reads it (``'Public'`` as public): a narrowing still breaks."""
+    narrowed = CAPITAL.replace("select", "{{ config(access='private') }}\nselect")
+    _pr(repo, _entry(), _entry(), sql=(CAPITAL, narrowed))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "model_access_narrowed orders: public -> private" in proc.stdout
+
+
+def test_a_bad_access_the_pr_writes_is_still_refused(cli: Cli, repo: GitRepo) -> None:
+    """``'Public'`` at the base, ``'PUBLIC'`` at HEAD: a value this pull request wrote."""
+    _pr(repo, _entry(), WIDER, sql=(CAPITAL, CAPITAL.replace("Public", "PUBLIC")))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "models/marts/orders.sql:2" in proc.stderr
+    assert "'PUBLIC' is not one of private, protected, public" in proc.stderr
