@@ -152,3 +152,23 @@ def test_a_bad_access_the_pr_writes_is_still_refused(cli: Cli, repo: GitRepo) ->
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "models/marts/orders.sql:2" in proc.stderr
     assert "'PUBLIC' is not one of private, protected, public" in proc.stderr
+
+
+def test_an_inherited_bad_access_in_a_properties_file_is_a_warning(cli: Cli, repo: GitRepo) -> None:
+    """``access: Public`` on both sides of a properties file the pull request edits
+    elsewhere: both sides are unreadable, neither is compared, the run is not refused."""
+    _pr(repo, _entry(access="Public"), WIDER.replace("access: public", "access: Public"))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "models/marts/_models.yml:4 is unreadable" in out
+    assert "its base version is refused the same way" in out
+
+
+def test_a_bad_access_a_pr_adds_to_a_properties_file_is_still_refused(
+    cli: Cli, repo: GitRepo
+) -> None:
+    _pr(repo, _entry(access="Public"), _entry(access="PUBLIC"))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "models/marts/_models.yml:4" in proc.stderr and "'PUBLIC'" in proc.stderr
