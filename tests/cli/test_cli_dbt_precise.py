@@ -172,3 +172,19 @@ def test_a_bad_access_a_pr_adds_to_a_properties_file_is_still_refused(
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "models/marts/_models.yml:4" in proc.stderr and "'PUBLIC'" in proc.stderr
+
+
+def test_a_deleted_entry_of_a_model_with_an_inherited_bad_access(cli: Cli, repo: GitRepo) -> None:
+    """The entry goes, the model file (``'Public'`` on both sides) stays: the verdict is
+    the one a plain model file gets (``model_removed``), not a refusal of the file that
+    ``still_built`` reads."""
+    repo.write("dbt_project.yml", PROJECT)
+    repo.write("models/marts/orders.sql", CAPITAL)
+    repo.write("models/marts/_models.yml", _entry())
+    repo.commit("base")
+    repo.branch("feature")
+    repo.remove("models/marts/_models.yml")
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "model_removed orders" in proc.stdout
