@@ -417,8 +417,8 @@ def still_built(
         try:
             enabled = _settings(repo, found[path], path, blobs, max_bytes).enabled
         except ContractError as exc:  # refused, unless the base holds the same (``_inherited``)
-            at_base = repo.existing(base_commit, [path]).get(path) if base_commit else None
-            enabled = _also_at_base(repo, (at_base, found[path]), path, exc, max_bytes).enabled
+            base_blob = repo.existing(base_commit, [path]).get(path) if base_commit else None
+            enabled = _also_at_base(repo, (base_blob, found[path]), path, exc, max_bytes).enabled
         # The file's config() wins over dbt_project.yml, which may disable it (``off``).
         if enabled is True or (enabled is None and dataset_id not in off):
             built.add(dataset_id)
