@@ -48,6 +48,15 @@ def _untouched_warning(error: ContractError) -> str:
     )
 
 
+def _inherited_warning(error: ContractError) -> str:
+    where = f"{error.path}:{error.line}" if error.line else error.path
+    return (
+        f"warning: {where} is unreadable ({error.detail}); its base version is refused the "
+        "same way, so this PR did not introduce it; it is not compared (dbt parse fails "
+        "on both sides: fix it)"
+    )
+
+
 def _unreadable_contracts(
     base: list[Dataset], head: list[Dataset], warnings: list[str], refused: list[ContractError]
 ) -> tuple[list[Dataset], list[Dataset]]:
@@ -102,14 +111,22 @@ def read_sides(
     base: list[Dataset] = []
     head: list[Dataset] = []
     skipped: set[str] = set()
-    for (path, *_), (side, contract) in zip(
+    refused_at_base: dict[str, str] = {}  # a dbt file's path -> its base version's refusal
+    for (path, _blob, _side, project), (side, contract) in zip(
         entries, load(head_side.repo, entries, parse), strict=True
     ):
         if isinstance(contract, ContractError):
             if side == base_side.name:
                 warnings.append(_base_warning(contract))
+                if project is not None:
+                    refused_at_base[path] = contract.detail
             elif side == UNTOUCHED:
                 warnings.append(_untouched_warning(contract))
+                skipped.add(path)
+            elif refused_at_base.get(path) == contract.detail:
+                # A dbt file whose base is refused the same way: not this PR's defect, and
+                # neither side can be compared (the base's datasets are already absent).
+                warnings.append(_inherited_warning(contract))
                 skipped.add(path)
             else:
                 refused.append(contract)
@@ -130,7 +147,13 @@ def read_sides(
         base_side.repo, base_side.commit, base, old_projects, model_file_bytes, lenient=True
     )
     head = dbt_model_files.apply_model_configs(
-        head_side.repo, head_side.commit, head, new_projects, model_file_bytes
+        head_side.repo,
+        head_side.commit,
+        head,
+        new_projects,
+        model_file_bytes,
+        base_commit=base_side.commit,
+        warnings=schema_warnings,
     )
     head = relation_macros.mark(
         head_side.projects, head, new_projects, base, base_side.projects, base_side.floor_commit

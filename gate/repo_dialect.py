@@ -289,6 +289,39 @@ def _detect(repo: Repo, commit: str | None, notices: list[str]) -> Found | None:
     )
 
 
+def project_dialects(repo: Repo, commit: str | None, notices: list[str]) -> dict[str, Found]:
+    """Each dbt project's folder -> the dialect its own profile declares at ``commit``
+    (read from the base side, as ``detect``): a repository of several projects on
+    different adapters (NYC Planning's data-engineering: Postgres products beside
+    DuckDB demos) has one answer per project where ``detect`` has none for the whole.
+    Projects whose profile is not found or is ambiguous are left out. The run still
+    reads every file in one dialect (``detect``, else the default): picking one per
+    file is the engine's and the consumer scan's (docs/formats/dbt.md#dialect)."""
+    try:
+        present = repo.named(commit, _NAMES) if commit is not None else None
+        projects = _listed(repo, commit, present, "dbt_project.yml", _PROJECT_GLOBS)
+        profiles = _listed(repo, commit, present, "profiles.yml", _PROFILES_GLOBS)
+    except (UsageError, GitError) as exc:
+        notices.append(f"the dbt projects' dialects were not read: {exc}")
+        return {}
+    docs = _Docs(repo, commit, [*projects, *profiles], notices)
+    return {
+        posixpath.dirname(p): found
+        for p in projects
+        if (found := _dbt_one(docs, p, profiles)) is not None
+    }
+
+
+def dialect_of(path: str, by_project: dict[str, Found], default: str) -> str:
+    """The dialect of the dbt project holding ``path`` (the innermost), else ``default``."""
+    best = max(
+        (root for root in by_project if not root or path.startswith(f"{root}/")),
+        key=len,
+        default=None,
+    )
+    return default if best is None else by_project[best].dialect
+
+
 def changed_at_head(repo: Repo, base: str, head: str | None, at_base: Found | None) -> Found | None:
     """What HEAD declares, when the pull request changes it (and it differs from the base's).
 

@@ -15,7 +15,11 @@ The gate never runs dbt or Jinja (a model is untrusted text). It replaces:
   still counts as a read of that table, at the expression's line;
 - ``{% ... %}`` tags and ``{# ... #}`` comments -> nothing; the text between
   ``{% if %}``/``{% else %}`` branches is kept as is (both branches),
-  and ``{% raw %}`` bodies are kept verbatim.
+  and ``{% raw %}`` bodies are kept verbatim;
+- ``{% set q %}BODY{% endset %}`` then ``{{ q }}``: each ``{{ q }}`` becomes BODY
+  (its own refs replaced as above), the block itself nothing, when BODY holds no
+  ``{%`` tag, ``q`` is set by that one block and used only after it
+  (``_expand_set_blocks``); otherwise ``{{ q }}`` is the placeholder, as before.
 
 Every replacement keeps the newlines it removes, so line numbers still point
 into the model file. A model this cannot turn into SQL sqlglot parses is
@@ -52,6 +56,13 @@ _RAW_END = re.compile(r"{%-?\s*endraw\s*-?%}")
 _WRAPPED = re.compile(r"""(?P<pre>[(,=]\s*)\(\s*(?P<s>'[^'"]*'|"[^'"]*")\s*\)""")
 #: Levels of such parentheses taken off (one pass each, so linear): deeper is no ref.
 _MAX_WRAPPED = 8
+
+
+_SET_BLOCK = re.compile(
+    r"{%-?\s*set\s+(?P<name>[A-Za-z_]\w*)\s*-?%}(?P<body>.*?){%-?\s*endset\s*-?%}", re.S
+)
+#: Text a model's set blocks may add when expanded, beyond the model's own length.
+_EXPANSION_SLACK = 64 * 1024
 
 
 class JinjaError(Exception):
@@ -164,13 +175,62 @@ class _Lines:
         return self.line
 
 
+def _expand_set_blocks(text: str) -> str:
+    """``text`` with each ``{{ q }}`` of a ``{% set q %}BODY{% endset %}`` block replaced
+    by BODY, as Jinja renders it (dbt models that keep a query in a set block and
+    select from it, ``from ({{ orders_q }}) as o``, read as "not analysed" when the
+    use was a placeholder and the body sat, rendered, ahead of the SQL). Sound only
+    where the text is the whole story: BODY holds no ``{%`` tag (no control flow, no
+    nested set) and no line comment (``--``, ``#``: put on one line, it would swallow
+    the rest of the use), ``q`` has this one block and no ``{% set q = ... %}``, and every
+    ``{{ q }}`` (whitespace control allowed) comes after the block; a name that fails
+    any of this is left alone. The block is blanked and BODY put in each use on one
+    line (newlines kept after it), so line numbers still point into the model file
+    and a ref in BODY counts at the line that uses it. Bounded: expansions that would
+    add more than the model's length plus ``_EXPANSION_SLACK`` are not made."""
+    if "endset" not in text:
+        return text
+    blocks: dict[str, list[re.Match[str]]] = {}
+    for block in _SET_BLOCK.finditer(text):
+        blocks.setdefault(block["name"], []).append(block)
+    edits: list[tuple[int, int, str]] = []
+    added = 0
+    for name, found in blocks.items():
+        block = found[0]
+        if len(found) > 1 or any(t in block["body"] for t in ("{%", "--", "#")):
+            continue  # control flow; a line comment would swallow the rest of its use
+        if re.search(r"{%-?\s*set\s+" + name + r"\s*=", text):
+            continue
+        uses = list(re.finditer(r"{{-?\s*" + name + r"\s*-?}}", text))
+        if not uses or any(u.start() < block.end() for u in uses):
+            continue
+        body = " " + " ".join(block["body"].split("\n")) + " "
+        added += len(body) * len(uses)
+        edits.append((block.start(), block.end(), ""))
+        edits += [(u.start(), u.end(), body) for u in uses]
+    if not edits or added > len(text) + _EXPANSION_SLACK:
+        return text
+    out: list[str] = []
+    done = 0
+    for start, end, body in sorted(edits):
+        if start < done:  # overlapping edits: a name inside another's block; leave all
+            return text
+        span = text[start:end]
+        out += [text[done:start], body if body else " ", "\n" * span.count("\n")]
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
 def render_with_refs(text: str) -> tuple[str, list[tuple[int, str]]]:
     """(SQL, [(line, table)] for refs inside other expressions); raises ``JinjaError``.
 
     One scan: each opener's next position is looked up again only once the scan
     has passed it (an absent ``{#`` is searched for once, not from every
-    tag), and line numbers are counted on from the last one.
+    tag), and line numbers are counted on from the last one. Set blocks used as
+    queries are expanded first (``_expand_set_blocks``).
     """
+    text = _expand_set_blocks(text)
     nested: list[tuple[int, str]] = []
     out: list[str] = []
     lines = _Lines(text)

@@ -27,7 +27,7 @@ from gate.formats.dbt import flags as dbt_flags
 from gate.formats.dbt.model_config import MAX_FILE_BYTES, ModelSettings, read_settings
 from gate.formats.dbt.project import Project
 from gate.git import FileChange, Repo
-from gate.model import ContractError, Dataset, Relation
+from gate.model import ContractError, ContractWarning, Dataset, Relation
 
 if TYPE_CHECKING:
     from gate.dbt.identity import bare_id
@@ -99,7 +99,14 @@ def properties_of_changed_models(
     names: dict[str, set[str]] = {}  # project folder -> model names to look for
     for change, before, after in relevant:
         old = _settings(repo, change.old_blob, change.old_path, blobs, max_bytes, True).meaning()
-        new = _settings(repo, change.new_blob, change.new_path, blobs, max_bytes).meaning()
+        try:
+            new = _settings(repo, change.new_blob, change.new_path, blobs, max_bytes).meaning()
+        except ContractError as exc:  # refused, unless the base holds the same (``_inherited``)
+            same_path = change.old_path == change.new_path and change.new_path is not None
+            at_base = change.old_blob if same_path else None
+            new = _also_at_base(
+                repo, (at_base, change.new_blob), change.new_path or "", exc, max_bytes
+            ).meaning()
         moved = posixpath.dirname(change.old_path or "") != posixpath.dirname(change.new_path or "")
         folders_matter = any(p is not None and p.folder_configs for p in (before, after))
         gone = (
@@ -225,6 +232,8 @@ def apply_model_configs(
     projects: Mapping[str, Project | None],
     max_bytes: int = MAX_FILE_BYTES,
     lenient: bool = False,
+    base_commit: str | None = None,
+    warnings: list[ContractWarning] | None = None,
 ) -> list[Dataset]:
     """Let each dbt model's own ``config()`` call override what the properties
     file and ``dbt_project.yml`` said, as dbt ranks it, and record where the
@@ -234,6 +243,11 @@ def apply_model_configs(
     ``projects`` maps a properties file's path to its project at this side;
     ``max_bytes`` is the base side's ``limits.model_file_bytes``; ``lenient``: this
     is the base side (an ``access`` dbt refuses is read, not refused: ``read_settings``).
+
+    ``base_commit`` and ``warnings`` (the HEAD side): a model file refused for a
+    value the same file at the base holds as well (``{{ config(access='Public') }}``
+    on both sides) is read as the base is read, with a warning in ``warnings``
+    naming its file and line: the pull request did not introduce it (``_inherited``).
     """
     files, found = _locate(repo, commit, datasets, projects)
     blobs = repo.read_blobs([b for p in files.values() if p and (b := found[p])])
@@ -246,7 +260,10 @@ def apply_model_configs(
         if path is None:
             out[i] = replace(out[i], model_file_missing=True)
             continue
-        said = _settings(repo, found[path], path, blobs, max_bytes, lenient)
+        try:
+            said = _settings(repo, found[path], path, blobs, max_bytes, lenient)
+        except ContractError as exc:
+            said = _inherited(repo, (base_commit, found[path]), path, exc, max_bytes, warnings)
         decided = {
             s
             for s, v in (
@@ -270,6 +287,63 @@ def apply_model_configs(
             ),
         )
     return out
+
+
+def _inherited(
+    repo: Repo,
+    commits: tuple[str | None, str | None],
+    path: str,
+    error: ContractError,
+    max_bytes: int,
+    warnings: list[ContractWarning] | None,
+) -> ModelSettings:
+    """A HEAD model file's settings despite ``error``, when the pull request did not
+    introduce it (``_also_at_base``): dbt fails on both sides, so refusing would block
+    every pull request that touches the model for a defect that is not its own. The
+    file is read as the base is read (``read_settings(lenient=True)``: ``'Public'`` as
+    public) and still compared, which keeps the run sound, and ``warnings`` says so
+    with its file and line. Otherwise ``error`` stands: a value the pull request wrote
+    is refused as before."""
+    base_commit, blob = commits
+    if base_commit is None or warnings is None:
+        raise error
+    at_base = repo.existing(base_commit, [path]).get(path)
+    said = _also_at_base(repo, (at_base, blob), path, error, max_bytes)
+    warnings.append(
+        ContractWarning(
+            path,
+            f"{error.detail}; the base branch holds the same, so this pull request did not "
+            "introduce it: read as the base is read (dbt parse fails on both sides: fix it)",
+            error.line,
+        )
+    )
+    return said
+
+
+def _also_at_base(
+    repo: Repo,
+    blobs: tuple[str | None, str | None],
+    path: str,
+    error: ContractError,
+    max_bytes: int,
+) -> ModelSettings:
+    """The HEAD file (blob ``blobs[1]``) read leniently, if the base's file (blob
+    ``blobs[0]``, same path) is refused with the same message as ``error`` (the same
+    value, wherever its line is now); else ``error`` is raised."""
+    at_base, blob = blobs
+    if at_base is None:
+        raise error
+    try:
+        _settings(repo, at_base, path, repo.read_blobs([at_base]), max_bytes)
+    except ContractError as base_error:
+        if base_error.detail != error.detail:
+            raise error from None
+    else:
+        raise error
+    try:
+        return _settings(repo, blob, path, repo.read_blobs([blob] if blob else []), max_bytes, True)
+    except ContractError:
+        raise error from None
 
 
 def _over(relation: Relation | None, said: Mapping[str, str | None]) -> Relation | None:
@@ -335,7 +409,11 @@ def still_built(
     for dataset_id, path in wanted.items():
         if path not in found:
             continue
-        enabled = _settings(repo, found[path], path, blobs, max_bytes).enabled
+        try:
+            enabled = _settings(repo, found[path], path, blobs, max_bytes).enabled
+        except ContractError as exc:  # refused, unless the base holds the same (``_inherited``)
+            base_blob = repo.existing(base_commit, [path]).get(path) if base_commit else None
+            enabled = _also_at_base(repo, (base_blob, found[path]), path, exc, max_bytes).enabled
         # The file's config() wins over dbt_project.yml, which may disable it (``off``).
         if enabled is True or (enabled is None and dataset_id not in off):
             built.add(dataset_id)

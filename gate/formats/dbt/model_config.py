@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gate.formats.dbt import relation
-from gate.formats.dbt.flags import ACCESS, ENABLED, ENFORCED, fold, shown
+from gate.formats.dbt.flags import ACCESS, ENABLED, ENFORCED, fold, is_jinja, shown
 from gate.formats.dbt.settings import UNKNOWN_ACCESS, access_value, checked_access
 from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
@@ -285,6 +285,22 @@ def _dict_literal(text: str) -> list[tuple[int, str | None, str]] | None:
     return out
 
 
+#: A string literal in a ``config()`` call: its text exactly (no quote or backslash inside).
+_ACCESS_STRING = re.compile(r"""^(['"])([^'"\\]*)\1$""")
+
+
+def _access_argument(code: str) -> str | None:
+    """``config(access=...)``'s value as dbt receives it: a plain string literal's text
+    exactly, spaces kept (dbt's ``AccessType('public ')`` raises, ``dbt parse`` fails:
+    checked with dbt-core 1.10.23, "Node model.shop.orders has an invalid value (public )
+    for the access field"); ``relation.argument`` trims, as the relation macros do, which
+    read ``'public '`` as public. Anything else as ``relation.argument`` reads it."""
+    match = _ACCESS_STRING.match(code.strip())
+    if match and not is_jinja(match[2]):
+        return match[2]
+    return relation.argument(code)
+
+
 class _Reader:
     def __init__(self, source: str, path: str = "", lenient: bool = False) -> None:
         self.source = source
@@ -342,7 +358,7 @@ class _Reader:
             elif key in relation.KEYS:
                 self.relation[relation.KEYS[key]] = relation.argument(value)
             elif key == "access":
-                said = relation.argument(value)
+                said = _access_argument(value)
                 if said is None:
                     self.access = None
                 elif self.lenient:

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.formats.common import describe, require_mapping
+from gate.formats.dbt import flags as dbt_flags
 from gate.formats.dbt import relation
-from gate.formats.dbt.flags import fold, is_jinja
+from gate.formats.dbt.flags import ACCESS, ENABLED, ENFORCED, Unevaluable, fold, is_jinja
 from gate.formats.dbt.settings import checked_access
 from gate.model import ContractError
 from gate.yaml_load import YMap, load_yaml
@@ -78,6 +79,15 @@ class Project:
     accesses: Mapping[tuple[str, ...], str] = field(default_factory=dict)
     #: The relation parts ``quoting:`` quotes (``database``, ``schema``, ``alias``).
     quoted: frozenset[str] = frozenset()
+    #: Level -> (setting, expression, line) of the ``+enabled``, ``+contract.enforced``
+    #: and ``+access`` it sets in Jinja the gate cannot fold: reported, as the same
+    #: Jinja in a properties entry is (``dbt_config_unevaluable``), where the model's
+    #: own entry and file leave the setting to the project.
+    unevaluable: Mapping[tuple[str, ...], tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    #: (level, setting) -> its line in ``unevaluable``: a line that moved changes nothing.
+    unevaluable_lines: Mapping[tuple[tuple[str, ...], str], int] = field(
+        default_factory=dict, compare=False
+    )
     sql_folders: Mapping[str, tuple[str, ...] | None] | None = field(default=None, compare=False)
 
     @property
@@ -119,6 +129,32 @@ class Project:
             out = self.accesses.get(tuple(fqn[:depth]), out)
         return out
 
+    def resolve_unevaluable(self, fqn: Sequence[str]) -> tuple[Unevaluable, ...]:
+        """The unevaluable ``+`` settings the ``models:`` tree leaves one model's fqn with:
+        for each setting, the most specific level that sets it decides, and counts only
+        if its value is Jinja the gate could not fold (as ``resolve`` walks the tree)."""
+        out: dict[str, Unevaluable] = {}
+        for depth in range(len(fqn) + 1):
+            level = tuple(fqn[:depth])
+            settings = self.levels.get(level)
+            if settings is None:
+                break
+            said = {
+                s
+                for s, v in (
+                    (dbt_flags.ENFORCED, settings[0]),
+                    (dbt_flags.ENABLED, settings[1]),
+                    (dbt_flags.ACCESS, self.accesses.get(level)),
+                )
+                if v is not None
+            }
+            for setting in said:
+                out.pop(setting, None)
+            for setting, expression in self.unevaluable.get(level, ()):
+                line = self.unevaluable_lines.get((level, setting))
+                out[setting] = (setting, expression, self.path, line)
+        return tuple(out[s] for s in sorted(out))
+
     def resolve_relation(self, fqn: Sequence[str]) -> relation.Said:
         """The relation parts the ``models:`` tree gives one model's fqn (most specific wins)."""
         out: relation.Said = {}
@@ -133,12 +169,16 @@ def is_project_file(path: str) -> bool:
     return posixpath.basename(path) == PROJECT_FILE
 
 
-def _flag(value: Any, path: str, what: str, line: int) -> bool:
+def _flag(
+    value: Any, path: str, what: str, line: int, setting: str, found: list[Unevaluable]
+) -> bool:
     if isinstance(value, bool):
         return value
     if is_jinja(value):
         folded = fold(value)  # "{{ false }}" is false; anything else is unknowable
-        return True if folded is None else folded  # fail closed: guard the model
+        if folded is None:  # fail closed: guard the model, and say so where it changes
+            found.append((setting, dbt_flags.shown(value), path, line))
+        return True if folded is None else folded
     raise ContractError(path, f"{what} must be true or false, found {describe(value)}", line)
 
 
@@ -174,17 +214,21 @@ def _levels(
     dict[tuple[str, ...], Settings],
     dict[tuple[str, ...], relation.Said],
     dict[tuple[str, ...], str],
+    dict[tuple[tuple[str, ...], str], Unevaluable],
 ]:
     """Flatten the ``models:`` config tree into level -> (enforced, enabled), level ->
-    the relation parts it sets, and level -> its ``+access``."""
+    the relation parts it sets, level -> its ``+access``, and level -> the settings
+    it gives in Jinja the gate cannot fold (``Project.unevaluable``)."""
     levels: dict[tuple[str, ...], Settings] = {}
     relations: dict[tuple[str, ...], relation.Said] = {}
     accesses: dict[tuple[str, ...], str] = {}
+    unevaluable: dict[tuple[tuple[str, ...], str], Unevaluable] = {}
     stack: list[tuple[tuple[str, ...], YMap]] = [((), tree)]
     while stack:
         level, node = stack.pop()
         enforced: bool | None = None
         enabled: bool | None = None
+        found: dict[str, Unevaluable] = {}  # a repeated setting: dbt keeps the last
         for key, value in node.items():
             key_text = str(key)
             config = key_text.startswith("+") or not isinstance(value, dict)
@@ -199,20 +243,45 @@ def _levels(
                 said = relations.setdefault(level, {})
                 said[part] = relation.value(value, path, f"'{key_text}'", line)
             elif name == "enabled" and value is not None:
-                enabled = _flag(value, path, f"'{key_text}'", line)
+                noted: list[Unevaluable] = []
+                enabled = _flag(value, path, f"'{key_text}'", line, ENABLED, noted)
+                _keep(found, ENABLED, noted)
             elif name == "access" and value is not None:
-                accesses[level] = checked_access(value, path, line, f"'{key_text}'")
+                noted = []
+                accesses[level] = checked_access(value, path, line, f"'{key_text}'", noted)
+                _keep(found, ACCESS, noted)
             elif name == "contract" and value is not None:
                 contract = require_mapping(value, path, f"'{key_text}'", line)
                 if contract.get("enforced") is not None:
+                    noted = []
                     enforced = _flag(
                         contract["enforced"],
                         path,
                         f"'{key_text}.enforced'",
                         contract.key_line("enforced"),
+                        ENFORCED,
+                        noted,
                     )
+                    _keep(found, ENFORCED, noted)
         levels[level] = (enforced, enabled)
-    return levels, relations, accesses
+        unevaluable.update(((level, setting), said) for setting, said in found.items())
+    return levels, relations, accesses, unevaluable
+
+
+def _by_level(
+    found: Mapping[tuple[tuple[str, ...], str], Unevaluable],
+) -> dict[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    out: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+    for (level, setting), (_s, expression, _p, _l) in sorted(found.items()):
+        out[level] = (*out.get(level, ()), (setting, expression))
+    return out
+
+
+def _keep(found: dict[str, Unevaluable], setting: str, noted: list[Unevaluable]) -> None:
+    """A level's latest value of ``setting`` decides (dbt keeps a repeated key's last)."""
+    found.pop(setting, None)
+    if noted:
+        found[setting] = noted[-1]
 
 
 def _quoted(root: YMap) -> frozenset[str]:
@@ -245,8 +314,8 @@ def parse_project(data: bytes | str, path: str) -> Project:
 
     models = root.get("models")
     tree = require_mapping(models, path, "'models'", root.key_line("models")) if models else None
-    levels, relations, accesses = (
-        _levels(tree, path) if tree is not None else ({(): (None, None)}, {}, {})
+    levels, relations, accesses, unevaluable = (
+        _levels(tree, path) if tree is not None else ({(): (None, None)}, {}, {}, {})
     )
     return Project(
         path=path,
@@ -258,4 +327,6 @@ def parse_project(data: bytes | str, path: str) -> Project:
         relations=relations,
         accesses=accesses,
         quoted=_quoted(root),
+        unevaluable=_by_level(unevaluable),
+        unevaluable_lines={k: line for k, (_s, _e, _p, line) in unevaluable.items() if line},
     )

@@ -124,6 +124,22 @@ class _Parser:
                 return from_project
         return settings.DEFAULT_ACCESS
 
+    def project_unevaluable(
+        self,
+        stem: str,
+        fqn_tail: tuple[str, ...],
+        entry: tuple[Unevaluable, ...],
+        decided: set[str],
+    ) -> tuple[Unevaluable, ...]:
+        """The entry's unevaluable settings over those ``dbt_project.yml`` leaves the
+        model with (``Project.resolve_unevaluable``), for settings the entry did not
+        decide: ``+access: "{{ 'public' if target.name == 'prod' else 'protected' }}"``
+        is reported as the same Jinja in the entry is."""
+        if self.project is None:
+            return entry
+        general = self.project.resolve_unevaluable(self.fqn(stem, fqn_tail))
+        return dbt_flags.merge(general, entry, decided)
+
     def fqn(self, stem: str, fqn_tail: tuple[str, ...]) -> tuple[str, ...]:
         """The model's fqn in its project (``project_settings`` says which folder)."""
         assert self.project is not None
@@ -277,6 +293,15 @@ class _Parser:
         enabled = settings.enabled(model, self.path, owner, found)
         m_access = settings.access(model, self.path, owner, top_level=True, found=found)
         model_level = tuple(found)
+        m_decided = {
+            s
+            for s, v in (
+                (dbt_flags.ENFORCED, enforced),
+                (dbt_flags.ENABLED, enabled),
+                (dbt_flags.ACCESS, m_access),
+            )
+            if v is not None
+        }
         deprecation = settings.deprecation_date(model, self.path, owner)
         top = dbt_columns.column_entries(self.path, model, owner)
         versions = optional_list(model, "versions", self.path, f"{owner}: 'versions'")
@@ -295,7 +320,7 @@ class _Parser:
                     aliases=settings.alias(model),
                     model_names=(name,),
                     relation=self.relation(((model, owner),), (name, (name,)), name, resolved),
-                    unevaluable=model_level,
+                    unevaluable=self.project_unevaluable(name, (name,), model_level, m_decided),
                 )
             ]
         # Every version repeats its model's columns (``include: all``): 100 KB of
@@ -362,7 +387,11 @@ class _Parser:
                         f"{name}_v{label.replace('.', '_')}",
                         resolved,
                     ),
-                    unevaluable=dbt_flags.merge(model_level, tuple(v_found), decided),
+                    unevaluable=dbt_flags.merge(
+                        self.project_unevaluable(stem, (name, f"v{label}"), model_level, m_decided),
+                        tuple(v_found),
+                        decided,
+                    ),
                 )
             )
         return dbt_versions.mark_latest(

@@ -115,13 +115,22 @@ def checked_access(
         raw = folded
     if isinstance(raw, str) and raw in ACCESS_LEVELS:
         return raw
-    shown = f"'{dbt_flags.shown(raw)}'" if isinstance(raw, str) else describe(raw)
+    shown = _shown_access(raw) if isinstance(raw, str) else describe(raw)
     raise ContractError(
         path,
         f"{what} {shown} is not one of private, protected, public (dbt refuses any "
         "other value or case: InvalidAccessTypeError)",
         line,
     )
+
+
+def _shown_access(raw: str) -> str:
+    """A refused ``access`` string quoted: spaces around it kept in sight (``'public '``,
+    which dbt refuses too), since ``shown`` folds whitespace away."""
+    text = dbt_flags.shown(raw)
+    if raw != raw.strip() and len(raw) <= 80 and "\n" not in raw:
+        return f"'{raw}' (spaces around the value count)"
+    return f"'{text}'"
 
 
 def access(
