@@ -45,6 +45,7 @@ from gate.lineage.run import external_step
 from gate.lineage.where import Where
 from gate.model import Contract, ContractError, ContractWarning, Dataset, UsageError
 from gate.read_sides import read_sides
+from gate.repo_dialect import Found, dialect_of
 from gate.report.base import Report
 from gate.rules import Severity
 from gate.side import Side, base_side, head_side, resolve_base, resolve_head
@@ -235,7 +236,7 @@ def _run(plain_repo: Repo, settings: Settings, workers: Workers) -> Report:
     # The consumer search starts before the diff and runs beside it (see start_search).
     search = start_consumer_search(head.repo, head.commit, old, new, policy.config.consumers)
     try:
-        changes = _diff(file_changes, old, new, dialect, severity_of, trace)
+        changes = _diff(file_changes, old, new, dialect, severity_of, trace, policy.detected)
     except BaseException:
         if search is not None:
             search.pending.cancel()
@@ -412,8 +413,10 @@ def _diff(
     dialect: str,
     severity_of: SeverityFn,
     trace: Trace | None,
+    detected: Found | None = None,
 ) -> list[Change]:
-    """Every change between the two sides' datasets, one format at a time."""
+    """Every change between the two sides' datasets, one format at a time (each dbt
+    project's types in its own dialect where the projects' warehouses differ)."""
     renamed = {
         e.change.old_path: e.change.new_path
         for e in file_changes
@@ -435,6 +438,11 @@ def _diff(
                 severity_of=severity_of,
                 renamed_paths=renamed,
                 now=datetime.now(timezone.utc),
+                dialect_of=(
+                    partial(dialect_of, found=detected, default=dialect)
+                    if detected is not None and detected.by_project
+                    else None
+                ),
             ),
             partial(_diff_summary, old, new),
         )

@@ -65,10 +65,18 @@ _SOURCE_GLOBS = ("**/dbt_project.yml", "**/profiles.yml", *_SQLMESH_GLOBS, *_PRO
 
 @dataclass(frozen=True)
 class Found:
-    """A dialect and where it came from, for the report."""
+    """A dialect and where it came from, for the report.
+
+    ``by_project`` holds each dbt project's own dialect (folder, dialect) where
+    the repository's projects name different ones (NYC Planning's
+    data-engineering: Postgres products beside DuckDB ones): each project's
+    types are read as its warehouse reads them (Postgres' ``int8`` is a
+    ``bigint``, Spark's a ``tinyint``), and ``dialect`` applies elsewhere.
+    """
 
     dialect: str
     source: str
+    by_project: tuple[tuple[str, str], ...] = ()
 
 
 def adapter_dialect(adapter: str) -> str | None:
@@ -271,13 +279,21 @@ def _detect(repo: Repo, commit: str | None, notices: list[str]) -> Found | None:
     projects = _listed(repo, commit, present, "dbt_project.yml", _PROJECT_GLOBS)
     profiles = _listed(repo, commit, present, "profiles.yml", _PROFILES_GLOBS) if projects else []
     docs = _Docs(repo, commit, [*projects, *profiles], notices)
-    dbt = _agree(
-        (f for p in projects if (f := _dbt_one(docs, p, profiles)) is not None),
-        "the dbt profiles",
-        notices,
-    )
-    if dbt is not None:
-        return dbt
+    per_project = {
+        posixpath.dirname(p): found
+        for p in projects
+        if (found := _dbt_one(docs, p, profiles)) is not None
+    }
+    if len({f.dialect for f in per_project.values()}) > 1:
+        return _each_project(per_project, _sqlmesh(repo, commit, present, notices))
+    if per_project:
+        return next(iter(per_project.values()))
+    return _sqlmesh(repo, commit, present, notices)
+
+
+def _sqlmesh(
+    repo: Repo, commit: str | None, present: dict[str, str] | None, notices: list[str]
+) -> Found | None:
     if present is not None and not any(p.rpartition("/")[2] in _NAMES[2:] for p in present):
         return None  # no config.yaml/.yml/.py at all: git grep would find none
     configs = sorted(repo.files_containing(commit, _SQLMESH_GLOBS, ["model_defaults"]))
@@ -289,37 +305,38 @@ def _detect(repo: Repo, commit: str | None, notices: list[str]) -> Found | None:
     )
 
 
-def project_dialects(repo: Repo, commit: str | None, notices: list[str]) -> dict[str, Found]:
-    """Each dbt project's folder -> the dialect its own profile declares at ``commit``
-    (read from the base side, as ``detect``): a repository of several projects on
-    different adapters (NYC Planning's data-engineering: Postgres products beside
-    DuckDB demos) has one answer per project where ``detect`` has none for the whole.
-    Projects whose profile is not found or is ambiguous are left out. The run still
-    reads every file in one dialect (``detect``, else the default): picking one per
-    file is the engine's and the consumer scan's (docs/formats/dbt.md#dialect)."""
-    try:
-        present = repo.named(commit, _NAMES) if commit is not None else None
-        projects = _listed(repo, commit, present, "dbt_project.yml", _PROJECT_GLOBS)
-        profiles = _listed(repo, commit, present, "profiles.yml", _PROFILES_GLOBS)
-    except (UsageError, GitError) as exc:
-        notices.append(f"the dbt projects' dialects were not read: {exc}")
-        return {}
-    docs = _Docs(repo, commit, [*projects, *profiles], notices)
-    return {
-        posixpath.dirname(p): found
-        for p in projects
-        if (found := _dbt_one(docs, p, profiles)) is not None
-    }
+def _each_project(per_project: dict[str, Found], elsewhere: Found | None) -> Found:
+    """Projects on different warehouses: each read in its own dialect, ``elsewhere``
+    (the SQLMesh config's, else the default) outside them."""
+    counts: dict[str, int] = {}
+    for found in per_project.values():
+        counts[found.dialect] = counts.get(found.dialect, 0) + 1
+    shown = ", ".join(f"{d} for {n}" for d, n in sorted(counts.items()))
+    dialect, source = (
+        (elsewhere.dialect, elsewhere.source) if elsewhere else ("spark", "the default")
+    )
+    return Found(
+        dialect,
+        f"{source}; each dbt project's own profile in its folder: {shown}",
+        tuple(sorted((root, found.dialect) for root, found in per_project.items())),
+    )
 
 
-def dialect_of(path: str, by_project: dict[str, Found], default: str) -> str:
-    """The dialect of the dbt project holding ``path`` (the innermost), else ``default``."""
+def dialect_of(path: str, found: Found | None, default: str) -> str:
+    """The dialect ``path`` is read in: its innermost dbt project's own where ``found``
+    holds one per project, else ``default`` (the run's)."""
+    if found is None or not found.by_project:
+        return default
     best = max(
-        (root for root in by_project if not root or path.startswith(f"{root}/")),
-        key=len,
+        (
+            (root, dialect)
+            for root, dialect in found.by_project
+            if not root or path.startswith(f"{root}/")
+        ),
+        key=lambda pair: len(pair[0]),
         default=None,
     )
-    return default if best is None else by_project[best].dialect
+    return default if best is None else best[1]
 
 
 def changed_at_head(repo: Repo, base: str, head: str | None, at_base: Found | None) -> Found | None:
@@ -334,6 +351,9 @@ def changed_at_head(repo: Repo, base: str, head: str | None, at_base: Found | No
         found = _detect(repo, head, [])
     except (UsageError, GitError):
         return None
-    if found is None or (at_base is not None and found.dialect == at_base.dialect):
+    if found is None or (
+        at_base is not None
+        and (found.dialect, found.by_project) == (at_base.dialect, at_base.by_project)
+    ):
         return None
     return found

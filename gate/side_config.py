@@ -19,7 +19,7 @@ from gate.git import Repo
 from gate.limits import Limits
 from gate.model import ContractError, UsageError
 from gate.policy import Relaxation, stricter
-from gate.repo_dialect import changed_at_head
+from gate.repo_dialect import Found, changed_at_head
 from gate.repo_dialect import detect as detect_dialect
 from gate.rules import Severity
 from gate.side import Side
@@ -82,6 +82,9 @@ class RunConfig:
     behind: tuple[Relaxation, ...] = ()
     #: The PR's limits are the ones it branched with (any difference is the base's).
     limits_unchanged: bool = False
+    #: Where the base side's dbt projects name different warehouses: what the
+    #: detection found, each project's own dialect in it (``repo_dialect.dialect_of``).
+    detected: Found | None = None
 
 
 def resolve(
@@ -103,7 +106,7 @@ def resolve(
     # so far that no consumer is read would hide every consumer_broken.
     config = with_base_limits(config, config.limits)
     notices: list[str] = []
-    name, source, switched = _dialect(dialect, config, base, head, notices)
+    name, source, switched, detected = _dialect(dialect, config, base, head, notices)
     return RunConfig(
         config=config,
         limits=config.limits,
@@ -116,13 +119,15 @@ def resolve(
         dialect_notices=tuple(notices),
         behind=behind,
         limits_unchanged=branched is not None and branched.limits == head.config.limits,
+        detected=detected,
     )
 
 
 def _dialect(
     explicit: str | None, config: Config, base: Side, head: Side, notices: list[str]
-) -> tuple[str, str, tuple[Relaxation, ...]]:
-    """The dialect the types are read in, where it came from, and a change the PR holds.
+) -> tuple[str, str, tuple[Relaxation, ...], Found | None]:
+    """The dialect the types are read in, where it came from, a change the PR holds,
+    and what the detection found (``None`` where the dialect was set).
 
     ``--dialect``, else the config's ``dialect:`` (the base side's, gate/policy.py),
     else what the base side's dbt profiles or SQLMesh config declare
@@ -130,19 +135,31 @@ def _dialect(
     declare is named; its dialect applies once merged.
     """
     if explicit:
-        return types.validate_dialect(explicit), "--dialect", ()
+        return types.validate_dialect(explicit), "--dialect", (), None
     if config.dialect:
         where = (config.floor.source if config.floor else None) or config.source
-        return types.validate_dialect(config.dialect), f"dialect: in {where}", ()
+        return types.validate_dialect(config.dialect), f"dialect: in {where}", (), None
     # Read at the base tip, like the config: a PR branched before the base
     # branch switched its warehouse must not be graded in the old dialect.
     found = detect_dialect(base.repo, base.floor_commit, notices)
     dialect, source = (found.dialect, found.source) if found else ("spark", "the default")
     at_head = changed_at_head(base.repo, base.sha, head.commit, found)
     if at_head is None:
-        return dialect, source, ()
+        return dialect, source, (), found
+    if at_head.by_project or (found is not None and found.by_project):
+        switch = Relaxation("the dbt projects' profiles", "dialect", _shown(found), _shown(at_head))
+        return dialect, source, (switch,), found
     file = at_head.source.partition(": ")[0]
-    return dialect, source, (Relaxation(file, "dialect", dialect, at_head.dialect),)
+    return dialect, source, (Relaxation(file, "dialect", dialect, at_head.dialect),), found
+
+
+def _shown(found: Found | None) -> str:
+    """A detected dialect as a notice names it: per project where they differ."""
+    if found is None:
+        return "spark"
+    if not found.by_project:
+        return found.dialect
+    return ", ".join(f"{root or '.'}: {dialect}" for root, dialect in found.by_project)
 
 
 def notices(head_config: Config, run: RunConfig) -> list[str]:

@@ -11,7 +11,7 @@ The diff never does I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from gate.diff import (
@@ -95,8 +95,13 @@ def diff_datasets(
     severity_of: SeverityFn = default_severity,
     renamed_paths: dict[str, str] | None = None,
     now: datetime | None = None,
+    dialect_of: Callable[[str], str] | None = None,
 ) -> list[Change]:
     """Every change between the base and HEAD datasets, in a stable order.
+
+    ``dialect_of`` names the dialect of a HEAD file where it is not ``dialect``
+    for all (dbt projects on different warehouses, gate/repo_dialect.py): a
+    dataset's types are read as its own warehouse reads them.
 
     ``renamed_paths`` maps base paths to HEAD paths for files git saw move, so a
     moved file whose dataset id changed is still a ``model_renamed``. ``now``
@@ -120,9 +125,10 @@ def diff_datasets(
     for old in removed:
         if old.enforced:
             datasets.removed(out, old, disabled.get(old.id), orphans.get(old.id), now)
+    own = dialect_of or (lambda _path: dialect)
     for new in added:
         if new.enforced:
-            datasets.added(out, new, dialect)
+            datasets.added(out, new, own(new.path))
     for new in head:
         datasets.file_missing(out, new)
     datasets.latest_moves(out, base, head)
@@ -135,9 +141,9 @@ def diff_datasets(
         if not new.enforced:
             continue
         if not old.enforced:
-            datasets.enforcement_added(out, new, dialect)
+            datasets.enforcement_added(out, new, own(new.path))
             continue
-        _dataset_pair(DatasetPair(out, old, new, dialect))
+        _dataset_pair(DatasetPair(out, old, new, own(new.path)))
     return out.changes
 
 
