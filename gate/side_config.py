@@ -147,19 +147,32 @@ def _dialect(
     if at_head is None:
         return dialect, source, (), found
     if at_head.by_project or (found is not None and found.by_project):
-        switch = Relaxation("the dbt projects' profiles", "dialect", _shown(found), _shown(at_head))
-        return dialect, source, (switch,), found
+        was, now = _switched(found, at_head)
+        return (
+            dialect,
+            source,
+            (Relaxation("the dbt projects' profiles", "dialect", was, now),),
+            found,
+        )
     file = at_head.source.partition(": ")[0]
     return dialect, source, (Relaxation(file, "dialect", dialect, at_head.dialect),), found
 
 
-def _shown(found: Found | None) -> str:
-    """A detected dialect as a notice names it: per project where they differ."""
-    if found is None:
-        return "spark"
-    if not found.by_project:
-        return found.dialect
-    return ", ".join(f"{root or '.'}: {dialect}" for root, dialect in found.by_project)
+def _switched(base: Found | None, head: Found) -> tuple[str, str]:
+    """What differs between the two sides' per-project dialects, each side as a notice
+    names it (``-``: no project there, or none read; ``elsewhere``: outside them)."""
+
+    def table(found: Found | None) -> dict[str, str]:
+        if found is None:
+            return {"elsewhere": "spark"}
+        return {**{root or ".": d for root, d in found.by_project}, "elsewhere": found.dialect}
+
+    was, now = table(base), table(head)
+    roots = sorted(r for r in was.keys() | now.keys() if was.get(r) != now.get(r))
+    return (
+        ", ".join(f"{r}: {was.get(r, '-')}" for r in roots),
+        ", ".join(f"{r}: {now.get(r, '-')}" for r in roots),
+    )
 
 
 def notices(head_config: Config, run: RunConfig) -> list[str]:
