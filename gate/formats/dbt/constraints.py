@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from gate.formats.common import items, optional_list, require_mapping, require_str, scalar_tuple
-from gate.model import Check, ContractError, Relationship
+from gate.model import Check, ContractError, ContractWarning, Relationship
 from gate.yaml_load import YMap
 
 #: dbt's ``ConstraintType`` values.
@@ -105,8 +105,21 @@ class ModelConstraints:
     foreign_keys: list[Relationship] = field(default_factory=list)
 
 
-def model_level(path: str, mapping: YMap, owner: str, known: list[str]) -> ModelConstraints:
-    """The model-level constraints of ``mapping``, naming columns of ``known``."""
+def model_level(
+    path: str,
+    mapping: YMap,
+    owner: str,
+    known: list[str],
+    unrendered: list[ContractWarning] | None = None,
+) -> ModelConstraints:
+    """The model-level constraints of ``mapping``, naming columns of ``known``.
+
+    A constraint naming a column the model does not declare is refused: dbt puts
+    it in the table's DDL, which the warehouse fails. ``dbt parse`` never checks
+    those names, though, and dbt renders no constraint DDL for a view, so a view
+    with one builds: with ``unrendered`` (the model is a view) such a constraint
+    is not compared and a warning naming it is added there instead.
+    """
     found = ModelConstraints()
     for kind, constraint, c_line in entries(path, mapping, owner):
         named: tuple[str, ...] = ()
@@ -114,7 +127,23 @@ def model_level(path: str, mapping: YMap, owner: str, known: list[str]) -> Model
             written = scalar_tuple(
                 constraint["columns"], path, f"{owner}: constraint 'columns'", c_line
             )
-            named = tuple(constraint_column(path, n, known, owner, kind, c_line) for n in written)
+            try:
+                named = tuple(
+                    constraint_column(path, n, known, owner, kind, c_line) for n in written
+                )
+            except ContractError as exc:
+                if unrendered is None:
+                    raise
+                unrendered.append(
+                    ContractWarning(
+                        path,
+                        f"{exc.detail}: the constraint is not compared (dbt parses it and "
+                        "renders no constraint for a view; a table with it fails in the "
+                        "warehouse)",
+                        c_line,
+                    )
+                )
+                continue
         if kind == "foreign_key":
             if not named:
                 raise ContractError(

@@ -16,7 +16,9 @@ without ``+`` names a folder, in dbt and here).
 Only ``contract.enforced`` and ``enabled`` are read as settings: they decide
 whether a model is a contract at all; ``database``/``schema``/``alias`` (and
 BigQuery's ``project``/``dataset``) are read as ``relations`` (where its table
-lives, ``gate.formats.dbt.relation``), with the project's ``quoting:``. Constant Jinja (``"{{ false }}"``) is folded; any
+lives, ``gate.formats.dbt.relation``), with the project's ``quoting:``; a literal
+``materialized`` only says whether a model is a view (dbt renders no constraint
+DDL for one, ``gate.formats.dbt.constraints``). Constant Jinja (``"{{ false }}"``) is folded; any
 other Jinja value (``"{{ target.name == 'prod' }}"``) cannot be evaluated
 without a warehouse profile, so it counts as ``true``: the gate then guards the
 model rather than silently skipping it.
@@ -76,6 +78,8 @@ class Project:
     relations: Mapping[tuple[str, ...], relation.Said] = field(default_factory=dict)
     #: Level -> the ``+access`` it sets (only levels that set one).
     accesses: Mapping[tuple[str, ...], str] = field(default_factory=dict)
+    #: Level -> the ``+materialized`` it sets, lower case (only levels that set one).
+    materializations: Mapping[tuple[str, ...], str] = field(default_factory=dict)
     #: The relation parts ``quoting:`` quotes (``database``, ``schema``, ``alias``).
     quoted: frozenset[str] = frozenset()
     sql_folders: Mapping[str, tuple[str, ...] | None] | None = field(default=None, compare=False)
@@ -117,6 +121,15 @@ class Project:
             if tuple(fqn[:depth]) not in self.levels:
                 break  # as resolve(): the walk stops where the tree does
             out = self.accesses.get(tuple(fqn[:depth]), out)
+        return out
+
+    def resolve_materialized(self, fqn: Sequence[str]) -> str | None:
+        """The ``+materialized`` the ``models:`` tree gives one model's fqn (most specific wins)."""
+        out: str | None = None
+        for depth in range(len(fqn) + 1):
+            if tuple(fqn[:depth]) not in self.levels:
+                break  # as resolve(): the walk stops where the tree does
+            out = self.materializations.get(tuple(fqn[:depth]), out)
         return out
 
     def resolve_relation(self, fqn: Sequence[str]) -> relation.Said:
@@ -174,12 +187,14 @@ def _levels(
     dict[tuple[str, ...], Settings],
     dict[tuple[str, ...], relation.Said],
     dict[tuple[str, ...], str],
+    dict[tuple[str, ...], str],
 ]:
     """Flatten the ``models:`` config tree into level -> (enforced, enabled), level ->
-    the relation parts it sets, and level -> its ``+access``."""
+    the relation parts it sets, level -> its ``+access`` and level -> its ``+materialized``."""
     levels: dict[tuple[str, ...], Settings] = {}
     relations: dict[tuple[str, ...], relation.Said] = {}
     accesses: dict[tuple[str, ...], str] = {}
+    materializations: dict[tuple[str, ...], str] = {}
     stack: list[tuple[tuple[str, ...], YMap]] = [((), tree)]
     while stack:
         level, node = stack.pop()
@@ -202,6 +217,8 @@ def _levels(
                 enabled = _flag(value, path, f"'{key_text}'", line)
             elif name == "access" and value is not None:
                 accesses[level] = checked_access(value, path, line, f"'{key_text}'")
+            elif name == "materialized" and isinstance(value, str):
+                materializations[level] = value.strip().lower()
             elif name == "contract" and value is not None:
                 contract = require_mapping(value, path, f"'{key_text}'", line)
                 if contract.get("enforced") is not None:
@@ -212,7 +229,7 @@ def _levels(
                         contract.key_line("enforced"),
                     )
         levels[level] = (enforced, enabled)
-    return levels, relations, accesses
+    return levels, relations, accesses, materializations
 
 
 def _quoted(root: YMap) -> frozenset[str]:
@@ -245,8 +262,8 @@ def parse_project(data: bytes | str, path: str) -> Project:
 
     models = root.get("models")
     tree = require_mapping(models, path, "'models'", root.key_line("models")) if models else None
-    levels, relations, accesses = (
-        _levels(tree, path) if tree is not None else ({(): (None, None)}, {}, {})
+    levels, relations, accesses, materializations = (
+        _levels(tree, path) if tree is not None else ({(): (None, None)}, {}, {}, {})
     )
     return Project(
         path=path,
@@ -257,5 +274,6 @@ def parse_project(data: bytes | str, path: str) -> Project:
         levels=levels,
         relations=relations,
         accesses=accesses,
+        materializations=materializations,
         quoted=_quoted(root),
     )

@@ -131,6 +131,19 @@ class _Parser:
         folders = self.folders if found is None else found
         return (self.project.name, *folders, *fqn_tail)
 
+    def is_view(self, entries: tuple[YMap, ...], placed: tuple[str, tuple[str, ...]]) -> bool:
+        """Whether the model is said to be a view: the first literal ``materialized`` of
+        ``entries``' ``config:`` (most specific first), else ``+materialized`` of
+        ``dbt_project.yml`` for its fqn. Not said is not a view here (dbt's default
+        is, but a model file's ``config()`` usually says otherwise)."""
+        for entry in entries:
+            config = entry.get("config")
+            if isinstance(config, dict) and isinstance(config.get("materialized"), str):
+                return str(config["materialized"]).strip().lower() == "view"
+        if self.project is None:
+            return False
+        return self.project.resolve_materialized(self.fqn(*placed)) == "view"
+
     def relation(
         self,
         entries: tuple[tuple[YMap, str], ...],
@@ -170,6 +183,7 @@ class _Parser:
         constraint_owner: YMap,
         tests_owner: YMap,
         enforced: bool,
+        view: bool = False,
     ) -> Dataset:
         owner = f"model '{dataset_id}'"
         columns: list[Column] = []
@@ -184,7 +198,9 @@ class _Parser:
         reject_duplicate_columns(columns, self.path, owner)
         known = [column.name for column in columns]
         checks = list(data_tests.tests(self.path, tests_owner, owner, ()))
-        model_level = constraints.model_level(self.path, constraint_owner, owner, known)
+        model_level = constraints.model_level(
+            self.path, constraint_owner, owner, known, self.warnings if view else None
+        )
         checks.extend(model_level.checks)
         foreign_keys.extend(model_level.foreign_keys)
         key = model_level.key
@@ -228,6 +244,7 @@ class _Parser:
         entries: tuple[YMap, YMap, list[tuple[str, YMap, int]]],
         owner: str,
         enforced: bool,
+        view: bool = False,
     ) -> Dataset:
         """One version's dataset: its columns, constraints and tests, or the model's.
 
@@ -242,6 +259,7 @@ class _Parser:
             version if version.get("constraints") is not None else model,
             version if tests else model,
             enforced,
+            view,
         )
 
     def read(
@@ -283,8 +301,12 @@ class _Parser:
         if not versions:
             p_enforced, p_enabled = self.project_settings(name, (name,))
             resolved = settings.first(enforced, p_enforced, False)
+            view = self.is_view((model,), (name, (name,)))
             dataset = self.read(
-                name, line, resolved, lambda: self.dataset(name, line, top, model, model, resolved)
+                name,
+                line,
+                resolved,
+                lambda: self.dataset(name, line, top, model, model, resolved, view),
             )
             return [
                 replace(
@@ -346,6 +368,7 @@ class _Parser:
                     (version, model, top),
                     v_owner,
                     resolved,
+                    self.is_view((version, model), (stem, (name, f"v{label}"))),
                 ),
             )
             datasets.append(
