@@ -85,3 +85,83 @@ def test_the_same_constraint_on_a_table_is_still_refused(cli: Cli, repo: GitRepo
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "names unknown column 'project_id'" in proc.stderr
+
+
+def _project(name: str) -> str:
+    return (
+        f"name: {name}\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
+        f"models:\n  {name}:\n    +contract: {{enforced: true}}\n"
+    )
+
+
+def _enrollment(*columns: str) -> str:
+    cols = "".join(f"      - name: {c}\n        data_type: string\n" for c in columns)
+    return f"models:\n  - name: rpt_enrollment\n    columns:\n{cols}"
+
+
+# TEAMSchools/teamster b02ae979 (src/dbt/kippmiami): the district project's model
+# `rpt_focus__student_enrollment` reads `source("kipptaf_extracts",
+# "rpt_focus__student_enrollment")`, the network project's model of the same name,
+# and filters on its `end_date`. The PR dropped `end_date` from the district model's
+# own output; the network model keeps it. The read was attributed to the district
+# model itself: `consumer_broken` told the author to fix a reader that still runs.
+# A dbt model never reads its own relation by name (a ref to itself is a cycle dbt
+# refuses), so a name it reads that is its own is another relation.
+def test_a_dbt_model_is_never_a_reader_of_itself(cli: Cli, repo: GitRepo) -> None:
+    reader = (
+        "select d.student_id\n"
+        "from {{ source('network_extracts', 'rpt_enrollment') }} as d\n"
+        "where d.end_date is null\n"
+    )
+    network = {
+        "network/dbt_project.yml": _project("network"),
+        "network/models/rpt_enrollment.sql": "select 1 as student_id\n",
+        "network/models/_models.yml": _enrollment("student_id", "end_date"),
+    }
+    district = {
+        "district/dbt_project.yml": _project("district"),
+        "district/models/rpt_enrollment.sql": reader,
+        "district/models/sources.yml": (
+            "sources:\n  - name: network_extracts\n    tables:\n      - name: rpt_enrollment\n"
+        ),
+    }
+    _pr(
+        repo,
+        {
+            **network,
+            **district,
+            "district/models/_models.yml": _enrollment("student_id", "end_date"),
+        },
+        {"district/models/_models.yml": _enrollment("student_id")},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "column_removed rpt_enrollment.end_date" in proc.stdout, proc.stdout
+    assert "consumer_broken" not in proc.stdout, proc.stdout
+
+
+def test_its_read_of_the_other_projects_model_still_breaks(cli: Cli, repo: GitRepo) -> None:
+    reader = (
+        "select d.student_id\n"
+        "from {{ source('network_extracts', 'rpt_enrollment') }} as d\n"
+        "where d.end_date is null\n"
+    )
+    district = {
+        "district/dbt_project.yml": _project("district"),
+        "district/models/rpt_enrollment.sql": reader,
+        "district/models/_models.yml": _enrollment("student_id"),
+        "district/models/sources.yml": (
+            "sources:\n  - name: network_extracts\n    tables:\n      - name: rpt_enrollment\n"
+        ),
+        "network/dbt_project.yml": _project("network"),
+        "network/models/rpt_enrollment.sql": "select 1 as student_id\n",
+    }
+    _pr(
+        repo,
+        {**district, "network/models/_models.yml": _enrollment("student_id", "end_date")},
+        {"network/models/_models.yml": _enrollment("student_id")},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "consumer_broken rpt_enrollment.end_date" in proc.stdout, proc.stdout
+    assert "district/models/rpt_enrollment.sql:3" in proc.stdout, proc.stdout
