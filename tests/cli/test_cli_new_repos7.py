@@ -165,3 +165,46 @@ def test_its_read_of_the_other_projects_model_still_breaks(cli: Cli, repo: GitRe
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "consumer_broken rpt_enrollment.end_date" in proc.stdout, proc.stdout
     assert "district/models/rpt_enrollment.sql:3" in proc.stdout, proc.stdout
+
+
+def _scores(extra: str = "") -> str:
+    return (
+        "models:\n"
+        "  - name: stg_scores\n"
+        "    columns:\n"
+        "      - name: score_id\n"
+        "        data_type: int64\n"
+        "      - name: section_id\n"
+        "        data_type: int64\n"
+        "        constraints:\n"
+        "          - type: foreign_key\n" + extra
+    )
+
+
+# TEAMSchools/teamster, src/dbt/powerschool/models/sis/staging/properties (44 files
+# since 2026-04-16, built as enforced tables on BigQuery): a column's `foreign_key`
+# constraint with neither `to` nor `expression`. dbt parses it and dbt-adapters'
+# `render_column_constraint` renders nothing for it (no DDL), so the tables build;
+# the gate refused 5 of the 11 PRs that touched those files since.
+def test_a_foreign_key_naming_no_target_is_not_refused(cli: Cli, repo: GitRepo) -> None:
+    project = PROJECT.replace("+materialized: view", "+materialized: table")
+    files = {"dbt_project.yml": project, "models/stg_scores.sql": "select 1 as score_id\n"}
+    after = _scores("      - name: is_late\n        data_type: int64\n")
+    _pr(repo, {**files, "models/_models.yml": _scores()}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "models/_models.yml:9" in proc.stdout, proc.stdout
+    assert "names no 'to' or 'expression'" in proc.stdout, proc.stdout
+
+
+def test_a_foreign_key_given_a_target_is_compared(cli: Cli, repo: GitRepo) -> None:
+    project = PROJECT.replace("+materialized: view", "+materialized: table")
+    files = {"dbt_project.yml": project, "models/stg_scores.sql": "select 1 as score_id\n"}
+    after = _scores().replace(
+        "          - type: foreign_key\n",
+        "          - type: foreign_key\n            to: ref('stg_sections')\n"
+        "            to_columns: [section_id]\n",
+    )
+    _pr(repo, {**files, "models/_models.yml": _scores()}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert "relationship_added stg_scores.section_id" in proc.stdout, proc.stdout + proc.stderr

@@ -63,9 +63,20 @@ def entries(path: str, mapping: YMap, owner: str) -> list[tuple[str, YMap, int]]
 
 
 def foreign_key(
-    path: str, constraint: YMap, columns: tuple[str, ...], line: int, owner: str
-) -> Relationship:
-    """A ``foreign_key`` constraint: ``to`` + ``to_columns`` (dbt >= 1.9) or an ``expression``."""
+    path: str,
+    constraint: YMap,
+    columns: tuple[str, ...],
+    line: int,
+    owner: str,
+    warnings: list[ContractWarning] | None = None,
+) -> Relationship | None:
+    """A ``foreign_key`` constraint: ``to`` + ``to_columns`` (dbt >= 1.9) or an ``expression``.
+
+    One naming neither is refused, unless ``warnings`` is given: then it is
+    ``None`` with a warning there. ``dbt parse`` accepts it and dbt-adapters'
+    ``render_column_constraint``/``render_model_constraint`` render nothing for
+    it, so the model builds with no such constraint.
+    """
     to = constraint.get("to")
     if isinstance(to, str) and to.strip():
         to_columns = constraint.get("to_columns") or []
@@ -77,7 +88,19 @@ def foreign_key(
     if isinstance(expression, str) and expression.strip():
         # ``customers (id)``: the pre-1.9 spelling, compared as written.
         return Relationship(columns, " ".join(expression.lower().split()), line)
-    raise ContractError(path, f"{owner}: a foreign_key constraint needs 'to' or 'expression'", line)
+    if warnings is None:
+        raise ContractError(
+            path, f"{owner}: a foreign_key constraint needs 'to' or 'expression'", line
+        )
+    warnings.append(
+        ContractWarning(
+            path,
+            f"{owner}: a foreign_key constraint names no 'to' or 'expression': not compared "
+            "(dbt renders no constraint for it)",
+            line,
+        )
+    )
+    return None
 
 
 def constraint_column(
@@ -111,6 +134,7 @@ def model_level(
     owner: str,
     known: list[str],
     unrendered: list[ContractWarning] | None = None,
+    warnings: list[ContractWarning] | None = None,
 ) -> ModelConstraints:
     """The model-level constraints of ``mapping``, naming columns of ``known``.
 
@@ -118,7 +142,8 @@ def model_level(
     it in the table's DDL, which the warehouse fails. ``dbt parse`` never checks
     those names, though, and dbt renders no constraint DDL for a view, so a view
     with one builds: with ``unrendered`` (the model is a view) such a constraint
-    is not compared and a warning naming it is added there instead.
+    is not compared and a warning naming it is added there instead. ``warnings``:
+    as ``foreign_key``'s.
     """
     found = ModelConstraints()
     for kind, constraint, c_line in entries(path, mapping, owner):
@@ -149,7 +174,9 @@ def model_level(
                 raise ContractError(
                     path, f"{owner}: a model-level foreign_key needs 'columns'", c_line
                 )
-            found.foreign_keys.append(foreign_key(path, constraint, named, c_line, owner))
+            key = foreign_key(path, constraint, named, c_line, owner, warnings)
+            if key is not None:
+                found.foreign_keys.append(key)
             continue
         if kind in CHECK_CONSTRAINTS or (kind == "unique" and len(named) > 1):
             spec = {k: v for k, v in constraint.items() if k != "type"}

@@ -190,7 +190,9 @@ class _Parser:
         flagged: list[str] = []
         foreign_keys: list[Relationship] = []
         for index, (_name, entry, c_line) in enumerate(column_entries):
-            column, is_key, column_keys = dbt_columns.column(self.path, entry, index, c_line)
+            column, is_key, column_keys = dbt_columns.column(
+                self.path, entry, index, c_line, self.warnings
+            )
             columns.append(column)
             foreign_keys.extend(column_keys)
             if is_key:
@@ -199,7 +201,12 @@ class _Parser:
         known = [column.name for column in columns]
         checks = list(data_tests.tests(self.path, tests_owner, owner, ()))
         model_level = constraints.model_level(
-            self.path, constraint_owner, owner, known, self.warnings if view else None
+            self.path,
+            constraint_owner,
+            owner,
+            known,
+            self.warnings if view else None,
+            self.warnings,
         )
         checks.extend(model_level.checks)
         foreign_keys.extend(model_level.foreign_keys)
