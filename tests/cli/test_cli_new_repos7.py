@@ -208,3 +208,40 @@ def test_a_foreign_key_given_a_target_is_compared(cli: Cli, repo: GitRepo) -> No
     _pr(repo, {**files, "models/_models.yml": _scores()}, {"models/_models.yml": after})
     proc = cli(repo.path, "--base", "main")
     assert "relationship_added stg_scores.section_id" in proc.stdout, proc.stdout + proc.stderr
+
+
+def _summary(*columns: tuple[str, str]) -> str:
+    cols = "".join(f"      - name: {n}\n        data_type: {t}\n" for n, t in columns)
+    return f"models:\n  - name: stg_summary\n    columns:\n{cols}"
+
+
+# TEAMSchools/teamster, src/dbt/iready/models/staging/properties/
+# stg_iready__personalized_instruction_summary.yml (b86daabe, 2025-10-21, still so at
+# HEAD): `comprehension_lessons_completed` is listed twice. dbt keeps one column per
+# name, the last entry's (dbt 1.10 built a table with it once, and checked the
+# contract against the last `data_type`), so the project builds; the gate refused the
+# file, and so every PR touching it (6 since).
+def test_a_column_listed_twice_under_one_spelling_is_read_as_dbt_reads_it(
+    cli: Cli, repo: GitRepo
+) -> None:
+    files = {"dbt_project.yml": PROJECT, "models/stg_summary.sql": "select 1 as a\n"}
+    twice = (("a", "int64"), ("b", "int64"), ("a", "int64"))
+    _pr(
+        repo,
+        {**files, "models/_models.yml": _summary(*twice)},
+        {"models/_models.yml": _summary(*twice, ("c", "string"))},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "column_added stg_summary.c" in proc.stdout, proc.stdout
+    assert "models/_models.yml:8" in proc.stdout and "declared twice" in proc.stdout
+
+
+def test_the_last_entry_of_a_repeated_column_is_the_one_compared(cli: Cli, repo: GitRepo) -> None:
+    files = {"dbt_project.yml": PROJECT, "models/stg_summary.sql": "select 1 as a\n"}
+    before = _summary(("a", "int64"), ("b", "int64"), ("a", "int64"))
+    after = _summary(("a", "int64"), ("b", "int64"), ("a", "string"))
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "type_changed stg_summary.a" in proc.stdout, proc.stdout

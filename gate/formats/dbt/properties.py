@@ -175,6 +175,27 @@ class _Parser:
             quoted=self.project.quoted if self.project is not None else frozenset(),
         )
 
+    def last_entries(
+        self, column_entries: list[tuple[str, YMap, int]], owner: str
+    ) -> list[tuple[str, YMap, int]]:
+        """One entry per column name as dbt keeps them: a name written twice under one
+        spelling (dbt's columns are a dict by name) keeps its first place and its last
+        entry, with a warning. Two spellings of one name stay refused (the warehouse
+        folds them into one column while dbt keeps two)."""
+        kept: dict[str, tuple[str, YMap, int]] = {}
+        for name, entry, line in column_entries:
+            if name in kept:
+                self.warnings.append(
+                    ContractWarning(
+                        self.path,
+                        f"{owner}: column '{name}' is declared twice (also line "
+                        f"{kept[name][2]}): dbt keeps the last entry, and so does the gate",
+                        line,
+                    )
+                )
+            kept[name] = (name, entry, line)
+        return list(kept.values())
+
     def dataset(
         self,
         dataset_id: str,
@@ -189,7 +210,7 @@ class _Parser:
         columns: list[Column] = []
         flagged: list[str] = []
         foreign_keys: list[Relationship] = []
-        for index, (_name, entry, c_line) in enumerate(column_entries):
+        for index, (_name, entry, c_line) in enumerate(self.last_entries(column_entries, owner)):
             column, is_key, column_keys = dbt_columns.column(
                 self.path, entry, index, c_line, self.warnings
             )
