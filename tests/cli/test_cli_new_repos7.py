@@ -245,3 +245,24 @@ def test_the_last_entry_of_a_repeated_column_is_the_one_compared(cli: Cli, repo:
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "type_changed stg_summary.a" in proc.stdout, proc.stdout
+
+
+# include-dcc/include-dbt-sandbox 2044e8bc: a properties file whose descriptions are
+# quoted `'{{ doc("...") }}'` calls, broken by an indentation slip (dbt fails it too;
+# the PR was reverted). The refusal is right, but it added "the file holds Jinja
+# markup: a template is not a contract", which sent the author to exclude a real
+# properties file. Jinja inside a quoted scalar is valid YAML and not the cause.
+def test_quoted_jinja_in_a_broken_properties_file_is_not_called_a_template(
+    cli: Cli, repo: GitRepo
+) -> None:
+    good = (
+        "models:\n  - name: stg_link\n    description: '{{ doc(\"stg_link\") }}'\n"
+        "    columns:\n      - name: requirement_id\n        data_type: number\n"
+    )
+    broken = good + "- name: other\n  description: '{{ doc(\"other\") }}'\n    config:\n"
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    _pr(repo, {**files, "models/_models.yml": good}, {"models/_models.yml": broken})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "invalid YAML" in proc.stderr, proc.stderr
+    assert "template" not in proc.stderr, proc.stderr
