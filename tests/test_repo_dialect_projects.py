@@ -83,7 +83,9 @@ def test_a_pull_request_is_graded_in_each_projects_dialect(tmp_path: Path, cli: 
     repo.write("pg/contracts/narrowed.yaml", _contract("narrowed", "int4"))  # bigint -> int
     repo.write("duck/contracts/widened.yaml", _contract("widened", "bigint"))
     repo.commit("types")
-    proc = cli(repo.path, "--base", "main", "--contracts", "**/contracts/*.yaml", "--format", "json")
+    proc = cli(
+        repo.path, "--base", "main", "--contracts", "**/contracts/*.yaml", "--format", "json"
+    )
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
     found = sorted((c["dataset"], c["rule"]) for c in report["changes"])
@@ -112,7 +114,9 @@ def test_a_pr_switching_one_projects_warehouse_is_graded_as_before(
     repo.write("pg/profiles.yml", _profile("pg", "spark"))  # int8 is a tinyint there
     repo.write("pg/contracts/t.yaml", _contract("t", "int8"))
     repo.commit("switch the warehouse and narrow")
-    proc = cli(repo.path, "--base", "main", "--contracts", "**/contracts/*.yaml", "--format", "json")
+    proc = cli(
+        repo.path, "--base", "main", "--contracts", "**/contracts/*.yaml", "--format", "json"
+    )
     report = json.loads(proc.stdout)
     # The base's dialects apply (Postgres: no change); the switch is named.
     assert (proc.returncode, report["changes"]) == (0, []), proc.stderr

@@ -191,6 +191,8 @@ class NameIndex:
         self._by_last: dict[str, list[tuple[Name, str, bool]]] = {}
         #: dbt model ids -> their project (lower-cased), for ``DbtScope``.
         self.projects: dict[str, str] = {}
+        #: dbt model ids -> the model file stems that build them (lower-cased).
+        self.models: dict[str, frozenset[str]] = {}
         self.added = frozenset(added)
         new_names = frozenset(added_names)
         #: Whether any dataset or name is the pull request's own (then reads are tiered).
@@ -199,6 +201,7 @@ class NameIndex:
         for dataset in datasets:
             if dataset.project is not None:
                 self.projects[dataset.id] = dataset.project.lower()
+                self.models[dataset.id] = frozenset(m.lower() for m in dataset.model_names)
             for name in dataset_names(dataset, configured(extra, dataset)):
                 if (name, dataset.id) not in seen:
                     seen.add((name, dataset.id))
@@ -267,11 +270,19 @@ class DbtScope:
     project, as dbt resolves it (the current project first), even when that
     model has no contract. ``ref_projects`` are the projects the file names in
     two-argument refs.
+
+    A model never reads its own relation by name (``ref`` to itself is a cycle
+    dbt refuses), so ``source('other', 'orders')`` in ``orders.sql`` reads
+    another project's ``orders`` (or a table outside dbt), never the file's own
+    model: ``ScopedIndex`` drops it.
     """
 
     project: str
     local: frozenset[str] = frozenset()
     ref_projects: frozenset[str] = frozenset()
+    #: The file's own model (its stem, lower case; ``""`` for a properties file):
+    #: a table name it reads that names that model is another relation.
+    own: str = ""
 
     def is_local(self, name: str) -> bool:
         """Whether the project has a model ``name`` (``orders_v2.sql`` is ``orders`` too)."""
@@ -306,6 +317,13 @@ class ScopedIndex:
 
     def _narrow(self, written: Name, found: set[str]) -> set[str]:
         projects = self.index.projects
+        if self.scope.own:
+            found = {
+                i
+                for i in found
+                if projects.get(i) != self.scope.project
+                or self.scope.own not in self.index.models.get(i, ())
+            }
         dbt = {i for i in found if i in projects}
         if not dbt:
             return found

@@ -9,6 +9,7 @@ and parsed (in the run's worker processes when there are several).
 from __future__ import annotations
 
 import functools
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -196,7 +197,8 @@ def _scopes(
         if changed_in - {project.name} and project.path not in local:
             stems = project.sql_folders or model_folders(repo, head, project)
             local[project.path] = frozenset(s.lower() for s in stems)
-        scopes[path] = DbtScope(project.name.lower(), local.get(project.path, frozenset()))
+        own = posixpath.basename(path)[: -len(".sql")].lower() if path.endswith(".sql") else ""
+        scopes[path] = DbtScope(project.name.lower(), local.get(project.path, frozenset()), own=own)
     return scopes
 
 

@@ -340,10 +340,31 @@ def _dbt_repeat(path: str, key: str, line: int) -> ContractWarning:
 _JINJA = re.compile(rb"\{\{|\{%|\{#")
 
 
+def _unquoted_jinja(raw: bytes) -> re.Match[bytes] | None:
+    """The first Jinja markup outside a quoted scalar of its line, if any.
+
+    ``description: '{{ doc("x") }}'`` is valid YAML (dbt properties files are
+    full of it), so it says nothing of why a file does not parse.
+    """
+    # One pass: each stretch between two matches is searched and counted once
+    # (a line of 50,000 ``{{x}}`` must not be rescanned from its start each time).
+    position = singles = doubles = 0
+    for found in _JINJA.finditer(raw):
+        newline = raw.rfind(b"\n", position, found.start())
+        if newline >= 0:
+            position, singles, doubles = newline + 1, 0, 0
+        singles += raw.count(b"'", position, found.start())
+        doubles += raw.count(b'"', position, found.start())
+        position = found.start()
+        if singles % 2 == 0 and doubles % 2 == 0:
+            return found
+    return None
+
+
 def _template(data: bytes | str, error: ContractError) -> ContractError:
     """Invalid YAML that holds Jinja markup is a template, not a contract: say so, and how."""
     raw = data.encode() if isinstance(data, str) else data
-    found = _JINJA.search(raw)
+    found = _unquoted_jinja(raw)
     if found is None:
         return error
     line = raw.count(b"\n", 0, found.start()) + 1

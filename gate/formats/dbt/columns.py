@@ -17,14 +17,19 @@ from gate.formats.common import (
     scalar_tuple,
 )
 from gate.formats.dbt import constraints, data_tests
-from gate.model import Check, Column, ContractError, Relationship
+from gate.model import Check, Column, ContractError, ContractWarning, Relationship
 from gate.yaml_load import YMap
 
 
 def column(
-    path: str, entry: YMap, index: int, line: int
+    path: str,
+    entry: YMap,
+    index: int,
+    line: int,
+    warnings: list[ContractWarning] | None = None,
 ) -> tuple[Column, bool, list[Relationship]]:
-    """A column, whether a column-level ``primary_key`` constraint marks it, and its foreign keys."""
+    """A column, whether a column-level ``primary_key`` constraint marks it, and its foreign
+    keys. ``warnings``: where a foreign key naming no target is noted (else refused)."""
     name = require_str(entry, "name", path, f"column #{index + 1} 'name'")
     owner = f"column '{name}'"
     checks = list(data_tests.tests(path, entry, owner, (name,)))
@@ -40,7 +45,9 @@ def column(
         elif kind == "primary_key":
             is_key = True
         elif kind == "foreign_key":
-            foreign_keys.append(constraints.foreign_key(path, constraint, (name,), c_line, owner))
+            key = constraints.foreign_key(path, constraint, (name,), c_line, owner, warnings)
+            if key is not None:
+                foreign_keys.append(key)
         else:
             spec = {k: v for k, v in constraint.items() if k != "type"}
             checks.append(Check.make(kind, spec, line=c_line, columns=(name,)))

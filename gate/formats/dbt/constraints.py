@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from gate.formats.common import items, optional_list, require_mapping, require_str, scalar_tuple
-from gate.model import Check, ContractError, Relationship
+from gate.model import Check, ContractError, ContractWarning, Relationship
 from gate.yaml_load import YMap
 
 #: dbt's ``ConstraintType`` values.
@@ -63,9 +63,20 @@ def entries(path: str, mapping: YMap, owner: str) -> list[tuple[str, YMap, int]]
 
 
 def foreign_key(
-    path: str, constraint: YMap, columns: tuple[str, ...], line: int, owner: str
-) -> Relationship:
-    """A ``foreign_key`` constraint: ``to`` + ``to_columns`` (dbt >= 1.9) or an ``expression``."""
+    path: str,
+    constraint: YMap,
+    columns: tuple[str, ...],
+    line: int,
+    owner: str,
+    warnings: list[ContractWarning] | None = None,
+) -> Relationship | None:
+    """A ``foreign_key`` constraint: ``to`` + ``to_columns`` (dbt >= 1.9) or an ``expression``.
+
+    One naming neither is refused, unless ``warnings`` is given: then it is
+    ``None`` with a warning there. ``dbt parse`` accepts it and dbt-adapters'
+    ``render_column_constraint``/``render_model_constraint`` render nothing for
+    it, so the model builds with no such constraint.
+    """
     to = constraint.get("to")
     if isinstance(to, str) and to.strip():
         to_columns = constraint.get("to_columns") or []
@@ -77,7 +88,19 @@ def foreign_key(
     if isinstance(expression, str) and expression.strip():
         # ``customers (id)``: the pre-1.9 spelling, compared as written.
         return Relationship(columns, " ".join(expression.lower().split()), line)
-    raise ContractError(path, f"{owner}: a foreign_key constraint needs 'to' or 'expression'", line)
+    if warnings is None:
+        raise ContractError(
+            path, f"{owner}: a foreign_key constraint needs 'to' or 'expression'", line
+        )
+    warnings.append(
+        ContractWarning(
+            path,
+            f"{owner}: a foreign_key constraint names no 'to' or 'expression': not compared "
+            "(dbt renders no constraint for it)",
+            line,
+        )
+    )
+    return None
 
 
 def constraint_column(
@@ -105,8 +128,23 @@ class ModelConstraints:
     foreign_keys: list[Relationship] = field(default_factory=list)
 
 
-def model_level(path: str, mapping: YMap, owner: str, known: list[str]) -> ModelConstraints:
-    """The model-level constraints of ``mapping``, naming columns of ``known``."""
+def model_level(
+    path: str,
+    mapping: YMap,
+    owner: str,
+    known: list[str],
+    unrendered: list[ContractWarning] | None = None,
+    warnings: list[ContractWarning] | None = None,
+) -> ModelConstraints:
+    """The model-level constraints of ``mapping``, naming columns of ``known``.
+
+    A constraint naming a column the model does not declare is refused: dbt puts
+    it in the table's DDL, which the warehouse fails. ``dbt parse`` never checks
+    those names, though, and dbt renders no constraint DDL for a view, so a view
+    with one builds: with ``unrendered`` (the model is a view) such a constraint
+    is not compared and a warning naming it is added there instead. ``warnings``:
+    as ``foreign_key``'s.
+    """
     found = ModelConstraints()
     for kind, constraint, c_line in entries(path, mapping, owner):
         named: tuple[str, ...] = ()
@@ -114,13 +152,31 @@ def model_level(path: str, mapping: YMap, owner: str, known: list[str]) -> Model
             written = scalar_tuple(
                 constraint["columns"], path, f"{owner}: constraint 'columns'", c_line
             )
-            named = tuple(constraint_column(path, n, known, owner, kind, c_line) for n in written)
+            try:
+                named = tuple(
+                    constraint_column(path, n, known, owner, kind, c_line) for n in written
+                )
+            except ContractError as exc:
+                if unrendered is None:
+                    raise
+                unrendered.append(
+                    ContractWarning(
+                        path,
+                        f"{exc.detail}: the constraint is not compared (dbt parses it and "
+                        "renders no constraint for a view; a table with it fails in the "
+                        "warehouse)",
+                        c_line,
+                    )
+                )
+                continue
         if kind == "foreign_key":
             if not named:
                 raise ContractError(
                     path, f"{owner}: a model-level foreign_key needs 'columns'", c_line
                 )
-            found.foreign_keys.append(foreign_key(path, constraint, named, c_line, owner))
+            key = foreign_key(path, constraint, named, c_line, owner, warnings)
+            if key is not None:
+                found.foreign_keys.append(key)
             continue
         if kind in CHECK_CONSTRAINTS or (kind == "unique" and len(named) > 1):
             spec = {k: v for k, v in constraint.items() if k != "type"}

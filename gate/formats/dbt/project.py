@@ -16,7 +16,9 @@ without ``+`` names a folder, in dbt and here).
 Only ``contract.enforced`` and ``enabled`` are read as settings: they decide
 whether a model is a contract at all; ``database``/``schema``/``alias`` (and
 BigQuery's ``project``/``dataset``) are read as ``relations`` (where its table
-lives, ``gate.formats.dbt.relation``), with the project's ``quoting:``. Constant Jinja (``"{{ false }}"``) is folded; any
+lives, ``gate.formats.dbt.relation``), with the project's ``quoting:``; a literal
+``materialized`` only says whether a model is a view (dbt renders no constraint
+DDL for one, ``gate.formats.dbt.constraints``). Constant Jinja (``"{{ false }}"``) is folded; any
 other Jinja value (``"{{ target.name == 'prod' }}"``) cannot be evaluated
 without a warehouse profile, so it counts as ``true``: the gate then guards the
 model rather than silently skipping it.
@@ -77,6 +79,8 @@ class Project:
     relations: Mapping[tuple[str, ...], relation.Said] = field(default_factory=dict)
     #: Level -> the ``+access`` it sets (only levels that set one).
     accesses: Mapping[tuple[str, ...], str] = field(default_factory=dict)
+    #: Level -> the ``+materialized`` it sets, lower case (only levels that set one).
+    materializations: Mapping[tuple[str, ...], str] = field(default_factory=dict)
     #: The relation parts ``quoting:`` quotes (``database``, ``schema``, ``alias``).
     quoted: frozenset[str] = frozenset()
     #: Level -> (setting, expression, line) of the ``+enabled``, ``+contract.enforced``
@@ -155,6 +159,15 @@ class Project:
                 out[setting] = (setting, expression, self.path, line)
         return tuple(out[s] for s in sorted(out))
 
+    def resolve_materialized(self, fqn: Sequence[str]) -> str | None:
+        """The ``+materialized`` the ``models:`` tree gives one model's fqn (most specific wins)."""
+        out: str | None = None
+        for depth in range(len(fqn) + 1):
+            if tuple(fqn[:depth]) not in self.levels:
+                break  # as resolve(): the walk stops where the tree does
+            out = self.materializations.get(tuple(fqn[:depth]), out)
+        return out
+
     def resolve_relation(self, fqn: Sequence[str]) -> relation.Said:
         """The relation parts the ``models:`` tree gives one model's fqn (most specific wins)."""
         out: relation.Said = {}
@@ -214,14 +227,17 @@ def _levels(
     dict[tuple[str, ...], Settings],
     dict[tuple[str, ...], relation.Said],
     dict[tuple[str, ...], str],
+    dict[tuple[str, ...], str],
     dict[tuple[tuple[str, ...], str], Unevaluable],
 ]:
     """Flatten the ``models:`` config tree into level -> (enforced, enabled), level ->
-    the relation parts it sets, level -> its ``+access``, and level -> the settings
-    it gives in Jinja the gate cannot fold (``Project.unevaluable``)."""
+    the relation parts it sets, level -> its ``+access`` and its ``+materialized``,
+    and level -> the settings it gives in Jinja the gate cannot fold
+    (``Project.unevaluable``)."""
     levels: dict[tuple[str, ...], Settings] = {}
     relations: dict[tuple[str, ...], relation.Said] = {}
     accesses: dict[tuple[str, ...], str] = {}
+    materializations: dict[tuple[str, ...], str] = {}
     unevaluable: dict[tuple[tuple[str, ...], str], Unevaluable] = {}
     stack: list[tuple[tuple[str, ...], YMap]] = [((), tree)]
     while stack:
@@ -250,6 +266,8 @@ def _levels(
                 noted = []
                 accesses[level] = checked_access(value, path, line, f"'{key_text}'", noted)
                 _keep(found, ACCESS, noted)
+            elif name == "materialized" and isinstance(value, str):
+                materializations[level] = value.strip().lower()
             elif name == "contract" and value is not None:
                 contract = require_mapping(value, path, f"'{key_text}'", line)
                 if contract.get("enforced") is not None:
@@ -265,7 +283,7 @@ def _levels(
                     _keep(found, ENFORCED, noted)
         levels[level] = (enforced, enabled)
         unevaluable.update(((level, setting), said) for setting, said in found.items())
-    return levels, relations, accesses, unevaluable
+    return levels, relations, accesses, materializations, unevaluable
 
 
 def _by_level(
@@ -314,8 +332,8 @@ def parse_project(data: bytes | str, path: str) -> Project:
 
     models = root.get("models")
     tree = require_mapping(models, path, "'models'", root.key_line("models")) if models else None
-    levels, relations, accesses, unevaluable = (
-        _levels(tree, path) if tree is not None else ({(): (None, None)}, {}, {}, {})
+    levels, relations, accesses, materializations, unevaluable = (
+        _levels(tree, path) if tree is not None else ({(): (None, None)}, {}, {}, {}, {})
     )
     return Project(
         path=path,
@@ -326,6 +344,7 @@ def parse_project(data: bytes | str, path: str) -> Project:
         levels=levels,
         relations=relations,
         accesses=accesses,
+        materializations=materializations,
         quoted=_quoted(root),
         unevaluable=_by_level(unevaluable),
         unevaluable_lines={k: line for k, (_s, _e, _p, line) in unevaluable.items() if line},

@@ -147,6 +147,19 @@ class _Parser:
         folders = self.folders if found is None else found
         return (self.project.name, *folders, *fqn_tail)
 
+    def is_view(self, entries: tuple[YMap, ...], placed: tuple[str, tuple[str, ...]]) -> bool:
+        """Whether the model is said to be a view: the first literal ``materialized`` of
+        ``entries``' ``config:`` (most specific first), else ``+materialized`` of
+        ``dbt_project.yml`` for its fqn. Not said is not a view here (dbt's default
+        is, but a model file's ``config()`` usually says otherwise)."""
+        for entry in entries:
+            config = entry.get("config")
+            if isinstance(config, dict) and isinstance(config.get("materialized"), str):
+                return str(config["materialized"]).strip().lower() == "view"
+        if self.project is None:
+            return False
+        return self.project.resolve_materialized(self.fqn(*placed)) == "view"
+
     def relation(
         self,
         entries: tuple[tuple[YMap, str], ...],
@@ -178,6 +191,27 @@ class _Parser:
             quoted=self.project.quoted if self.project is not None else frozenset(),
         )
 
+    def last_entries(
+        self, column_entries: list[tuple[str, YMap, int]], owner: str
+    ) -> list[tuple[str, YMap, int]]:
+        """One entry per column name as dbt keeps them: a name written twice under one
+        spelling (dbt's columns are a dict by name) keeps its first place and its last
+        entry, with a warning. Two spellings of one name stay refused (the warehouse
+        folds them into one column while dbt keeps two)."""
+        kept: dict[str, tuple[str, YMap, int]] = {}
+        for name, entry, line in column_entries:
+            if name in kept:
+                self.warnings.append(
+                    ContractWarning(
+                        self.path,
+                        f"{owner}: column '{name}' is declared twice (also line "
+                        f"{kept[name][2]}): dbt keeps the last entry, and so does the gate",
+                        line,
+                    )
+                )
+            kept[name] = (name, entry, line)
+        return list(kept.values())
+
     def dataset(
         self,
         dataset_id: str,
@@ -186,13 +220,16 @@ class _Parser:
         constraint_owner: YMap,
         tests_owner: YMap,
         enforced: bool,
+        view: bool = False,
     ) -> Dataset:
         owner = f"model '{dataset_id}'"
         columns: list[Column] = []
         flagged: list[str] = []
         foreign_keys: list[Relationship] = []
-        for index, (_name, entry, c_line) in enumerate(column_entries):
-            column, is_key, column_keys = dbt_columns.column(self.path, entry, index, c_line)
+        for index, (_name, entry, c_line) in enumerate(self.last_entries(column_entries, owner)):
+            column, is_key, column_keys = dbt_columns.column(
+                self.path, entry, index, c_line, self.warnings
+            )
             columns.append(column)
             foreign_keys.extend(column_keys)
             if is_key:
@@ -200,7 +237,14 @@ class _Parser:
         reject_duplicate_columns(columns, self.path, owner)
         known = [column.name for column in columns]
         checks = list(data_tests.tests(self.path, tests_owner, owner, ()))
-        model_level = constraints.model_level(self.path, constraint_owner, owner, known)
+        model_level = constraints.model_level(
+            self.path,
+            constraint_owner,
+            owner,
+            known,
+            self.warnings if view else None,
+            self.warnings,
+        )
         checks.extend(model_level.checks)
         foreign_keys.extend(model_level.foreign_keys)
         key = model_level.key
@@ -244,6 +288,7 @@ class _Parser:
         entries: tuple[YMap, YMap, list[tuple[str, YMap, int]]],
         owner: str,
         enforced: bool,
+        view: bool = False,
     ) -> Dataset:
         """One version's dataset: its columns, constraints and tests, or the model's.
 
@@ -258,6 +303,7 @@ class _Parser:
             version if version.get("constraints") is not None else model,
             version if tests else model,
             enforced,
+            view,
         )
 
     def read(
@@ -308,8 +354,12 @@ class _Parser:
         if not versions:
             p_enforced, p_enabled = self.project_settings(name, (name,))
             resolved = settings.first(enforced, p_enforced, False)
+            view = self.is_view((model,), (name, (name,)))
             dataset = self.read(
-                name, line, resolved, lambda: self.dataset(name, line, top, model, model, resolved)
+                name,
+                line,
+                resolved,
+                lambda: self.dataset(name, line, top, model, model, resolved, view),
             )
             return [
                 replace(
@@ -371,6 +421,7 @@ class _Parser:
                     (version, model, top),
                     v_owner,
                     resolved,
+                    self.is_view((version, model), (stem, (name, f"v{label}"))),
                 ),
             )
             datasets.append(

@@ -1,0 +1,268 @@
+"""Patterns from the seventh round's real dbt histories (docs/precision.md, "New
+histories (seventh round)"). Each test builds its own small repository with the
+pattern; nothing of the public repositories is copied here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from subprocess import CompletedProcess
+
+from tests.gitrepo import GitRepo
+
+Cli = Callable[..., CompletedProcess[str]]
+
+PROJECT = (
+    "name: warehouse\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
+    "models:\n  warehouse:\n    +materialized: view\n    +contract: {enforced: true}\n"
+)
+
+
+def _pr(repo: GitRepo, before: dict[str, str], after: dict[str, str]) -> None:
+    for path, text in before.items():
+        repo.write(path, text)
+    repo.commit("base")
+    repo.branch("feature")
+    for path, text in after.items():
+        repo.write(path, text)
+    repo.commit("pr")
+
+
+def _junction(key: str, extra: str = "") -> str:
+    return (
+        "models:\n"
+        "  - name: stg_link\n"
+        "    constraints:\n"
+        "      - type: primary_key\n"
+        f"        columns: [{key}]\n"
+        "    columns:\n"
+        "      - name: requirement_id\n"
+        "        data_type: number\n"
+        "      - name: requirement_project\n"
+        "        data_type: number\n" + extra
+    )
+
+
+# Sage-Bionetworks/snowflake, transform/models/staging/synapse/_synapse__models.yml
+# (0986c782, still so at 904249ad): an enforced view's model-level primary_key names
+# `project_id`, a column the model renamed. `dbt parse` 1.10 accepts it (dbt never
+# checks a model-level constraint's `columns` against the declared ones) and a view
+# gets no constraint DDL, so the project built for months while the gate refused every
+# PR touching the file: three of its 60 commits, and every other PR's view of the file.
+def test_a_model_level_constraint_naming_an_undeclared_column_is_not_refused(
+    cli: Cli, repo: GitRepo
+) -> None:
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    before = _junction("requirement_id, project_id")
+    after = _junction(
+        "requirement_id, project_id",
+        "      - name: note\n        data_type: varchar\n",
+    )
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "models/_models.yml:4" in proc.stdout, proc.stdout
+    assert "'project_id'" in proc.stdout and "not compared" in proc.stdout, proc.stdout
+
+
+def test_a_column_dropped_beside_such_a_constraint_still_blocks(cli: Cli, repo: GitRepo) -> None:
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    before = _junction("requirement_id, project_id")
+    after = before.replace("      - name: requirement_project\n        data_type: number\n", "")
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "column_removed stg_link.requirement_project" in proc.stdout, proc.stdout
+
+
+def test_the_same_constraint_on_a_table_is_still_refused(cli: Cli, repo: GitRepo) -> None:
+    # dbt renders a table's constraints into its DDL: the warehouse fails the build.
+    project = PROJECT.replace("+materialized: view", "+materialized: table")
+    files = {"dbt_project.yml": project, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    before = _junction("requirement_id")
+    after = _junction("requirement_id, project_id")
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "names unknown column 'project_id'" in proc.stderr
+
+
+def _project(name: str) -> str:
+    return (
+        f"name: {name}\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
+        f"models:\n  {name}:\n    +contract: {{enforced: true}}\n"
+    )
+
+
+def _enrollment(*columns: str) -> str:
+    cols = "".join(f"      - name: {c}\n        data_type: string\n" for c in columns)
+    return f"models:\n  - name: rpt_enrollment\n    columns:\n{cols}"
+
+
+# TEAMSchools/teamster b02ae979 (src/dbt/kippmiami): the district project's model
+# `rpt_focus__student_enrollment` reads `source("kipptaf_extracts",
+# "rpt_focus__student_enrollment")`, the network project's model of the same name,
+# and filters on its `end_date`. The PR dropped `end_date` from the district model's
+# own output; the network model keeps it. The read was attributed to the district
+# model itself: `consumer_broken` told the author to fix a reader that still runs.
+# A dbt model never reads its own relation by name (a ref to itself is a cycle dbt
+# refuses), so a name it reads that is its own is another relation.
+def test_a_dbt_model_is_never_a_reader_of_itself(cli: Cli, repo: GitRepo) -> None:
+    reader = (
+        "select d.student_id\n"
+        "from {{ source('network_extracts', 'rpt_enrollment') }} as d\n"
+        "where d.end_date is null\n"
+    )
+    network = {
+        "network/dbt_project.yml": _project("network"),
+        "network/models/rpt_enrollment.sql": "select 1 as student_id\n",
+        "network/models/_models.yml": _enrollment("student_id", "end_date"),
+    }
+    district = {
+        "district/dbt_project.yml": _project("district"),
+        "district/models/rpt_enrollment.sql": reader,
+        "district/models/sources.yml": (
+            "sources:\n  - name: network_extracts\n    tables:\n      - name: rpt_enrollment\n"
+        ),
+    }
+    _pr(
+        repo,
+        {
+            **network,
+            **district,
+            "district/models/_models.yml": _enrollment("student_id", "end_date"),
+        },
+        {"district/models/_models.yml": _enrollment("student_id")},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "column_removed rpt_enrollment.end_date" in proc.stdout, proc.stdout
+    assert "consumer_broken" not in proc.stdout, proc.stdout
+
+
+def test_its_read_of_the_other_projects_model_still_breaks(cli: Cli, repo: GitRepo) -> None:
+    reader = (
+        "select d.student_id\n"
+        "from {{ source('network_extracts', 'rpt_enrollment') }} as d\n"
+        "where d.end_date is null\n"
+    )
+    district = {
+        "district/dbt_project.yml": _project("district"),
+        "district/models/rpt_enrollment.sql": reader,
+        "district/models/_models.yml": _enrollment("student_id"),
+        "district/models/sources.yml": (
+            "sources:\n  - name: network_extracts\n    tables:\n      - name: rpt_enrollment\n"
+        ),
+        "network/dbt_project.yml": _project("network"),
+        "network/models/rpt_enrollment.sql": "select 1 as student_id\n",
+    }
+    _pr(
+        repo,
+        {**district, "network/models/_models.yml": _enrollment("student_id", "end_date")},
+        {"network/models/_models.yml": _enrollment("student_id")},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "consumer_broken rpt_enrollment.end_date" in proc.stdout, proc.stdout
+    assert "district/models/rpt_enrollment.sql:3" in proc.stdout, proc.stdout
+
+
+def _scores(extra: str = "") -> str:
+    return (
+        "models:\n"
+        "  - name: stg_scores\n"
+        "    columns:\n"
+        "      - name: score_id\n"
+        "        data_type: int64\n"
+        "      - name: section_id\n"
+        "        data_type: int64\n"
+        "        constraints:\n"
+        "          - type: foreign_key\n" + extra
+    )
+
+
+# TEAMSchools/teamster, src/dbt/powerschool/models/sis/staging/properties (44 files
+# since 2026-04-16, built as enforced tables on BigQuery): a column's `foreign_key`
+# constraint with neither `to` nor `expression`. dbt parses it and dbt-adapters'
+# `render_column_constraint` renders nothing for it (no DDL), so the tables build;
+# the gate refused 5 of the 11 PRs that touched those files since.
+def test_a_foreign_key_naming_no_target_is_not_refused(cli: Cli, repo: GitRepo) -> None:
+    project = PROJECT.replace("+materialized: view", "+materialized: table")
+    files = {"dbt_project.yml": project, "models/stg_scores.sql": "select 1 as score_id\n"}
+    after = _scores("      - name: is_late\n        data_type: int64\n")
+    _pr(repo, {**files, "models/_models.yml": _scores()}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "models/_models.yml:9" in proc.stdout, proc.stdout
+    assert "names no 'to' or 'expression'" in proc.stdout, proc.stdout
+
+
+def test_a_foreign_key_given_a_target_is_compared(cli: Cli, repo: GitRepo) -> None:
+    project = PROJECT.replace("+materialized: view", "+materialized: table")
+    files = {"dbt_project.yml": project, "models/stg_scores.sql": "select 1 as score_id\n"}
+    after = _scores().replace(
+        "          - type: foreign_key\n",
+        "          - type: foreign_key\n            to: ref('stg_sections')\n"
+        "            to_columns: [section_id]\n",
+    )
+    _pr(repo, {**files, "models/_models.yml": _scores()}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert "relationship_added stg_scores.section_id" in proc.stdout, proc.stdout + proc.stderr
+
+
+def _summary(*columns: tuple[str, str]) -> str:
+    cols = "".join(f"      - name: {n}\n        data_type: {t}\n" for n, t in columns)
+    return f"models:\n  - name: stg_summary\n    columns:\n{cols}"
+
+
+# TEAMSchools/teamster, src/dbt/iready/models/staging/properties/
+# stg_iready__personalized_instruction_summary.yml (b86daabe, 2025-10-21, still so at
+# HEAD): `comprehension_lessons_completed` is listed twice. dbt keeps one column per
+# name, the last entry's (dbt 1.10 built a table with it once, and checked the
+# contract against the last `data_type`), so the project builds; the gate refused the
+# file, and so every PR touching it (6 since).
+def test_a_column_listed_twice_under_one_spelling_is_read_as_dbt_reads_it(
+    cli: Cli, repo: GitRepo
+) -> None:
+    files = {"dbt_project.yml": PROJECT, "models/stg_summary.sql": "select 1 as a\n"}
+    twice = (("a", "int64"), ("b", "int64"), ("a", "int64"))
+    _pr(
+        repo,
+        {**files, "models/_models.yml": _summary(*twice)},
+        {"models/_models.yml": _summary(*twice, ("c", "string"))},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "column_added stg_summary.c" in proc.stdout, proc.stdout
+    assert "models/_models.yml:8" in proc.stdout and "declared twice" in proc.stdout
+
+
+def test_the_last_entry_of_a_repeated_column_is_the_one_compared(cli: Cli, repo: GitRepo) -> None:
+    files = {"dbt_project.yml": PROJECT, "models/stg_summary.sql": "select 1 as a\n"}
+    before = _summary(("a", "int64"), ("b", "int64"), ("a", "int64"))
+    after = _summary(("a", "int64"), ("b", "int64"), ("a", "string"))
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "type_changed stg_summary.a" in proc.stdout, proc.stdout
+
+
+# include-dcc/include-dbt-sandbox 2044e8bc: a properties file whose descriptions are
+# quoted `'{{ doc("...") }}'` calls, broken by an indentation slip (dbt fails it too;
+# the PR was reverted). The refusal is right, but it added "the file holds Jinja
+# markup: a template is not a contract", which sent the author to exclude a real
+# properties file. Jinja inside a quoted scalar is valid YAML and not the cause.
+def test_quoted_jinja_in_a_broken_properties_file_is_not_called_a_template(
+    cli: Cli, repo: GitRepo
+) -> None:
+    good = (
+        "models:\n  - name: stg_link\n    description: '{{ doc(\"stg_link\") }}'\n"
+        "    columns:\n      - name: requirement_id\n        data_type: number\n"
+    )
+    broken = good + "- name: other\n  description: '{{ doc(\"other\") }}'\n    config:\n"
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    _pr(repo, {**files, "models/_models.yml": good}, {"models/_models.yml": broken})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "invalid YAML" in proc.stderr, proc.stderr
+    assert "template" not in proc.stderr, proc.stderr
