@@ -1,0 +1,74 @@
+"""Patterns met replaying public repositories the gate had never seen (seventh
+round, docs/precision.md). Each test rebuilds, in a real git repo of its own, the
+shape one public file showed; nothing of those repositories is copied here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from subprocess import CompletedProcess
+
+from tests.gitrepo import GitRepo
+
+Cli = Callable[..., CompletedProcess[str]]
+
+DCS = (
+    "dataContractSpecification: 1.1.0\nid: orders\ninfo:\n  title: Orders\n"
+    "  version: 1.0.0\n"
+    "models:\n  orders:\n    type: table\n    fields:\n"
+    "      order_id:\n        type: string\n        required: true\n"
+)
+
+WORKFLOW = (
+    "name: Data contract\non:\n  push:\n    branches: [main]\njobs:\n  test:\n"
+    "    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
+    "      - run: pip install datacontract-cli\n"
+    "      - run: datacontract test datacontract.yaml{extra}\n"
+)
+
+
+# jochenchrist/datacontract-junit-test (commits 18963fba, ac0851a0): a GitHub
+# Actions workflow named `.github/workflows/datacontract.yml`, the name
+# datacontract-cli's own docs give it (docs/scheduling/github-actions.md). The
+# default glob `**/datacontract.yml` matched it, so every PR that edited the
+# workflow was refused "not a recognised contract".
+def test_a_workflow_named_datacontract_yml_is_not_read_as_a_contract(
+    cli: Cli, repo: GitRepo
+) -> None:
+    repo.write("datacontract.yaml", DCS)
+    repo.write(".github/workflows/datacontract.yml", WORKFLOW.format(extra=""))
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(".github/workflows/datacontract.yml", WORKFLOW.format(extra=" --publish x"))
+    repo.commit("pr edits the workflow")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["changes"] == []
+
+
+def test_the_contract_beside_the_workflow_is_still_compared(cli: Cli, repo: GitRepo) -> None:
+    repo.write("datacontract.yaml", DCS)
+    repo.write(".github/workflows/datacontract.yml", WORKFLOW.format(extra=""))
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("datacontract.yaml", DCS.replace("type: string", "type: int"))
+    repo.write(".github/workflows/datacontract.yml", WORKFLOW.format(extra=" --publish x"))
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    rules = {c["rule"] for c in json.loads(proc.stdout)["changes"] if c["breaking"]}
+    assert "type_changed" in rules
+
+
+def test_a_workflow_alone_is_no_contract(cli: Cli, repo: GitRepo) -> None:
+    """With only the workflow, there is no contract yet: exit 2 by design, for that reason."""
+    repo.write("README.md", "x\n")
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(".github/workflows/datacontract.yml", WORKFLOW.format(extra=""))
+    repo.commit("pr adds the workflow")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2
+    assert "no contract file matches" in proc.stderr
+    assert "not a recognised contract" not in proc.stderr
