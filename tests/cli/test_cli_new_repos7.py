@@ -72,3 +72,54 @@ def test_a_workflow_alone_is_no_contract(cli: Cli, repo: GitRepo) -> None:
     assert proc.returncode == 2
     assert "no contract file matches" in proc.stderr
     assert "not a recognised contract" not in proc.stderr
+
+
+SODACL = (
+    "checks for orders:\n  - row_count > 0\n  - missing_count(order_id) = 0\n"
+    "  - invalid_count(status) = 0:\n      valid values: [NEW, SHIPPED]\n"
+)
+
+
+# ujjwalredd/Supply-Chain, commit ea580d8c: SodaCL scan checks (`checks for
+# orders:`) and a Soda data source file under `contracts/`, which a default glob
+# matches. The refusal is right (the gate compares Soda *contracts*, `dataset:`),
+# but it said "expected ... a Soda contract ('dataset:')" of a file that is Soda's:
+# it now says what the file is, and keeps the exclude line.
+def test_a_sodacl_checks_file_is_named_as_such(cli: Cli, repo: GitRepo) -> None:
+    repo.write("README.md", "x\n")
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("contracts/orders.yml", SODACL)
+    repo.write(
+        "contracts/soda_connection.yml",
+        "data_source supply_chain_db:\n  type: postgres\n  host: localhost\n",
+    )
+    repo.commit("pr adds soda checks")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    checks = next(line for line in lines if "contracts/orders.yml" in line)
+    assert "SodaCL checks file ('checks for orders')" in checks, checks
+    assert '"!contracts/orders.yml"' in checks
+    source = next(line for line in lines if "contracts/soda_connection.yml" in line)
+    assert "Soda data source configuration ('data_source supply_chain_db')" in source, source
+    assert '"!contracts/soda_connection.yml"' in source
+
+
+# anilsolanki2645/schema-guard, contracts/orders.yaml: a format of the project's own
+# (`source:` and `columns:` with `type`/`nullable`). Refused as a Soda contract
+# without `dataset:`, with no exclude line: now the line is there too.
+def test_a_columns_file_of_another_tool_gets_the_exclude_line(cli: Cli, repo: GitRepo) -> None:
+    repo.write("README.md", "x\n")
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "contracts/orders.yaml",
+        "source:\n  name: prod_orders\n  type: postgres\n"
+        "columns:\n  - name: order_id\n    type: integer\n    nullable: false\n",
+    )
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2
+    assert "'dataset' is missing: a Soda contract needs 'dataset:'" in proc.stderr
+    assert '"!contracts/orders.yaml"' in proc.stderr
