@@ -69,6 +69,10 @@ def __getattr__(name: str) -> Any:
 DEFAULT_GLOBS: tuple[str, ...] = (
     "soda/contracts/**/*.yaml",
     "soda/contracts/**/*.yml",
+    # Soda's docs put a `soda/` folder at a project's top; in a monorepo that is
+    # below the root (itsbillw/beara_bones: `football/soda/contracts/`).
+    "**/soda/contracts/**/*.yaml",
+    "**/soda/contracts/**/*.yml",
     "contracts/**/*.yaml",
     "contracts/**/*.yml",
     "**/*.odcs.yaml",

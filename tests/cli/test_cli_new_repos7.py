@@ -123,3 +123,69 @@ def test_a_columns_file_of_another_tool_gets_the_exclude_line(cli: Cli, repo: Gi
     assert proc.returncode == 2
     assert "'dataset' is missing: a Soda contract needs 'dataset:'" in proc.stderr
     assert '"!contracts/orders.yaml"' in proc.stderr
+
+
+SODA_FIXTURES = (
+    "dataset: football/main/fixtures\n"
+    "checks:\n  - row_count:\n      threshold:\n        must_be_greater_than: 0\n"
+    "columns:\n  - name: fixture_id\n    checks:\n      - missing:\n      - duplicate:\n"
+    "  - name: league_id\n    checks:\n      - missing:\n"
+    "  - name: home_team_name\n    checks:\n      - missing:\n"
+)
+
+
+def _monorepo(repo: GitRepo) -> None:
+    """A dbt project in one folder, a Soda v4 contract in another project's
+    `soda/contracts/` (not at the repository root)."""
+    repo.write(
+        "data_modelling/dbt_project.yml",
+        "name: football\nversion: '1.0.0'\nconfig-version: 2\nprofile: football\n"
+        "model-paths: ['models']\n",
+    )
+    repo.write("data_modelling/models/stg_fixtures.sql", "select * from raw.fixtures\n")
+    repo.write(
+        "data_modelling/models/sources.yml",
+        "version: 2\nsources:\n  - name: raw\n    tables:\n      - name: fixtures\n",
+    )
+    repo.write(
+        "data_modelling/models/schema.yml",
+        "version: 2\nmodels:\n  - name: stg_fixtures\n    columns:\n      - name: fixture_id\n",
+    )
+    repo.write("football/soda/contracts/fixtures.yaml", SODA_FIXTURES)
+
+
+# itsbillw/beara_bones: a monorepo whose Soda v4 contract lives in
+# `football/soda/contracts/fixtures.yaml` (Soda's docs: "a top level directory
+# called soda" per project). The default glob `soda/contracts/**` is root-only, and
+# the dbt project's files kept the run from stopping at "no contract": a PR that
+# dropped a column from that contract passed, "no contract changes".
+def test_a_soda_contract_under_a_projects_soda_contracts_is_compared(
+    cli: Cli, repo: GitRepo
+) -> None:
+    _monorepo(repo)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "football/soda/contracts/fixtures.yaml",
+        SODA_FIXTURES.replace("  - name: league_id\n    checks:\n      - missing:\n", ""),
+    )
+    repo.commit("pr drops league_id")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    found = {(c["rule"], c["column"]) for c in json.loads(proc.stdout)["changes"] if c["breaking"]}
+    assert ("column_removed", "league_id") in found
+
+
+def test_an_additive_edit_there_passes(cli: Cli, repo: GitRepo) -> None:
+    _monorepo(repo)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "football/soda/contracts/fixtures.yaml",
+        SODA_FIXTURES + "  - name: away_team_name\n    checks:\n      - missing:\n",
+    )
+    repo.commit("pr adds a column")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rules = [c["rule"] for c in json.loads(proc.stdout)["changes"]]
+    assert rules == ["column_added"]
