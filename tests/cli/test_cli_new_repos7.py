@@ -245,3 +245,44 @@ def test_the_same_with_a_qualified_soda_dataset(cli: Cli, repo: GitRepo) -> None
     proc = cli(repo.path, "--base", "main", "--format", "json")
     rules = {c["rule"] for c in json.loads(proc.stdout)["changes"] if c["breaking"]}
     assert rules == {"model_removed"}, proc.stdout
+
+
+ODCS_COLUMNS = (
+    "apiVersion: v3.1.0\nkind: DataContract\nid: urn:datacontract:customer-360\n"
+    "version: 1.0.0\nname: customer-360\nstatus: active\n"
+    "schema:\n  - name: customers\n    physicalName: mart_customer_360\n    columns:\n"
+    "      - name: customer_id\n        logicalType: string\n        physicalType: VARCHAR(36)\n"
+    "        required: true\n"
+    "      - name: lifetime_value\n        logicalType: number\n"
+    "        physicalType: DECIMAL(12,2)\n"
+)
+
+
+# Obsidian-Owl/floe, demo/datacontract.yaml ("ODCS v3.1 Data Contract"): its
+# table lists the columns under `columns:` (ODCS v2's word), not `properties:`.
+# The unknown key was a warning ("the gate does not compare 'columns'"), so the
+# table was compared with no column at all: a dropped or narrowed column passed.
+# datacontract-cli refuses the file; the gate now refuses it for that reason.
+def test_an_odcs_table_with_its_columns_under_columns_is_refused(cli: Cli, repo: GitRepo) -> None:
+    repo.write("demo/datacontract.yaml", ODCS_COLUMNS)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("demo/datacontract.yaml", ODCS_COLUMNS.replace("DECIMAL(12,2)", "DECIMAL(6,2)"))
+    repo.commit("pr narrows lifetime_value")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "demo/datacontract.yaml:10:" in proc.stderr, proc.stderr
+    assert "'columns'" in proc.stderr and "'properties'" in proc.stderr, proc.stderr
+
+
+def test_the_same_table_under_properties_is_compared(cli: Cli, repo: GitRepo) -> None:
+    fixed = ODCS_COLUMNS.replace("    columns:\n", "    properties:\n")
+    repo.write("demo/datacontract.yaml", fixed)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("demo/datacontract.yaml", fixed.replace("DECIMAL(12,2)", "DECIMAL(6,2)"))
+    repo.commit("pr narrows lifetime_value")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rules = {c["rule"] for c in json.loads(proc.stdout)["changes"] if c["breaking"]}
+    assert "type_narrowed" in rules

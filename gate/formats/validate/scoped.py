@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from gate.formats.compared import Part, column_keys_on_object, near_miss
+from gate.formats.compared import Part, column_keys_on_object, columns_key_on_object, near_miss
 from gate.formats.compared import part as part_of
 from gate.formats.validate.explain import _to_contract_error
 from gate.formats.validate.locate import _QUOTED, _UNKNOWN, _line, _short, _unexpected, _where
@@ -191,6 +191,22 @@ def _unknown_findings(
         )
         error_at = ContractError(path, message, _line(doc, location))
         found.append(_Finding(error_at, Part(True, "columns"), None))
+    listed = columns_key_on_object(fmt, location, instance)
+    if listed:
+        message = (
+            f"{where} '{_short(instance.get('name'))}' lists its columns under '{listed}' and has "
+            "no 'properties': ODCS v3 puts a table's columns under 'properties' ('columns' is "
+            "ODCS v2's word), so read as written the table has no column and no change to "
+            f"one is ever compared; rename the key [{_LABELS[name]} schema]"
+        )
+        found.append(
+            _Finding(
+                ContractError(path, message, _line(doc, [*location, listed])),
+                Part(True, "columns"),
+                None,
+            )
+        )
+        misplaced = [*misplaced, listed]
     for key in _unexpected(error, known):
         if key in known or key in misplaced:
             continue
