@@ -286,3 +286,39 @@ def test_the_same_table_under_properties_is_compared(cli: Cli, repo: GitRepo) ->
     assert proc.returncode == 1, proc.stdout + proc.stderr
     rules = {c["rule"] for c in json.loads(proc.stdout)["changes"] if c["breaking"]}
     assert "type_narrowed" in rules
+
+
+# Obsidian-Owl/floe: three dbt projects under demo/ share one macro folder,
+# `macro-paths: ["../macros"]` (demo/macros, inside the repository). dbt joins the
+# path to the project folder and builds them; the gate refused every PR that made
+# it read one of the projects (3773427e, c1f26a1c, 444d9efe, ca16e44a): "'../macros'
+# must be a folder inside the project".
+@pytest.mark.xfail(
+    strict=True,
+    reason="gate/formats/dbt/project.py _paths refuses any '../' resource path, even one "
+    "that stays inside the repository (out of this branch's files)",
+)
+def test_a_macro_path_shared_by_sibling_projects_is_read(cli: Cli, repo: GitRepo) -> None:
+    project = (
+        "name: customer_360\nversion: '1.0.0'\nconfig-version: 2\nprofile: c\n"
+        "model-paths: ['models']\nmacro-paths: ['../macros']\n"
+        "models:\n  customer_360:\n    +contract:\n      enforced: true\n"
+    )
+    repo.write("demo/customer-360/dbt_project.yml", project)
+    repo.write("demo/macros/cents.sql", "{% macro cents(x) %}{{ x }} * 100{% endmacro %}\n")
+    repo.write("demo/customer-360/models/customers.sql", "select 1 as id\n")
+    repo.write(
+        "demo/customer-360/models/schema.yml",
+        "version: 2\nmodels:\n  - name: customers\n    columns:\n"
+        "      - name: id\n        data_type: integer\n",
+    )
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "demo/customer-360/models/schema.yml",
+        "version: 2\nmodels:\n  - name: customers\n    columns:\n"
+        "      - name: id\n        data_type: integer\n        description: the key\n",
+    )
+    repo.commit("pr documents a column")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stderr
