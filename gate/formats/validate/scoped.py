@@ -77,9 +77,7 @@ def _scoped(fmt: str, name: str, doc: Any, path: str) -> list[ContractWarning]:
             continue
         declared = str(doc.get(_VERSION_KEY[fmt], "")).strip()
         used = [
-            ContractWarning(
-                path, f"declares {declared}, uses {_LABELS[newer]}: {_brief(f, name)}", f.error.line
-            )
+            ContractWarning(path, _used(f, name, declared, _LABELS[newer]), f.error.line)
             for f in (compared or findings)
         ]
         return _unique(used + [f.warning(fmt) for f in others])
@@ -93,6 +91,17 @@ def _scoped(fmt: str, name: str, doc: Any, path: str) -> list[ContractWarning]:
     raws = [f.raw for f in compared if f.raw is not None]
     best = best_match(raws) if raws else None
     raise next((f.error for f in compared if f.raw is best), compared[0].error)
+
+
+def _used(finding: _Finding, name: str, declared: str, newer: str) -> str:
+    """What a file declared as ``declared`` does that only ``newer`` allows. A key the
+    declared version requires and the newer one does not is no use of the newer
+    version ("uses ODCS v3.2.0: 'status' is required" read as if v3.2 wanted it)."""
+    brief = _brief(finding, name)
+    raw = finding.raw
+    if raw is not None and raw.validator == "required":
+        return f"{brief} by {declared}, which it declares; {newer} does not require it"
+    return f"declares {declared}, uses {newer}: {brief}"
 
 
 def _brief(finding: _Finding, name: str) -> str:
