@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from gate import lattice as types
+from gate.escapes import shown
 from gate.formats.common import describe
 from gate.formats.detect import DETECTORS
 from gate.limits import DEFAULT_LIMITS, Limits
@@ -68,6 +69,10 @@ def __getattr__(name: str) -> Any:
 DEFAULT_GLOBS: tuple[str, ...] = (
     "soda/contracts/**/*.yaml",
     "soda/contracts/**/*.yml",
+    # Soda's docs put a `soda/` folder at a project's top; in a monorepo that is
+    # below the root (itsbillw/beara_bones: `football/soda/contracts/`).
+    "**/soda/contracts/**/*.yaml",
+    "**/soda/contracts/**/*.yml",
     "contracts/**/*.yaml",
     "contracts/**/*.yml",
     "**/*.odcs.yaml",
@@ -78,6 +83,10 @@ DEFAULT_GLOBS: tuple[str, ...] = (
     "**/datacontract.yml",
     "models/**/*.yml",
     "models/**/*.yaml",
+    # GitHub's own folder holds no contract, but a workflow that runs datacontract-cli
+    # is named `.github/workflows/datacontract.yml` (its docs say so), which the two
+    # globs above match: refused as "not a contract" on every PR that edits it.
+    "!.github/**",
 )
 
 _EXPECTED = (
@@ -142,8 +151,18 @@ def parse_document(
                 ) from None
             return contract
     if "columns" in doc or "checks" in doc:
-        # Shaped like a Soda contract that lost its identity: say exactly that.
-        raise ContractError(path, "'dataset' is missing: a Soda contract needs 'dataset:'", 1)
+        # Shaped like a Soda contract that lost its identity: say exactly that. Keys
+        # Soda never reads (anilsolanki2645/schema-guard's `source:`) say it may be
+        # another tool's file: then the exclude line too.
+        from gate.formats.validate.soda_keys import SODA_TOP_KEYS
+
+        foreign = sorted(shown(str(k), 80) for k in doc if k not in SODA_TOP_KEYS)
+        hint = f"; it also has {_keys(foreign)}, which Soda never reads: {exclude_hint(path)}"
+        raise ContractError(
+            path,
+            "'dataset' is missing: a Soda contract needs 'dataset:'" + (hint if foreign else ""),
+            1,
+        )
     if isinstance(doc.get("schema"), list) and ("apiVersion" not in doc or "kind" not in doc):
         # datacontract-cli's tests/fixtures/markdown/export/multicolumn.odcs.yaml
         raise ContractError(
@@ -152,9 +171,37 @@ def parse_document(
             f"and 'kind: DataContract', which ODCS requires: add them; {exclude_hint(path)}",
             1,
         )
+    soda_file = _soda_config(doc)
+    if soda_file:
+        what, key, why = soda_file
+        raise ContractError(
+            path,
+            f"a {what} ('{shown(key, 80)}'){why}, not a Soda data contract ('dataset:' with 'columns:' "
+            f"or 'checks:'), which is what the gate compares; {exclude_hint(path)}",
+            doc.key_line(key) if isinstance(doc, YMap) else 1,
+        )
     raise ContractError(
         path, f"not a recognised contract: expected {_EXPECTED}; {exclude_hint(path)}", 1
     )
+
+
+def _keys(names: list[str]) -> str:
+    listed = ", ".join(f"'{n}'" for n in names[:3])
+    return listed + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _soda_config(doc: dict[Any, Any]) -> tuple[str, str, str] | None:
+    """What Soda file of another kind ``doc`` is (SodaCL scan checks, a data source's
+    connection), by its first key of that kind: the refusal then says what it is
+    rather than "expected ... a Soda contract", which a Soda user reads as a puzzle."""
+    for key in doc:
+        if not isinstance(key, str):
+            continue
+        if key.startswith(("checks for ", "for each dataset ", "for each table ")):
+            return "SodaCL checks file", key, ", which `soda scan` runs"
+        if key.startswith("data_source "):
+            return "Soda data source configuration", key, ""
+    return None
 
 
 def _validated(fmt: str, doc: Any, path: str, contract: Contract, lenient: bool) -> Contract:

@@ -235,6 +235,21 @@ def column_keys_on_object(fmt: str, path: Sequence[object], instance: object) ->
     return (["type"] if typed else []) + [str(key) for key in instance if key in column_only]
 
 
+def columns_key_on_object(fmt: str, path: Sequence[object], instance: object) -> str | None:
+    """``'columns'`` when the ODCS table at ``path`` lists its columns under
+    ``columns:`` (ODCS v2's word) and has no ``properties``: read as written, the
+    table has no column, so no drop, rename or type change is ever compared
+    (Obsidian-Owl/floe's "ODCS v3.1" contract). ``None`` for anything else."""
+    if fmt != "odcs" or len(path) != 2 or path[0] != "schema" or not isinstance(path[1], int):
+        return None
+    if not isinstance(instance, dict) or "properties" in instance:
+        return None
+    listed = instance.get("columns")
+    if isinstance(listed, list) and any(isinstance(c, dict) and "name" in c for c in listed):
+        return "columns"
+    return None
+
+
 def other_name(
     key: object, names: Mapping[str, str], known: Iterable[str], present: Iterable[object]
 ) -> str | None:

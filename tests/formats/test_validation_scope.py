@@ -156,6 +156,17 @@ def test_a_v3_1_file_using_v3_2_enum_objects_says_so() -> None:
     assert parse(text).datasets[0].columns[0].enum == ("a",)
 
 
+def test_a_requirement_a_newer_version_dropped_is_not_called_a_use_of_it() -> None:
+    # datacontract-cli tests/fixtures/lint/invalid.odcs.yaml: v3.0.2 without `status`,
+    # which v3.2.0 no longer requires. "uses ODCS v3.2.0: 'status' is required" read
+    # as if v3.2.0 wanted it; the warning now says the declared version does.
+    text = ODCS302.replace("status: active\n", "") + TABLE
+    (warning,) = warnings(text)
+    assert "uses ODCS" not in warning, warning
+    assert "'status' is required by v3.0.2, which it declares" in warning, warning
+    assert "ODCS v3.2.0 does not require it" in warning, warning
+
+
 # -- DCS: extension keys are accepted, near misses are not -----------------------------
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from gate.formats.compared import Part, column_keys_on_object, near_miss
+from gate.formats.compared import Part, column_keys_on_object, columns_key_on_object, near_miss
 from gate.formats.compared import part as part_of
 from gate.formats.validate.explain import _to_contract_error
 from gate.formats.validate.locate import _QUOTED, _UNKNOWN, _line, _short, _unexpected, _where
@@ -77,9 +77,7 @@ def _scoped(fmt: str, name: str, doc: Any, path: str) -> list[ContractWarning]:
             continue
         declared = str(doc.get(_VERSION_KEY[fmt], "")).strip()
         used = [
-            ContractWarning(
-                path, f"declares {declared}, uses {_LABELS[newer]}: {_brief(f, name)}", f.error.line
-            )
+            ContractWarning(path, _used(f, name, declared, _LABELS[newer]), f.error.line)
             for f in (compared or findings)
         ]
         return _unique(used + [f.warning(fmt) for f in others])
@@ -93,6 +91,17 @@ def _scoped(fmt: str, name: str, doc: Any, path: str) -> list[ContractWarning]:
     raws = [f.raw for f in compared if f.raw is not None]
     best = best_match(raws) if raws else None
     raise next((f.error for f in compared if f.raw is best), compared[0].error)
+
+
+def _used(finding: _Finding, name: str, declared: str, newer: str) -> str:
+    """What a file declared as ``declared`` does that only ``newer`` allows. A key the
+    declared version requires and the newer one does not is no use of the newer
+    version ("uses ODCS v3.2.0: 'status' is required" read as if v3.2 wanted it)."""
+    brief = _brief(finding, name)
+    raw = finding.raw
+    if raw is not None and raw.validator == "required":
+        return f"{brief} by {declared}, which it declares; {newer} does not require it"
+    return f"declares {declared}, uses {newer}: {brief}"
 
 
 def _brief(finding: _Finding, name: str) -> str:
@@ -191,6 +200,22 @@ def _unknown_findings(
         )
         error_at = ContractError(path, message, _line(doc, location))
         found.append(_Finding(error_at, Part(True, "columns"), None))
+    listed = columns_key_on_object(fmt, location, instance)
+    if listed:
+        message = (
+            f"{where} '{_short(instance.get('name'))}' lists its columns under '{listed}' and has "
+            "no 'properties': ODCS v3 puts a table's columns under 'properties' ('columns' is "
+            "ODCS v2's word), so read as written the table has no column and no change to "
+            f"one is ever compared; rename the key [{_LABELS[name]} schema]"
+        )
+        found.append(
+            _Finding(
+                ContractError(path, message, _line(doc, [*location, listed])),
+                Part(True, "columns"),
+                None,
+            )
+        )
+        misplaced = [*misplaced, listed]
     for key in _unexpected(error, known):
         if key in known or key in misplaced:
             continue
