@@ -293,11 +293,6 @@ def test_the_same_table_under_properties_is_compared(cli: Cli, repo: GitRepo) ->
 # path to the project folder and builds them; the gate refused every PR that made
 # it read one of the projects (3773427e, c1f26a1c, 444d9efe, ca16e44a): "'../macros'
 # must be a folder inside the project".
-@pytest.mark.xfail(
-    strict=True,
-    reason="gate/formats/dbt/project.py _paths refuses any '../' resource path, even one "
-    "that stays inside the repository (out of this branch's files)",
-)
 def test_a_macro_path_shared_by_sibling_projects_is_read(cli: Cli, repo: GitRepo) -> None:
     project = (
         "name: customer_360\nversion: '1.0.0'\nconfig-version: 2\nprofile: c\n"
@@ -322,3 +317,27 @@ def test_a_macro_path_shared_by_sibling_projects_is_read(cli: Cli, repo: GitRepo
     repo.commit("pr documents a column")
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_resource_path_out_of_the_repository_is_still_refused(cli: Cli, repo: GitRepo) -> None:
+    project = (
+        "name: customer_360\nversion: '1.0.0'\nconfig-version: 2\nprofile: c\n"
+        "model-paths: ['models']\nmacro-paths: ['../../../macros']\n"
+    )
+    repo.write("demo/customer-360/dbt_project.yml", project)
+    repo.write(
+        "demo/customer-360/models/schema.yml",
+        "version: 2\nmodels:\n  - name: customers\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n      - name: id\n        data_type: integer\n",
+    )
+    repo.write("demo/customer-360/models/customers.sql", "select 1 as id\n")
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("demo/customer-360/models/customers.sql", "select 2 as id\n")
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout
+    assert (
+        "demo/customer-360/dbt_project.yml:6: 'macro-paths': '../../../macros' must be a "
+        "folder inside the project (or beside it, in the repository)" in proc.stderr
+    )

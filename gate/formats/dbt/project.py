@@ -196,7 +196,12 @@ def _flag(
 
 
 def _paths(doc: YMap, key: str, old_key: str | None, default: str, path: str) -> list[str]:
-    """One resource-path list, normalised and kept inside the project."""
+    """One resource-path list, normalised and kept inside the repository.
+
+    dbt resolves each folder against the project's root, ``..`` included: sibling
+    projects share one (Obsidian-Owl/floe: ``macro-paths: ["../macros"]``), which
+    dbt builds; a folder that leaves the repository is refused (the gate reads
+    nothing outside it)."""
     use = key if key in doc or old_key is None or old_key not in doc else old_key
     value = doc.get(use)
     line = doc.key_line(use)
@@ -213,9 +218,17 @@ def _paths(doc: YMap, key: str, old_key: str | None, default: str, path: str) ->
                 path, f"'{use}' must hold folder names, found {describe(item)}", line
             )
         norm = posixpath.normpath(item.strip().replace("\\", "/")).rstrip("/")
-        if norm.startswith(("/", "../")) or norm == ".." or any(c in norm for c in "*?[]"):
+        in_repo = posixpath.normpath(posixpath.join(posixpath.dirname(path), norm))
+        if (
+            norm.startswith("/")
+            or in_repo.startswith("../")
+            or in_repo == ".."
+            or any(c in norm for c in "*?[]")
+        ):
             raise ContractError(
-                path, f"'{use}': '{item}' must be a folder inside the project", line
+                path,
+                f"'{use}': '{item}' must be a folder inside the project (or beside it, in the repository)",
+                line,
             )
         out.append("" if norm == "." else norm)
     return out
@@ -327,7 +340,10 @@ def parse_project(data: bytes | str, path: str) -> Project:
 
     def in_repo(folders: list[str]) -> tuple[str, ...]:
         return tuple(
-            dict.fromkeys(posixpath.join(base, f).rstrip("/") if f else base for f in folders)
+            dict.fromkeys(
+                posixpath.normpath(posixpath.join(base, f)).rstrip("/") if f else base
+                for f in folders
+            )
         )
 
     models = root.get("models")

@@ -80,7 +80,7 @@ def test_only_contract_and_enabled_configs_make_folder_configs() -> None:
     [
         ("version: 2\n", 1, "needs a 'name'"),
         ("name: p\nmodel-paths: models\n", 2, "must be a list"),
-        ("name: p\nmodel-paths: ['../up']\n", 2, "inside the project"),
+        ("name: p\nmodel-paths: ['../../up']\n", 2, "inside the project"),  # out of the repo
         ("name: p\nmodel-paths: ['/etc']\n", 2, "inside the project"),
         ("name: p\nmodel-paths: ['m*']\n", 2, "inside the project"),
         ("name: p\nmodels:\n  p:\n    +enabled: 'no'\n", 4, "'+enabled' must be true or false"),
@@ -131,3 +131,14 @@ def test_a_file_in_a_project_that_no_format_claims_holds_nothing() -> None:
     assert parse_contract(b"", "models/empty.yml", project).datasets == ()
     with pytest.raises(ContractError, match="not a recognised contract"):
         parse_contract(b"just: yaml\n", "models/x.yml")
+
+
+def test_a_folder_beside_the_project_inside_the_repository_is_read() -> None:
+    """dbt joins ``../macros`` to the project's root (Obsidian-Owl/floe's projects
+    share one macro folder): a folder that stays in the repository is no refusal."""
+    project = parse_project(
+        "name: p\nmodel-paths: ['models', '../shared/models']\nmacro-paths: ['../macros']\n",
+        "demo/p/dbt_project.yml",
+    )
+    assert project.model_paths == ("demo/p/models", "demo/shared/models")
+    assert "demo/macros" in project.source_paths
