@@ -462,13 +462,16 @@ def _dbt_models_named(
             continue
         listed = model_folders(repo, commit, project)
         for dataset_id in ids:
-            where = listed.get(dataset_id)
-            if dataset_id not in listed or where is None:
+            # A Soda v4 id is qualified (``duckdb_ds/data/energy/main/stg_generation``):
+            # the model's name is its last segment, as the consumer scan reads it.
+            name = dataset_id.rpartition("/")[2]
+            where = listed.get(name)
+            if name not in listed or where is None:
                 continue
-            if project.resolve((project.name, *where, dataset_id))[1] is False:
+            if project.resolve((project.name, *where, name))[1] is False:
                 off.add(dataset_id)
             candidates = [
-                posixpath.join(mp, *where, f"{dataset_id}.{ext}")
+                posixpath.join(mp, *where, f"{name}.{ext}")
                 for mp in project.model_paths
                 for ext in MODEL_FILES
             ]

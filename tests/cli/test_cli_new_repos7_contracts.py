@@ -9,8 +9,6 @@ import json
 from collections.abc import Callable
 from subprocess import CompletedProcess
 
-import pytest
-
 from tests.gitrepo import GitRepo
 
 Cli = Callable[..., CompletedProcess[str]]
@@ -230,12 +228,6 @@ def test_a_deleted_soda_contract_of_a_dbt_model_leaves_its_readers_running(
     assert rules == {"model_removed"}, proc.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gate/dbt/model_files.py _dbt_models_named matches a dataset id literally to a "
-    "model file name; a Soda v4 id is qualified (ds/db/schema/table), so its dbt model is "
-    "not found and the ref() reader is called broken (out of this branch's files)",
-)
 def test_the_same_with_a_qualified_soda_dataset(cli: Cli, repo: GitRepo) -> None:
     _dbt_and_soda(repo, "duckdb_ds/data/energy/main/stg_generation")
     repo.commit("base")
