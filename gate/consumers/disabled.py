@@ -146,7 +146,9 @@ def _entries(
         try:
             data = blobs[blob] if blob else repo.read_worktree(path)
         except (TooLarge, OSError, KeyError, ContractError):
-            data = b""
+            for name in names:  # it may hold any of them: unknown, so enabled
+                seen.setdefault(name, []).append(True)
+            continue
         text = data.decode("utf-8", "replace")
         here = {n for n in names if n in text}
         try:

@@ -143,6 +143,23 @@ def test_a_disabled_reader_is_not_broken_and_an_enabled_one_beside_it_is(
             },
             id="two-entries",
         ),
+        # a properties file that does not load: what it says (maybe enabled: true over
+        # the folder's +enabled: false) is unknown
+        pytest.param(
+            {
+                "models/legacy/old.sql": READ,
+                "models/legacy/old.yml": "models:\n  - name: old\n    config: {enabled: true\n",
+            },
+            id="unloadable-entry",
+        ),
+        # a versioned entry: which file is which version is not read here
+        pytest.param(
+            {
+                "models/marts/old.sql": READ,
+                "models/marts/old.yml": _entry("old", "false") + "    versions:\n      - v: 1\n",
+            },
+            id="versioned-entry",
+        ),
     ],
 )
 def test_a_reader_that_may_be_built_still_breaks(
