@@ -504,7 +504,10 @@ def _consumers(
         policy.limits.model_file_bytes,
         base_commit,
     )
-    explained = explain_consumers(changes, consumer_scan.found, built, severity_of, stays)
+    from gate.consumers.disabled import readers_off  # only a run with readers needs it
+
+    off = readers_off(head.repo, head.commit, head.projects, policy.limits.model_file_bytes)
+    explained = explain_consumers(changes, consumer_scan.found, built, severity_of, stays, off)
     # Past the first readers: the models that pass a changed column on. Imported
     # here: like the readers, it loads sqlglot's optimizer only when there is work.
     from gate.lineage.downstream import attach as attach_downstream

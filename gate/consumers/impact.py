@@ -8,7 +8,7 @@ longer has becomes a ``consumer_broken`` finding anchored at its own line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Callable, Iterable, Sequence, Set
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -142,12 +142,15 @@ def explain(
     head: Iterable[Dataset],
     severity_of: SeverityFn,
     still_built: Set[str] = frozenset(),
+    disabled: Callable[[Sequence[str]], Set[str]] | None = None,
 ) -> list[Change]:
     """Changes with their consumers attached, plus one ``consumer_broken`` per broken read.
 
     ``still_built``: ids of datasets whose contract is gone but whose table is
     still built (``gate.dbt.model_files.still_built``); their readers are listed,
-    not broken.
+    not broken. ``disabled``: of the broken readers' files, those dbt does not
+    build at HEAD (``gate.consumers.disabled``), asked once about those few only:
+    a model nothing builds breaks nothing, so it stays listed, not broken.
     """
     head_by_id = {d.id: d for d in head}
     # A table reference that also names a HEAD dataset (an alias, a configured
@@ -193,4 +196,7 @@ def explain(
             # (two copies of one contract) must not report the reader twice.
             key = (change.rule, change.dataset, change.old_dataset, change.column)
             broken.setdefault((*key, finding.path, finding.line), finding)
+    if disabled is not None and broken:
+        off = disabled(sorted({f.path for f in broken.values() if f.path}))
+        broken = {key: f for key, f in broken.items() if f.path not in off}
     return out + list(broken.values())

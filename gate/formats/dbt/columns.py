@@ -27,9 +27,11 @@ def column(
     index: int,
     line: int,
     warnings: list[ContractWarning] | None = None,
+    test_severity: str = data_tests.ERROR,
 ) -> tuple[Column, bool, list[Relationship]]:
     """A column, whether a column-level ``primary_key`` constraint marks it, and its foreign
-    keys. ``warnings``: where a foreign key naming no target is noted (else refused)."""
+    keys. ``warnings``: where a foreign key naming no target is noted (else refused).
+    ``test_severity``: the severity ``dbt_project.yml`` gives the file's tests."""
     name = require_str(entry, "name", path, f"column #{index + 1} 'name'")
     owner = f"column '{name}'"
     checks = list(data_tests.tests(path, entry, owner, (name,)))
@@ -59,7 +61,7 @@ def column(
         position=index,
         required=required,
         unique=unique,
-        enum=data_tests.accepted_values(path, tuple(checks)),
+        enum=data_tests.accepted_values(path, tuple(checks), test_severity),
         constraints=data_tests.value_constraints(path, tuple(checks), owner),
         checks=tuple(checks),
         description=description if isinstance(description, str) else None,

@@ -20,6 +20,7 @@ from gate.formats.common import (
     require_mapping,
     scalar_tuple,
 )
+from gate.formats.dbt.flags import ERROR, WARN, severity_value
 from gate.model import Check, ContractError
 from gate.yaml_load import YMap
 
@@ -111,10 +112,29 @@ def value_constraints(
     return tuple(sorted(found.items()))
 
 
-def accepted_values(path: str, checks: tuple[Check, ...]) -> tuple[str, ...] | None:
-    """The enum an ``accepted_values`` test gives its column, if any."""
+def severity(check: Check, default: str = ERROR) -> str:
+    """A test's severity as dbt resolves it: its own (a ``severity`` beside its arguments,
+    dbt's legacy spelling, or its ``config: {severity: ...}``) over the ``+severity`` of
+    ``dbt_project.yml``'s ``data_tests:`` levels (``default``), over ``error``."""
+    said = severity_value(check.spec.get("severity"))
+    config = check.spec.get("config")
+    if said is None and isinstance(config, dict):
+        said = severity_value(config.get("severity"))
+    return default if said is None else said
+
+
+def accepted_values(
+    path: str, checks: tuple[Check, ...], default_severity: str = ERROR
+) -> tuple[str, ...] | None:
+    """The enum an ``accepted_values`` test gives its column, if any.
+
+    A test that only warns (``severity: warn``, on the test or from ``dbt_project.yml``,
+    ``default_severity``) fails no run, so its values are no promise a consumer can rely
+    on: it gives no enum (it stays a check, and its severity is compared there)."""
     for check in checks:
         if check.kind.rsplit(".", 1)[-1] != "accepted_values":
+            continue
+        if severity(check, default_severity) == WARN:
             continue
         values = check.spec.get("values")
         if values is None:

@@ -91,3 +91,24 @@ def merge(
 ) -> tuple[Unevaluable, ...]:
     """``general`` entries for settings the more specific level did not decide, then its own."""
     return tuple(e for e in general if e[0] not in decided) + specific
+
+
+#: dbt's test severities (``Severity``: ``warn`` or ``error``, any case); default ``error``.
+WARN, ERROR = "warn", "error"
+
+
+def severity_value(value: Any) -> str | None:
+    """``warn``/``error`` as dbt reads a ``severity``; ``None`` when not said. A value
+    the gate cannot evaluate (Jinja other than a constant string) reads as ``error``:
+    fail closed, the test stays a promise."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return ERROR
+    text = value
+    if is_jinja(text):
+        folded = fold_text(text)
+        if folded is None:
+            return ERROR
+        text = folded
+    return WARN if text.strip().lower() == WARN else ERROR

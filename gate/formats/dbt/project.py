@@ -34,7 +34,15 @@ from typing import Any
 from gate.formats.common import describe, require_mapping
 from gate.formats.dbt import flags as dbt_flags
 from gate.formats.dbt import relation
-from gate.formats.dbt.flags import ACCESS, ENABLED, ENFORCED, Unevaluable, fold, is_jinja
+from gate.formats.dbt.flags import (
+    ACCESS,
+    ENABLED,
+    ENFORCED,
+    Unevaluable,
+    fold,
+    is_jinja,
+    severity_value,
+)
 from gate.formats.dbt.settings import checked_access
 from gate.model import ContractError
 from gate.yaml_load import YMap, load_yaml
@@ -93,6 +101,10 @@ class Project:
         default_factory=dict, compare=False
     )
     sql_folders: Mapping[str, tuple[str, ...] | None] | None = field(default=None, compare=False)
+    #: Level of the ``data_tests:`` (old spelling ``tests:``) tree -> the ``+severity`` it
+    #: sets (``warn``/``error``): compared, so a project that makes its tests warn-only
+    #: compares its properties files again (an ``accepted_values`` then gives no enum).
+    test_severities: Mapping[tuple[str, ...], str] = field(default_factory=dict)
 
     @property
     def folder_configs(self) -> bool:
@@ -158,6 +170,14 @@ class Project:
                 line = self.unevaluable_lines.get((level, setting))
                 out[setting] = (setting, expression, self.path, line)
         return tuple(out[s] for s in sorted(out))
+
+    def resolve_test_severity(self, fqn: Sequence[str]) -> str | None:
+        """The ``+severity`` the ``data_tests:`` tree gives a test of fqn prefix ``fqn``
+        (project, the properties file's folders): the most specific level that says one."""
+        out: str | None = None
+        for depth in range(len(fqn) + 1):
+            out = self.test_severities.get(tuple(fqn[:depth]), out)
+        return out
 
     def resolve_materialized(self, fqn: Sequence[str]) -> str | None:
         """The ``+materialized`` the ``models:`` tree gives one model's fqn (most specific wins)."""
@@ -299,6 +319,30 @@ def _levels(
     return levels, relations, accesses, materializations, unevaluable
 
 
+def _test_severities(root: YMap) -> dict[tuple[str, ...], str]:
+    """Level -> ``+severity`` of the project's ``data_tests:`` tree (dbt-core reads
+    ``tests:`` when there is no ``data_tests:``). A tree dbt would refuse (not a
+    mapping) sets nothing here: every test then stays ``error``, the guarded reading."""
+    key = "data_tests" if "data_tests" in root else "tests"
+    tree = root.get(key)
+    out: dict[tuple[str, ...], str] = {}
+    if not isinstance(tree, dict):
+        return out
+    stack: list[tuple[tuple[str, ...], dict[Any, Any]]] = [((), tree)]
+    while stack:
+        level, node = stack.pop()
+        for key_, value in node.items():
+            key_text = str(key_)
+            if key_text.startswith("+") or not isinstance(value, dict):
+                name = key_text.lstrip("+").strip()
+                said = severity_value(value) if name == "severity" else None
+                if said is not None:
+                    out[level] = said
+            elif len(level) < 64:
+                stack.append(((*level, key_text), value))
+    return out
+
+
 def _by_level(
     found: Mapping[tuple[tuple[str, ...], str], Unevaluable],
 ) -> dict[tuple[str, ...], tuple[tuple[str, str], ...]]:
@@ -364,4 +408,5 @@ def parse_project(data: bytes | str, path: str) -> Project:
         quoted=_quoted(root),
         unevaluable=_by_level(unevaluable),
         unevaluable_lines={k: line for k, (_s, _e, _p, line) in unevaluable.items() if line},
+        test_severities=_test_severities(root),
     )

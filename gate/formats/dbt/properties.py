@@ -77,6 +77,19 @@ _PROJECT_KEYS = frozenset({"config-version", "profile", "model-paths", "source-p
 MAX_VERSION_COLUMNS = 100_000
 
 
+def _test_severity(path: str, project: Project | None) -> str:
+    """The ``+severity`` of ``dbt_project.yml``'s ``data_tests:`` for the tests of the
+    properties file ``path``, else ``error``. dbt-core places a generic test at fqn
+    ``[project, *folders]``: the file's folders below the project, less the first
+    (the resource path's own, ``SchemaGenericTestParser.parse_generic_test``)."""
+    if project is None:
+        return dbt_flags.ERROR
+    inside = path[len(project.root) + 1 :] if project.root else path
+    folders = tuple(inside.split("/")[1:-1])
+    said = project.resolve_test_severity((project.name, *folders))
+    return dbt_flags.ERROR if said is None else said
+
+
 class _Parser:
     """One properties file's models as datasets: the walk over models and versions.
 
@@ -97,6 +110,8 @@ class _Parser:
         self.warnings: list[ContractWarning] = []
         located = project.source_path_of(path) if project else None
         self.folders: tuple[str, ...] = located[1] if located else ()
+        #: The severity ``dbt_project.yml``'s ``data_tests:`` gives this file's tests.
+        self.test_severity = _test_severity(path, project)
 
     def project_settings(
         self, stem: str, fqn_tail: tuple[str, ...]
@@ -228,7 +243,7 @@ class _Parser:
         foreign_keys: list[Relationship] = []
         for index, (_name, entry, c_line) in enumerate(self.last_entries(column_entries, owner)):
             column, is_key, column_keys = dbt_columns.column(
-                self.path, entry, index, c_line, self.warnings
+                self.path, entry, index, c_line, self.warnings, self.test_severity
             )
             columns.append(column)
             foreign_keys.extend(column_keys)
