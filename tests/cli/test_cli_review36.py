@@ -1,0 +1,51 @@
+"""Defects found reviewing the session's merged change (integ36), each a failing test first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from subprocess import CompletedProcess
+
+from tests.cli.test_cli_dbt_access import _entry, _pr
+from tests.gitrepo import GitRepo
+
+Cli = Callable[..., CompletedProcess[str]]
+
+# 1. A properties file refused at the base and at HEAD with the same message
+# (``access: Public`` kept) was compared on neither side: a column the same pull
+# request narrowed or dropped in it passed, "PASS: no contract changes".
+
+NO_COLUMNS = "    columns:\n      - name: id\n        data_type: int\n"
+
+
+def test_an_inherited_bad_access_does_not_hide_a_narrowed_column(cli: Cli, repo: GitRepo) -> None:
+    base = _entry(access="Public")
+    _pr(repo, base, base.replace("data_type: int", "data_type: varchar"))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "orders" in proc.stdout and "PASS" not in proc.stdout
+    assert "its base version is refused the same way" in proc.stdout + proc.stderr
+
+
+def test_an_inherited_bad_access_does_not_hide_a_dropped_column(cli: Cli, repo: GitRepo) -> None:
+    base = _entry(access="Public")
+    _pr(
+        repo,
+        base,
+        base.replace(NO_COLUMNS, "    columns:\n      - name: other\n        data_type: int\n"),
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "column_renamed orders" in proc.stdout or "column_removed orders" in proc.stdout
+
+
+def test_an_inherited_refusal_the_lenient_reading_cannot_read_is_still_refused(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Only an ``access`` dbt refuses is read as the base is read; any other refusal
+    both sides share stays one (fail closed: nothing else there can be compared)."""
+    base = _entry().replace("enforced: true", "enforced: 'yes'")
+    _pr(repo, base, base.replace("data_type: int", "data_type: varchar"))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "models/marts/_models.yml" in proc.stderr
+    assert "Traceback" not in proc.stderr
