@@ -49,3 +49,33 @@ def test_an_inherited_refusal_the_lenient_reading_cannot_read_is_still_refused(
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "models/marts/_models.yml" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# 2. A project renamed in place: a model whose ``access`` is Jinja the gate cannot
+# evaluate may be public (``ref('shop', 'orders')`` from other projects), so it keeps
+# its base project as a public model does; it followed the rename: exit 0.
+
+
+def _project(name: str) -> str:
+    return f"name: {name}\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
+
+
+def test_a_jinja_access_model_does_not_follow_its_projects_rename(cli: Cli, repo: GitRepo) -> None:
+    entry = (
+        "version: 2\nmodels:\n  - name: orders\n    access: \"{{ var('orders_access') }}\"\n"
+        "    config:\n      contract:\n        enforced: true\n    columns:\n"
+        "      - name: id\n        data_type: int\n"
+    )
+    repo.write("shop/dbt_project.yml", _project("shop"))
+    repo.write("shop/models/orders.sql", "select 1 as id\n")
+    repo.write("shop/models/_m.yml", entry)
+    repo.write("web/dbt_project.yml", _project("web"))
+    repo.write("web/models/report.sql", "select id from {{ ref('shop', 'orders') }}\n")
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("shop/dbt_project.yml", _project("shop2"))
+    repo.write("shop/models/_m.yml", entry + "# renamed\n")
+    repo.commit("pr: shop becomes shop2")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "model_renamed" in proc.stdout
