@@ -79,3 +79,28 @@ def test_a_jinja_access_model_does_not_follow_its_projects_rename(cli: Cli, repo
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "model_renamed" in proc.stdout
+
+
+def _two(items_access: str) -> str:
+    model = (
+        "  - name: {name}\n    access: {access}\n"
+        "    config:\n      contract:\n        enforced: true\n"
+        "    columns:\n      - name: id\n        data_type: int\n"
+    )
+    return (
+        "version: 2\nmodels:\n"
+        + model.format(name="orders", access="Public")
+        + model.format(name="items", access=items_access)
+    )
+
+
+def test_an_inherited_bad_access_does_not_hide_a_misspelled_one_the_pr_writes(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """``access: public`` -> ``Publc`` further down a file refused for ``Public``: read
+    leniently it was unknown, no finding, exit 0; a misspelling stays refused."""
+    repo.write("models/marts/items.sql", "select 1 as id\n")
+    _pr(repo, _two("public"), _two("Publc"))
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr

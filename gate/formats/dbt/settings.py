@@ -90,8 +90,10 @@ _LENIENT_ACCESS: ContextVar[bool] = ContextVar("lenient_access", default=False)
 
 @contextmanager
 def lenient_access() -> Iterator[None]:
-    """Within it, an ``access`` dbt refuses is read as ``access_value`` reads it (the
-    base side's reading of a model file's ``config()``), not refused."""
+    """Within it, an ``access`` dbt refuses for its case or spaces (``Public``) is read
+    as ``access_value`` reads it (the base side's reading of a model file's
+    ``config()``), not refused; one that names no modifier still is: read as unknown,
+    a ``public`` misspelled by the pull request would narrow unseen."""
     token = _LENIENT_ACCESS.set(True)
     try:
         yield
@@ -134,8 +136,8 @@ def checked_access(
         raw = folded
     if isinstance(raw, str) and raw in ACCESS_LEVELS:
         return raw
-    if _LENIENT_ACCESS.get():
-        return access_value(raw)
+    if _LENIENT_ACCESS.get() and (lenient := access_value(raw)) != UNKNOWN_ACCESS:
+        return lenient  # a case or spacing dbt refuses; a misspelling is refused still
     shown = _shown_access(raw) if isinstance(raw, str) else describe(raw)
     raise ContractError(
         path,
