@@ -22,6 +22,10 @@ from gate.side import Side
 #: project or a model file changed, or searched for a clash): parsed like the
 #: base, and a problem in it is a warning, never a refusal.
 UNTOUCHED = "head, unchanged"
+#: The side label of a file the PR changed whose base version is refused with the same
+#: message (``gate.read_sides``): both read again leniently, an ``access`` dbt refuses
+#: read as the base reads a model file's (``settings.lenient_access``), and compared.
+INHERITED = "inherited"
 
 
 class Item(NamedTuple):

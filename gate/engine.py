@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import partial
@@ -32,13 +33,14 @@ from gate.consumers import explain as explain_consumers
 from gate.consumers.scan import Scan, Search
 from gate.consumers.scan import scan as scan_consumers
 from gate.consumers.scan import start_search as start_consumer_search
-from gate.contract_files import Item, Parse, every_contract, has_contracts, refuse
+from gate.contract_files import INHERITED, Item, Parse, every_contract, has_contracts, refuse
 from gate.dbt import identity as dbt_identity
 from gate.dbt import model_files as dbt_model_files
 from gate.dbt.changes import Entry
 from gate.diff import Change, SeverityFn, diff_datasets
 from gate.duplicates import declared_elsewhere, duplicates, still_declared
 from gate.formats import parse_contract
+from gate.formats.dbt.settings import lenient_access
 from gate.git import Repo, open_repo
 from gate.limits import DEFAULT_LIMITS, Limits
 from gate.lineage.run import external_step
@@ -123,7 +125,8 @@ def _parse_one(limits: Limits, item: _Item) -> Contract | ContractError:
     """
     data, path, side, project = item
     try:
-        return parse_contract(data, path, project, limits, lenient=side != "head")
+        with lenient_access() if side == INHERITED else nullcontext():
+            return parse_contract(data, path, project, limits, lenient=side != "head")
     except ContractError as exc:
         return exc
 

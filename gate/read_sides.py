@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gate import declarations
-from gate.contract_files import UNTOUCHED, FileEntry, Parse, load
+from gate.contract_files import INHERITED, UNTOUCHED, FileEntry, Parse, load
 from gate.dbt import model_files as dbt_model_files
 from gate.dbt import relation_macros
 from gate.dbt.changes import Entry
@@ -52,9 +52,39 @@ def _inherited_warning(error: ContractError) -> str:
     where = f"{error.path}:{error.line}" if error.line else error.path
     return (
         f"warning: {where} is unreadable ({error.detail}); its base version is refused the "
-        "same way, so this PR did not introduce it; it is not compared (dbt parse fails "
-        "on both sides: fix it)"
+        "same way, so this PR did not introduce it; both sides are read as the base reads "
+        "a model file's access and compared (dbt parse fails on both sides: fix it)"
     )
+
+
+def _inherited(
+    head_side: Side,
+    inherited: Sequence[tuple[FileEntry, FileEntry, ContractError]],
+    parse: Parse,
+    warnings: list[str],
+    refused: list[ContractError],
+    head: list[Dataset],
+) -> list[Dataset]:
+    """The base datasets of files refused the same way on both sides, read again with an
+    ``access`` dbt refuses read leniently (``INHERITED``); their HEAD datasets go to
+    ``head``. A file that still cannot be read on either side is refused: nothing in
+    it could be compared, so whatever the pull request changed there would pass."""
+    if not inherited:
+        return []
+    entries = [FileEntry(b.path, b.blob, INHERITED, b.project) for b, _h, _e in inherited] + [
+        h for _b, h, _e in inherited
+    ]
+    read = [c for _side, c in load(head_side.repo, entries, parse)]
+    out: list[Dataset] = []
+    for i, (_b, _h, error) in enumerate(inherited):
+        was, now = read[i], read[len(inherited) + i]
+        if isinstance(was, ContractError) or isinstance(now, ContractError):
+            refused.append(error)
+            continue
+        warnings.append(_inherited_warning(error))
+        out.extend(was.datasets)
+        head.extend(now.datasets)
+    return out
 
 
 def _unreadable_contracts(
@@ -112,7 +142,9 @@ def read_sides(
     head: list[Dataset] = []
     skipped: set[str] = set()
     refused_at_base: dict[str, str] = {}  # a dbt file's path -> its base version's refusal
-    for (path, _blob, _side, project), (side, contract) in zip(
+    base_entries = {e.path: e for e in entries if e.side == base_side.name}
+    inherited: list[tuple[FileEntry, FileEntry, ContractError]] = []
+    for (path, blob, _side, project), (side, contract) in zip(
         entries, load(head_side.repo, entries, parse), strict=True
     ):
         if isinstance(contract, ContractError):
@@ -124,10 +156,12 @@ def read_sides(
                 warnings.append(_untouched_warning(contract))
                 skipped.add(path)
             elif refused_at_base.get(path) == contract.detail:
-                # A dbt file whose base is refused the same way: not this PR's defect, and
-                # neither side can be compared (the base's datasets are already absent).
-                warnings.append(_inherited_warning(contract))
-                skipped.add(path)
+                # A dbt file whose base is refused the same way: not this PR's defect. Both
+                # sides are read again leniently and compared below; skipping the file
+                # would pass any column the PR narrows or drops in it.
+                inherited.append(
+                    (base_entries[path], FileEntry(path, blob, INHERITED, project), contract)
+                )
             else:
                 refused.append(contract)
             continue
@@ -140,6 +174,7 @@ def read_sides(
         else:
             schema_warnings += contract.warnings
         (base if side == base_side.name else head).extend(contract.datasets)
+    base += _inherited(head_side, inherited, parse, warnings, refused, head)
     base = [d for d in base if d.path not in skipped]
     old_projects = {e.change.old_path: e.base for e in file_changes if e.change.old_path}
     new_projects = {e.change.new_path: e.head for e in file_changes if e.change.new_path}

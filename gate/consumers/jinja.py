@@ -58,9 +58,13 @@ _WRAPPED = re.compile(r"""(?P<pre>[(,=]\s*)\(\s*(?P<s>'[^'"]*'|"[^'"]*")\s*\)"""
 _MAX_WRAPPED = 8
 
 
-_SET_BLOCK = re.compile(
-    r"{%-?\s*set\s+(?P<name>[A-Za-z_]\w*)\s*-?%}(?P<body>.*?){%-?\s*endset\s*-?%}", re.S
-)
+#: A set block's opening and closing tags, and the uses and ``=`` sets of any name:
+#: each found in one scan of the text (a lazy body pattern scanned to the end from
+#: every opener without an end tag: quadratic on a 256 KiB reader).
+_SET_OPEN = re.compile(r"{%-?\s*set\s+(?P<name>[A-Za-z_]\w*)\s*-?%}")
+_SET_END = re.compile(r"{%-?\s*endset\s*-?%}")
+_SET_ASSIGN = re.compile(r"{%-?\s*set\s+([A-Za-z_]\w*)\s*=")
+_USE = re.compile(r"{{-?\s*([A-Za-z_]\w*)\s*-?}}")
 #: Text a model's set blocks may add when expanded, beyond the model's own length.
 _EXPANSION_SLACK = 64 * 1024
 
@@ -190,23 +194,39 @@ def _expand_set_blocks(text: str) -> str:
     add more than the model's length plus ``_EXPANSION_SLACK`` are not made."""
     if "endset" not in text:
         return text
-    blocks: dict[str, list[re.Match[str]]] = {}
-    for block in _SET_BLOCK.finditer(text):
-        blocks.setdefault(block["name"], []).append(block)
+    blocks: dict[str, list[tuple[int, int, str]]] = {}  # name -> (start, end, body)
+    ends = _SET_END.finditer(text)
+    closing = next(ends, None)
+    done = 0
+    for opener in _SET_OPEN.finditer(text):
+        if opener.start() < done:
+            continue  # inside the block before: its body (which then holds a tag)
+        while closing is not None and closing.start() < opener.end():
+            closing = next(ends, None)
+        if closing is None:
+            break  # no end tag after it, nor after any later opener
+        body = text[opener.end() : closing.start()]
+        blocks.setdefault(opener["name"], []).append((opener.start(), closing.end(), body))
+        done = closing.end()
+    assigned = {m[1] for m in _SET_ASSIGN.finditer(text)}
+    used: dict[str, list[re.Match[str]]] = {}
+    for use in _USE.finditer(text):
+        if use[1] in blocks:
+            used.setdefault(use[1], []).append(use)
     edits: list[tuple[int, int, str]] = []
     added = 0
     for name, found in blocks.items():
-        block = found[0]
-        if len(found) > 1 or any(t in block["body"] for t in ("{%", "--", "#")):
+        start, stop, raw = found[0]
+        if len(found) > 1 or any(t in raw for t in ("{%", "--", "#")):
             continue  # control flow; a line comment would swallow the rest of its use
-        if re.search(r"{%-?\s*set\s+" + name + r"\s*=", text):
+        if name in assigned:
             continue
-        uses = list(re.finditer(r"{{-?\s*" + name + r"\s*-?}}", text))
-        if not uses or any(u.start() < block.end() for u in uses):
+        uses = used.get(name, [])
+        if not uses or any(u.start() < stop for u in uses):
             continue
-        body = " " + " ".join(block["body"].split("\n")) + " "
+        body = " " + " ".join(raw.split("\n")) + " "
         added += len(body) * len(uses)
-        edits.append((block.start(), block.end(), ""))
+        edits.append((start, stop, ""))
         edits += [(u.start(), u.end(), body) for u in uses]
     if not edits or added > len(text) + _EXPANSION_SLACK:
         return text

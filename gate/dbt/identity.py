@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from gate.diff import SeverityFn
+from gate.formats.dbt.settings import UNKNOWN_ACCESS
 from gate.model import Dataset
 from gate.rules import Severity
 
@@ -78,11 +79,14 @@ def follow_renames(base: Iterable[Dataset], renamed: Mapping[str, str]) -> list[
     A model that was ``public`` keeps its base project: other projects read it
     as ``ref('<project>', '<model>')``, which no longer compiles under the new
     name, so its ``unique_id`` changed as for a model moved to another project
-    (``model_renamed``). Only public models can be read across projects.
+    (``model_renamed``). Only public models can be read across projects; an
+    ``access`` the gate cannot evaluate (Jinja) may be public, so it does not follow.
     """
     return [
         replace(d, project=renamed[d.project])
-        if d.project is not None and d.project in renamed and d.access != "public"
+        if d.project is not None
+        and d.project in renamed
+        and d.access not in ("public", UNKNOWN_ACCESS)
         else d
         for d in base
     ]

@@ -111,4 +111,5 @@ def severity_value(value: Any) -> str | None:
         if folded is None:
             return ERROR
         text = folded
-    return WARN if text.strip().lower() == WARN else ERROR
+    # dbt's pattern takes any case, no spaces (``"warn "`` fails its validation)
+    return WARN if text.lower() == WARN else ERROR

@@ -8,6 +8,9 @@ which is a different job from reading the columns they apply to.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import date, datetime, time, timezone
 from typing import Any
 
@@ -80,6 +83,24 @@ DEFAULT_ACCESS = "protected"
 UNKNOWN_ACCESS = "unknown"
 
 
+#: Set while a file refused on both sides for the same ``access`` is read again as the
+#: base reads it (``lenient_access``): ``checked_access`` then reads as ``access_value``.
+_LENIENT_ACCESS: ContextVar[bool] = ContextVar("lenient_access", default=False)
+
+
+@contextmanager
+def lenient_access() -> Iterator[None]:
+    """Within it, an ``access`` dbt refuses for its case or spaces (``Public``) is read
+    as ``access_value`` reads it (the base side's reading of a model file's
+    ``config()``), not refused; one that names no modifier still is: read as unknown,
+    a ``public`` misspelled by the pull request would narrow unseen."""
+    token = _LENIENT_ACCESS.set(True)
+    try:
+        yield
+    finally:
+        _LENIENT_ACCESS.reset(token)
+
+
 def access_value(raw: Any) -> str:
     """One ``access`` value: a modifier dbt knows (any case; constant Jinja folded),
     else ``UNKNOWN_ACCESS``. Lenient: the readers of real files use ``checked_access``,
@@ -115,6 +136,8 @@ def checked_access(
         raw = folded
     if isinstance(raw, str) and raw in ACCESS_LEVELS:
         return raw
+    if _LENIENT_ACCESS.get() and (lenient := access_value(raw)) != UNKNOWN_ACCESS:
+        return lenient  # a case or spacing dbt refuses; a misspelling is refused still
     shown = _shown_access(raw) if isinstance(raw, str) else describe(raw)
     raise ContractError(
         path,
