@@ -138,11 +138,15 @@ class Project:
 
     def resolve_access(self, fqn: Sequence[str]) -> str | None:
         """The ``+access`` the ``models:`` tree gives one model's fqn (most specific wins)."""
+        return self._most_specific(self.accesses, fqn)
+
+    def _most_specific(self, said: Mapping[tuple[str, ...], str], fqn: Sequence[str]) -> str | None:
+        """What the deepest level of the ``models:`` tree along ``fqn`` sets in ``said``."""
         out: str | None = None
         for depth in range(len(fqn) + 1):
             if tuple(fqn[:depth]) not in self.levels:
                 break  # as resolve(): the walk stops where the tree does
-            out = self.accesses.get(tuple(fqn[:depth]), out)
+            out = said.get(tuple(fqn[:depth]), out)
         return out
 
     def resolve_unevaluable(self, fqn: Sequence[str]) -> tuple[Unevaluable, ...]:
@@ -181,12 +185,7 @@ class Project:
 
     def resolve_materialized(self, fqn: Sequence[str]) -> str | None:
         """The ``+materialized`` the ``models:`` tree gives one model's fqn (most specific wins)."""
-        out: str | None = None
-        for depth in range(len(fqn) + 1):
-            if tuple(fqn[:depth]) not in self.levels:
-                break  # as resolve(): the walk stops where the tree does
-            out = self.materializations.get(tuple(fqn[:depth]), out)
-        return out
+        return self._most_specific(self.materializations, fqn)
 
     def resolve_relation(self, fqn: Sequence[str]) -> relation.Said:
         """The relation parts the ``models:`` tree gives one model's fqn (most specific wins)."""
