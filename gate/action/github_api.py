@@ -253,7 +253,9 @@ class GitHub:
         while url is not None:
             pages += 1
             if pages > max_pages:
-                raise ApiError(f"more than {max_pages * 100} reviews: not read further")
+                raise ApiError(
+                    f"more than {max_pages} pages of reviews ({len(out):,} read): not read further"
+                )
             answer = self.call("GET", url)
             if not isinstance(answer.data, list):
                 raise ApiError("the answer is not a list of reviews")

@@ -113,15 +113,24 @@ class ReviewSource:
             "this break is new or changed since"
         )
 
-    def _member(self, team: str, login: str) -> tuple[bool | None, bool]:
-        """(membership, or ``None`` when unknown; whether the lookup bound stopped it)."""
+    def _member(self, team: str, login: str) -> tuple[bool | None, str | None]:
+        """(membership, or ``None`` when unknown; why no answer was asked for or got).
+
+        The second item is set when a bound stopped the lookup: ``MAX_TEAM_LOOKUPS``
+        spent, or the API budget (``TOTAL_SECONDS``) run out before or during it.
+        A 403 or 404 (a token that cannot read teams, or no member) is not a stop.
+        """
         org, _, slug = team.lstrip("@").partition("/")
         key = (org, slug, login.lower())
         if key not in self._teams:
             if len(self._teams) >= MAX_TEAM_LOOKUPS:
-                return None, True
-            self._teams[key] = self.api.team_member(org, slug, login)
-        return self._teams[key], False
+                return None, f"more than {MAX_TEAM_LOOKUPS} team memberships to look up"
+            member = self.api.team_member(org, slug, login)
+            deadline = self.api.deadline
+            if member is None and deadline is not None and time.monotonic() >= deadline:
+                return None, f"the {TOTAL_SECONDS:g} s budget for API calls ran out"
+            self._teams[key] = member
+        return self._teams[key], None
 
     def __call__(self, change: Change, candidates: frozenset[str], allow_bots: bool) -> Reviewed:
         latest = self._load()
@@ -131,8 +140,11 @@ class ReviewSource:
         approved: set[str] = set()
         requested: set[str] = set()
         notes: list[str] = []
+        unresolved: list[str] = []
         # Change requests first: the bounded team lookups (``MAX_TEAM_LOOKUPS``) are
-        # never all spent on approvals, so a crowd of them cannot hide a request.
+        # never all spent on approvals, so a crowd of them cannot hide a request. A
+        # request the bound (or the time budget) left unchecked keeps the change
+        # unapproved (``Reviewed.unresolved``): it may be a member's.
         ordered = sorted(latest.items(), key=lambda kv: (kv[1].state != "CHANGES_REQUESTED", kv[0]))
         for key, review in ordered:
             if key == self.author.lower() or key in self.others:
@@ -141,13 +153,19 @@ class ReviewSource:
                 continue
             handles = {f"@{key}"} & candidates
             for team in teams if review.state != "DISMISSED" else ():
-                member, crowded = self._member(team, review.login)
+                member, stopped = self._member(team, review.login)
                 if member:
                     handles.add(team)
-                elif crowded:
+                elif stopped and review.state == "CHANGES_REQUESTED":
+                    # Not looked up is not "no request": a member's would block.
+                    unresolved.append(
+                        f"team {team}: {stopped}; a change request by @{review.login} "
+                        "could not be checked, so no approval counts"
+                    )
+                elif stopped:
                     notes.append(
-                        f"team {team}: more than {MAX_TEAM_LOOKUPS} memberships to look up; "
-                        "the other reviewers were not looked up (never an approval)"
+                        f"team {team}: {stopped}; the other reviewers were not looked up "
+                        "(never an approval)"
                     )
                 elif member is None:
                     notes.append(
@@ -164,7 +182,12 @@ class ReviewSource:
                     approved |= handles
                 elif why:
                     notes.append(why)
-        return Reviewed(frozenset(approved), frozenset(requested), tuple(dict.fromkeys(notes)))
+        return Reviewed(
+            frozenset(approved),
+            frozenset(requested),
+            tuple(dict.fromkeys(notes)),
+            tuple(dict.fromkeys(unresolved)),
+        )
 
 
 @dataclass
@@ -189,6 +212,13 @@ class GroupReviews:
                     f"#{source.number}: {note}"
                     for source, r in zip(self.sources, said, strict=True)
                     for note in r.notes
+                )
+            ),
+            tuple(
+                dict.fromkeys(
+                    f"#{source.number}: {why}"
+                    for source, r in zip(self.sources, said, strict=True)
+                    for why in r.unresolved
                 )
             ),
         )

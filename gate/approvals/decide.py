@@ -66,6 +66,9 @@ class Reviewed:
     requested_changes: frozenset[str] = frozenset()
     #: Why a review did not count (stale, unverifiable team, API error).
     notes: tuple[str, ...] = ()
+    #: Why the reviews cannot be decided at all (a change request past a lookup bound):
+    #: each keeps the change unapproved, whoever approved it (fail closed).
+    unresolved: tuple[str, ...] = ()
 
 
 #: (change, the handles that may approve it, whether bots count) -> what the reviews say.
@@ -202,7 +205,7 @@ def apply(
             blocked = [
                 Requirement(f"{who} requested changes", (who,), f"{who} requested changes")
                 for who in sorted(said.requested_changes & candidates)
-            ]
+            ] + [Requirement("every change request checked", (), why) for why in said.unresolved]
         missing = tuple(r for r in needed if r.error or not have & set(r.owners)) + tuple(blocked)
         got = tuple(sorted(have & candidates))
         approved = bool(needed) and not missing

@@ -7,10 +7,15 @@ no longer suffices (``acknowledge: approval``). The PR author is ``dev``.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gate.action import reviews
+from gate.action.github_api import MAX_PAGES
+from gate.action.reviews import MAX_TEAM_LOOKUPS
 from tests.action.test_action import (
     ACK,
     BREAKING_ORDERS,
@@ -182,3 +187,78 @@ def test_a_pull_request_review_event_re_runs_the_check(pr: PR) -> None:
         )
     assert run.code == 0, run.stdout
     assert approvals(run)[0]["received"] == ["@carol"]
+
+
+def test_a_change_request_past_the_team_lookup_bound_keeps_the_break_unapproved(pr: PR) -> None:
+    """101 reviewers to look up in ``@acme/data``: the bound (100) is reached before
+    erin, a member, whose change request would block. Not looked up is not "no
+    request": the break stays unapproved (carol's approval notwithstanding), saying why."""
+    with FakeGitHub(teams={"acme/data": {"erin"}}) as api:
+        for i in range(MAX_TEAM_LOOKUPS):  # strangers, sorted before erin
+            api.add_review(f"a{i:03d}", "CHANGES_REQUESTED", pr.head_sha)
+        api.add_review("erin", "CHANGES_REQUESTED", pr.head_sha)
+        api.add_review("carol", "APPROVED", pr.head_sha)
+        run = run_with(api, pr)
+    assert run.code == 1, run.stdout
+    missing = [m["error"] for m in approvals(run)[0]["missing"]]
+    assert any(
+        f"more than {MAX_TEAM_LOOKUPS} team memberships to look up" in (e or "")
+        and "a change request" in (e or "")
+        for e in missing
+    ), missing
+    lookups = [r for r in api.requests if "/memberships/" in r.path]
+    assert len(lookups) == MAX_TEAM_LOOKUPS  # the bound holds: erin is never asked about
+
+
+def test_change_requests_within_the_bound_still_let_an_approval_through(pr: PR) -> None:
+    """The same crowd one short of the bound: every request is looked up, none is a
+    member's, and carol's approval clears the break (the bound is not a block)."""
+    with FakeGitHub(teams={"acme/data": {"erin"}}) as api:
+        for i in range(MAX_TEAM_LOOKUPS):
+            api.add_review(f"a{i:03d}", "CHANGES_REQUESTED", pr.head_sha)
+        api.add_review("carol", "APPROVED", pr.head_sha)
+        run = run_with(api, pr)
+    assert run.code == 0, run.stdout
+
+
+def test_reviews_past_the_page_bound_count_for_nothing_and_say_so(pr: PR) -> None:
+    """More pages of reviews than ``MAX_PAGES``: the later ones (here carol's approval)
+    are never read, so no review counts and the note names the bound."""
+    with FakeGitHub(page_size=1) as api:
+        for i in range(MAX_PAGES):
+            api.add_review(f"user{i}", "COMMENTED", pr.head_sha)
+        api.add_review("carol", "APPROVED", pr.head_sha)
+        run = run_with(api, pr)
+    assert run.code == 1
+    note = approvals(run)[0]["note"]
+    assert f"more than {MAX_PAGES} pages of reviews" in note and "no review counts" in note
+    assert len([r for r in api.requests if r.path.split("?")[0].endswith("/reviews")]) == MAX_PAGES
+
+
+class SlowTeams(FakeGitHub):
+    """Each membership lookup takes ``LOOKUP_SECONDS``: the API budget runs out mid-way."""
+
+    def answer(self, method: str, url: str, body: Any) -> tuple[int, Any, dict[str, str]]:
+        if "/memberships/" in url:
+            time.sleep(LOOKUP_SECONDS)
+        return super().answer(method, url, body)
+
+
+LOOKUP_SECONDS = 0.4
+
+
+def test_a_change_request_left_unchecked_by_the_time_budget_keeps_the_break_unapproved(
+    pr: PR, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget (``TOTAL_SECONDS``, here 2 s) runs out after a few lookups: erin's
+    change request is never checked, so carol's approval does not clear the break."""
+    monkeypatch.setattr(reviews, "TOTAL_SECONDS", 2.0)
+    with SlowTeams(teams={"acme/data": {"erin"}}) as api:
+        for i in range(10):  # 10 x 0.4 s of lookups before erin's: past the budget
+            api.add_review(f"a{i:03d}", "CHANGES_REQUESTED", pr.head_sha)
+        api.add_review("erin", "CHANGES_REQUESTED", pr.head_sha)
+        api.add_review("carol", "APPROVED", pr.head_sha)
+        run = run_with(api, pr)
+    assert run.code == 1, run.stdout
+    missing = [m["error"] or "" for m in approvals(run)[0]["missing"]]
+    assert any("budget for API calls ran out" in e and "@erin" in e for e in missing), missing
