@@ -22,6 +22,7 @@ from gate import __version__, _dataclass_code
 if TYPE_CHECKING:
     from gate.engine import Settings
     from gate.model import ContractErrors
+    from gate.report import Report
 
 # The engine, sqlglot and the renderers are imported when a run needs them, not
 # at start-up: --help, --version and ``rules`` cost what Python's start-up costs.
@@ -369,7 +370,6 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         from gate.engine import run
-        from gate.report import RENDERERS
 
         freeze_imports()
         settings = settings_from_args(args)
@@ -378,7 +378,7 @@ def _run(args: argparse.Namespace) -> int:
         except ContractErrors as exc:
             _refuse(exc, args.format, args.output)
             return EXIT_ERROR
-        text = RENDERERS[args.format](report)
+        text = _render(report, args.format)
         _write_output(args.output, text)
         sys.stdout.write(text)
         return report.exit_code
@@ -403,6 +403,20 @@ def _run(args: argparse.Namespace) -> int:
             + "\n"
         )
         return EXIT_ERROR
+
+
+def _render(report: Report, fmt: str) -> str:
+    """The report in ``fmt``; a SARIF log cut to code scanning's limits says so on stderr."""
+    if fmt != "sarif":
+        from gate.report import RENDERERS
+
+        return RENDERERS[fmt](report)
+    from gate.report import sarif
+
+    rendered = sarif.bounded(report)
+    if rendered.cut:
+        sys.stderr.write(escape_line(f"{PROG}: warning: {rendered.cut}") + "\n")
+    return rendered.text
 
 
 def _write_output(path: str | None, text: str) -> None:

@@ -10,12 +10,21 @@ every message text goes through :func:`text` (controls spelled out, SARIF's
 placeholder braces doubled, embedded-link brackets escaped, so a name from the
 pull request cannot forge a link); every path through :func:`uri` (percent-encoded,
 so it stays a relative reference and cannot become ``https:`` or ``file:``).
+
+The log stays inside what GitHub code scanning accepts (:func:`bounded`): at
+most ``MAX_RESULTS`` results, ``MAX_BYTES`` bytes and ``MAX_NOTIFICATIONS``
+notifications. Past a bound the first findings in report order are kept
+(blocking first), and the log says what was left out: ``properties.leftOut``
+of the run and a warning notification; the command says it on stderr too.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 from urllib.parse import quote
 
@@ -41,6 +50,27 @@ FINGERPRINT = "schemaContractGate/v1"
 #: Readers listed per result: code scanning keeps at most 100 locations of a result;
 #: past that, ``properties.consumers`` counts them all (the JSON report lists every one).
 MAX_RELATED = 100
+
+# GitHub code scanning's limits ("SARIF support for code scanning"; "SARIF results
+# exceed one or more limits"; "SARIF file is too large", docs.github.com):
+# a run of more than 25,000 results is rejected and only the top 5,000 are kept,
+# "prioritized by severity"; a file over 10 MB gzip-compressed is rejected
+# ("413: Payload Too Large"); 1,000 locations a result (100 kept) and 20 tags a
+# rule (10 kept); 25,000 rules a run (the catalogue is far under).
+
+#: Results kept: what code scanning keeps of a run. The gate, not GitHub, picks
+#: which ones: the first in report order, so every blocking finding before the rest.
+MAX_RESULTS = 5_000
+#: The file's size gzip-compressed (what code scanning limits), in decimal megabytes
+#: (the smaller reading of "10 MB"), measured at zlib's level 6, upload-sarif's.
+MAX_BYTES = 10_000_000
+#: The file's size uncompressed: no GitHub limit, a bound on this process's memory
+#: and time (each result is bounded, but 5,000 of PR-chosen names are not small).
+MAX_RAW_BYTES = 200_000_000
+#: Notifications kept (each is at most a few KB): the results keep most of the room.
+MAX_NOTIFICATIONS = 1_000
+#: The leftOut note's room, before the log is measured without it.
+_NOTE_ROOM = 4_096
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 _ESCAPES = str.maketrans({"\\": "\\\\", "[": "\\[", "]": "\\]", "{": "{{", "}": "}}"})
@@ -113,6 +143,13 @@ def _justification(change: Change) -> str:
     return f"vouched for in the pull request: {CONSUMER_KEY}: {change.path}"
 
 
+def _first(items: list[str], total: int) -> list[str]:
+    """``items`` (the first ``MAX_RELATED``), and a last one counting the rest if any."""
+    if total > len(items):
+        items.append(f"... and {total - len(items):,} more (the JSON report lists every one)")
+    return items
+
+
 def _result(change: Change, index: int, fingerprint: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": change.rule,
@@ -139,14 +176,16 @@ def _result(change: Change, index: int, fingerprint: str) -> dict[str, Any]:
         result["properties"]["consumers"] = len(change.consumers)
     if change.downstream:
         # Not related locations: those are the readers (the "Who reads this" list).
-        result["properties"]["downstream"] = [
-            shown(f"{p.arrow()}: {p.ending()}") for p in change.downstream
-        ]
+        result["properties"]["downstream"] = _first(
+            [shown(f"{p.arrow()}: {p.ending()}") for p in change.downstream[:MAX_RELATED]],
+            len(change.downstream),
+        )
     if change.external:
         # Not locations: their code is in another repository, so they are named.
-        result["properties"]["externalConsumers"] = [
-            shown(f"{r.consumer} ({r.source})") for r in change.external
-        ]
+        result["properties"]["externalConsumers"] = _first(
+            [shown(f"{r.consumer} ({r.source})") for r in change.external[:MAX_RELATED]],
+            len(change.external),
+        )
     if change.acknowledged:
         result["suppressions"] = [
             {
@@ -205,16 +244,16 @@ def _log(run: dict[str, Any]) -> str:
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
 
 
-def to_dict_run(report: Report) -> dict[str, Any]:
-    index = {rule.id: i for i, rule in enumerate(rules.all_rules())}
-    results = [_result(c, index[c.rule], fp) for c, fp in numbered(report.changes)]
+def _run(
+    report: Report, results: list[dict[str, Any]], notes: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "tool": {"driver": _driver()},
         "invocations": [
             {
                 "executionSuccessful": True,
                 "exitCode": report.exit_code,
-                "toolExecutionNotifications": _notifications(report),
+                "toolExecutionNotifications": notes,
                 "properties": {"verdict": "pass" if report.passed else "fail"},
             }
         ],
@@ -229,8 +268,119 @@ def to_dict_run(report: Report) -> dict[str, Any]:
     }
 
 
+def to_dict_run(report: Report) -> dict[str, Any]:
+    """The whole run, unbounded (every finding and notification): see :func:`bounded`."""
+    index = {rule.id: i for i, rule in enumerate(rules.all_rules())}
+    results = [_result(c, index[c.rule], fp) for c, fp in numbered(report.changes)]
+    return _run(report, results, _notifications(report))
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The log, and what was left out of it (``None``: nothing), for stderr."""
+
+    text: str
+    cut: str | None = None
+
+
+def _in_log(result: dict[str, Any]) -> int:
+    """Bytes ``result`` takes in the log: its lines indented 8 deeper, a newline and a comma."""
+    alone = json.dumps(result, indent=2)
+    return len(alone) + 8 * (alone.count("\n") + 1) + 2
+
+
+def packed(text: str) -> int:
+    """``text``'s size gzip-compressed: deflate at level 6 and gzip's 18 bytes of frame."""
+    return len(zlib.compress(text.encode("utf-8"), 6)) + 18
+
+
+def bounded(
+    report: Report,
+    max_results: int = MAX_RESULTS,
+    max_bytes: int = MAX_BYTES,
+    max_notifications: int = MAX_NOTIFICATIONS,
+    max_raw_bytes: int = MAX_RAW_BYTES,
+) -> Rendered:
+    """The log within code scanning's limits: a prefix of the findings, and a note if cut.
+
+    Findings are in report order (blocking, then acknowledged, then the rest by
+    severity), so a cut keeps the blocking ones. Fingerprints are numbered over
+    every finding, so a kept result's is the same as in an uncut log. Results
+    are built only while they fit (``max_results``, ``max_raw_bytes``): 100,000
+    findings cost what 5,000 do. Then the log is measured gzip-compressed and,
+    if over ``max_bytes``, cut further to the prefix that fits.
+    """
+    changes = report.changes
+    index = {rule.id: i for i, rule in enumerate(rules.all_rules())}
+    notes = _notifications(report)
+    kept_notes = notes[:max_notifications]
+    results: list[dict[str, Any]] = []
+    sizes: list[int] = []
+    raw = len(_log(_run(report, [], kept_notes))) + _NOTE_ROOM
+    for change, fp in islice(numbered(changes), max_results):
+        result = _result(change, index[change.rule], fp)
+        size = _in_log(result)
+        if raw + size > max_raw_bytes:
+            break
+        results.append(result)
+        sizes.append(size)
+        raw += size
+    text = _log(_run(report, results, kept_notes))
+    whole = len(results) == len(changes) and len(kept_notes) == len(notes)
+    if whole and packed(text) <= max_bytes:
+        return Rendered(text)
+    keep = len(results)
+    while True:
+        text, cut = _cut(report, results[:keep], changes, kept_notes, len(notes), max_bytes)
+        size = packed(text)
+        if size <= max_bytes or keep == 0:
+            return Rendered(text, cut)
+        # Keep the prefix whose share of the raw bytes is the share that fits, less 5%.
+        skeleton = len(_log(_run(report, [], kept_notes))) + _NOTE_ROOM
+        target = (max_bytes / size) * len(text) * 0.95 - skeleton
+        fits, used = 0, 0
+        while fits < keep and used + sizes[fits] <= target:
+            used += sizes[fits]
+            fits += 1
+        keep = min(fits, keep - 1)
+
+
+def _cut(
+    report: Report,
+    results: list[dict[str, Any]],
+    changes: Sequence[Change],
+    notes: list[dict[str, Any]],
+    total_notes: int,
+    max_bytes: int,
+) -> tuple[str, str]:
+    """The log with ``results`` and ``notes`` only, saying what is left out, and why."""
+    left = changes[len(results) :]
+    blocking = sum(1 for c in left if report.blocks(c))
+    notes_left = total_notes - len(notes)
+    cut = (
+        f"{len(left):,} of {len(changes):,} finding(s) left out of the SARIF log "
+        f"({blocking:,} of them blocking)"
+    )
+    if notes_left:
+        cut += f" and {notes_left:,} of {total_notes:,} notification(s)"
+    cut += (
+        f": GitHub code scanning keeps at most {MAX_RESULTS:,} results a run and refuses "
+        f"files over 10 MB gzip-compressed; this log keeps the first {len(results):,} "
+        "finding(s), blocking ones first. The text and JSON reports list every finding; "
+        "code scanning may show one left out as fixed."
+    )
+    run = _run(report, results, [*notes, _notification(cut, "warning")])
+    run["properties"]["leftOut"] = {
+        "results": len(left),
+        "blockingResults": blocking,
+        "notifications": notes_left,
+        "findings": len(changes),
+    }
+    return _log(run), cut
+
+
 def render(report: Report) -> str:
-    return _log(to_dict_run(report))
+    return bounded(report).text
 
 
 def refused(errors: Sequence[ContractError], message: str, cap: int) -> str:

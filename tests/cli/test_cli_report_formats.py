@@ -289,3 +289,43 @@ def test_gitlab_of_a_refused_file_is_a_blocker_on_its_line(shop: GitRepo) -> Non
     [issue] = json.loads(proc.stdout)
     assert issue["severity"] == "blocker" and issue["check_name"] == "contract_refused"
     assert issue["location"] == {"path": ORDERS, "lines": {"begin": 3}}
+
+
+def test_a_sarif_log_past_code_scanning_s_result_limit_is_cut_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """5,001 columns dropped and 3 added: code scanning keeps 5,000 results a run.
+    The log keeps the first 5,000 (every kept one blocking), counts the 4 left
+    out in the log and on stderr, and --output holds the same log."""
+    columns = "".join(f"  - name: c{i}\n    data_type: bigint\n" for i in range(5_001))
+    repo = GitRepo(tmp_path / "wide")
+    repo.write(
+        ORDERS,
+        "dataset: lake/shop/orders\ncolumns:\n  - name: id\n    data_type: bigint\n" + columns,
+    )
+    repo.commit("wide")
+    repo.branch("feature")
+    added = "".join(f"  - name: n{i}\n    data_type: date\n" for i in range(3))
+    repo.write(
+        ORDERS, "dataset: lake/shop/orders\ncolumns:\n  - name: id\n    data_type: bigint\n" + added
+    )
+    repo.commit("drop them all")
+    out = tmp_path / "gate.sarif"
+    proc = run(repo, "sarif", "--output", str(out))
+    assert proc.returncode == 1
+    log = json.loads(proc.stdout)
+    validate(log)
+    run_ = log["runs"][0]
+    assert len(run_["results"]) == 5_000
+    assert {r["level"] for r in run_["results"]} == {"error"}
+    assert run_["properties"]["leftOut"] == {
+        "results": 4,
+        "blockingResults": 1,
+        "notifications": 0,
+        "findings": 5_004,
+    }
+    assert run_["invocations"][0]["exitCode"] == 1  # the verdict counts every finding
+    assert "warning: 4 of 5,004 finding(s) left out of the SARIF log (1 of them blocking)" in (
+        proc.stderr
+    )
+    assert out.read_text() == proc.stdout
