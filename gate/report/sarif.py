@@ -64,9 +64,10 @@ MAX_RESULTS = 5_000
 #: The file's size gzip-compressed (what code scanning limits), in decimal megabytes
 #: (the smaller reading of "10 MB"), measured at zlib's level 6, upload-sarif's.
 MAX_BYTES = 10_000_000
-#: The file's size uncompressed: no GitHub limit, a bound on this process's memory
-#: and time (each result is bounded, but 5,000 of PR-chosen names are not small).
-MAX_RAW_BYTES = 200_000_000
+#: The results' size uncompressed, written compactly: no GitHub limit, a bound on
+#: this process's memory and time (each result is bounded, but 5,000 of them with
+#: PR-chosen names are not small).
+MAX_RAW_BYTES = 100_000_000
 #: Notifications kept (each is at most a few KB): the results keep most of the room.
 MAX_NOTIFICATIONS = 1_000
 #: The leftOut note's room, before the log is measured without it.
@@ -244,17 +245,34 @@ def _log(run: dict[str, Any]) -> str:
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2) + "\n"
 
 
+@dataclass(frozen=True)
+class _Verdict:
+    """What the run says of the whole report, computed once (each is a pass over it)."""
+
+    exit_code: int
+    passed: bool
+    message: str
+
+    @classmethod
+    def of(cls, report: Report) -> _Verdict:
+        return cls(report.exit_code, report.passed, visible(report.verdict()))
+
+
 def _run(
-    report: Report, results: list[dict[str, Any]], notes: list[dict[str, Any]]
+    report: Report,
+    results: list[dict[str, Any]],
+    notes: list[dict[str, Any]],
+    verdict: _Verdict | None = None,
 ) -> dict[str, Any]:
+    said = verdict or _Verdict.of(report)
     return {
         "tool": {"driver": _driver()},
         "invocations": [
             {
                 "executionSuccessful": True,
-                "exitCode": report.exit_code,
+                "exitCode": said.exit_code,
                 "toolExecutionNotifications": notes,
-                "properties": {"verdict": "pass" if report.passed else "fail"},
+                "properties": {"verdict": "pass" if said.passed else "fail"},
             }
         ],
         "originalUriBaseIds": {SRCROOT: {"description": {"text": "The repository root."}}},
@@ -263,7 +281,7 @@ def _run(
         "properties": {
             "base": {"ref": visible(report.base_ref), "sha": report.base_sha},
             "head": {"ref": visible(report.head_label), "sha": report.head_sha or None},
-            "message": visible(report.verdict()),
+            "message": said.message,
         },
     }
 
@@ -306,37 +324,39 @@ def bounded(
     Findings are in report order (blocking, then acknowledged, then the rest by
     severity), so a cut keeps the blocking ones. Fingerprints are numbered over
     every finding, so a kept result's is the same as in an uncut log. Results
-    are built only while they fit (``max_results``, ``max_raw_bytes``): 100,000
-    findings cost what 5,000 do. Then the log is measured gzip-compressed and,
-    if over ``max_bytes``, cut further to the prefix that fits.
+    are built only while they fit (``max_results``; ``max_raw_bytes`` written
+    compactly, a bound on memory): 100,000 findings cost what 5,000 do. Then the
+    log is measured gzip-compressed and, if over ``max_bytes``, cut further to
+    the prefix that fits.
     """
     changes = report.changes
+    verdict = _Verdict.of(report)
     index = {rule.id: i for i, rule in enumerate(rules.all_rules())}
     notes = _notifications(report)
     kept_notes = notes[:max_notifications]
     results: list[dict[str, Any]] = []
-    sizes: list[int] = []
-    raw = len(_log(_run(report, [], kept_notes))) + _NOTE_ROOM
+    raw = 0
     for change, fp in islice(numbered(changes), max_results):
         result = _result(change, index[change.rule], fp)
-        size = _in_log(result)
-        if raw + size > max_raw_bytes:
+        raw += len(json.dumps(result))  # the C encoder: indent=2 would take the slow one
+        if raw > max_raw_bytes:
             break
         results.append(result)
-        sizes.append(size)
-        raw += size
-    text = _log(_run(report, results, kept_notes))
-    whole = len(results) == len(changes) and len(kept_notes) == len(notes)
-    if whole and packed(text) <= max_bytes:
-        return Rendered(text)
+    if len(results) == len(changes) and len(kept_notes) == len(notes):
+        text = _log(_run(report, results, kept_notes, verdict))
+        if packed(text) <= max_bytes:  # the common case: one render, nothing left out
+            return Rendered(text)
     keep = len(results)
+    sizes: list[int] | None = None
     while True:
-        text, cut = _cut(report, results[:keep], changes, kept_notes, len(notes), max_bytes)
+        text, cut = _cut(report, verdict, results[:keep], changes, kept_notes, len(notes))
         size = packed(text)
         if size <= max_bytes or keep == 0:
             return Rendered(text, cut)
         # Keep the prefix whose share of the raw bytes is the share that fits, less 5%.
-        skeleton = len(_log(_run(report, [], kept_notes))) + _NOTE_ROOM
+        if sizes is None:
+            sizes = [_in_log(r) for r in results]
+        skeleton = len(_log(_run(report, [], kept_notes, verdict))) + _NOTE_ROOM
         target = (max_bytes / size) * len(text) * 0.95 - skeleton
         fits, used = 0, 0
         while fits < keep and used + sizes[fits] <= target:
@@ -347,11 +367,11 @@ def bounded(
 
 def _cut(
     report: Report,
+    verdict: _Verdict,
     results: list[dict[str, Any]],
     changes: Sequence[Change],
     notes: list[dict[str, Any]],
     total_notes: int,
-    max_bytes: int,
 ) -> tuple[str, str]:
     """The log with ``results`` and ``notes`` only, saying what is left out, and why."""
     left = changes[len(results) :]
@@ -369,7 +389,7 @@ def _cut(
         "finding(s), blocking ones first. The text and JSON reports list every finding; "
         "code scanning may show one left out as fixed."
     )
-    run = _run(report, results, [*notes, _notification(cut, "warning")])
+    run = _run(report, results, [*notes, _notification(cut, "warning")], verdict)
     run["properties"]["leftOut"] = {
         "results": len(left),
         "blockingResults": blocking,
