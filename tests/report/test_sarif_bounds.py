@@ -145,3 +145,15 @@ def test_the_catalogue_fits_code_scanning_s_rule_and_tag_limits() -> None:
     driver = sarif._driver()
     assert len(driver["rules"]) <= 25_000
     assert all(len(r["properties"]["tags"]) <= 10 for r in driver["rules"])
+
+
+def test_results_stop_at_the_raw_bound_and_are_counted() -> None:
+    """The memory bound (``MAX_RAW_BYTES``, here 50 KB of compact JSON) stops building
+    results early; the ones not built are counted like any other left out."""
+    report = Report(changes=tuple(finding(i, blocking=True) for i in range(400)))
+    out = sarif.bounded(report, max_raw_bytes=50_000)
+    log = valid(out.text)
+    kept = len(log["runs"][0]["results"])
+    assert 0 < kept < 400
+    assert sum(len(json.dumps(r)) for r in log["runs"][0]["results"]) <= 50_000
+    assert log["runs"][0]["properties"]["leftOut"]["blockingResults"] == 400 - kept
