@@ -362,3 +362,38 @@ def test_queue_branch_names_parse(ref: str, expected: tuple[str, int]) -> None:
     assert parse_queue_ref(ref) == expected
     with pytest.raises(UsageError):
         parse_queue_ref(ref.replace("gh-readonly-queue", "gh-readonly-queues"))
+
+
+def test_a_batched_group_keeps_a_break_unapproved_when_a_change_request_went_unchecked(
+    tmp_path: Path,
+) -> None:
+    """As for one pull request (tests/action/test_action_approvals.py): on PR 1, 100
+    strangers' change requests spend the team lookups before erin's (a member); carol's
+    approval does not clear the group's breaks, and the reason names the PR."""
+    from tests.action.test_action import orders
+    from tests.action.test_action_approvals import POLICY
+
+    files = {ORDERS_PATH: orders(), CUSTOMERS_PATH: customers(), ".schema-gate.yml": POLICY}
+    pr = make_pr(tmp_path, {ORDERS_PATH: BREAKING_ORDERS}, base_files=files)
+    ws, refs, head = _batched(pr)
+    payload = group_payload(pr.base_sha, head, 2)
+    heads = {1: pr.head_sha, 2: head}
+    authors = {1: "dev", 2: "frank"}
+    with QueueAPI(
+        BODIES, heads=heads, authors=authors, refs=refs, teams={"acme/data": {"erin"}}
+    ) as api:
+        for i in range(100):
+            api.add_review(f"a{i:03d}", "CHANGES_REQUESTED", pr.head_sha)
+        api.add_review("erin", "CHANGES_REQUESTED", pr.head_sha)
+        api.add_review("carol", "APPROVED", pr.head_sha)
+        run = queue_run(ws.path, payload, api, github_token=TOKEN)
+    assert run.code == 1, run.stdout + run.stderr
+    changes = [c for c in run.report()["changes"] if c["breaking"]]
+    assert changes and all(
+        any(
+            (m["error"] or "").startswith("#1: team @acme/data: more than 100")
+            and "@erin" in m["error"]
+            for m in c["approvals"]["missing"]
+        )
+        for c in changes
+    )
