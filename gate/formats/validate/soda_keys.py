@@ -38,6 +38,7 @@ SODA_TOP_KEYS = frozenset(
         "failed_rows",  # v4: how failed rows are stored (strategy, keys)
         "dataset_prefix",  # early v4: the dataset's prefixes beside 'data_source'
         "diagnostics",  # v4: what is stored in the diagnostics warehouse
+        "reconciliation",  # v4: checks against a source dataset (not compared)
         "data_source",
         # v3 contracts
         "database",

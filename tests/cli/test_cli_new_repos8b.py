@@ -1,0 +1,109 @@
+"""Patterns met replaying public Soda, ODCS and DCS repositories the gate had never
+seen (eighth round, docs/precision.md). Each test rebuilds, in a real git repo of
+its own, the shape one public file showed; nothing of those repositories is
+copied here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from subprocess import CompletedProcess
+
+from tests.gitrepo import GitRepo
+
+Cli = Callable[..., CompletedProcess[str]]
+
+SODA_RECONCILED = (
+    "dataset: ds/db/finance/exposures\n"
+    "columns:\n"
+    "  - name: exposure_id\n"
+    "    data_type: varchar\n"
+    "  - name: exposure_amount\n"
+    "    data_type: decimal\n"
+    "reconciliation:\n"
+    "  source:\n"
+    "    dataset: ds/db/finance/balances\n"
+    "  checks:\n"
+    "    - metric_diff:\n"
+    "        source_expression: SUM(balance_amount)\n"
+    "        target_expression: SUM(exposure_amount)\n"
+    "        threshold:\n"
+    "          must_be_less_than: 1000\n"
+)
+
+
+# sodadata/data-contract-template (commit 2bd3d63c, finance_bcbs239_data_contract.yml):
+# Soda's own template reconciles the dataset against a source dataset with a
+# top-level `reconciliation:` (Soda v4, its published contract JSON schema). The
+# gate warned "not a documented Soda key, so Soda ignores it", which is false:
+# Soda runs those checks. The key is Soda's; the gate does not compare it.
+def test_a_soda_reconciliation_block_is_no_unknown_key(cli: Cli, repo: GitRepo) -> None:
+    path = "soda/contracts/exposures.yaml"
+    repo.write(path, SODA_RECONCILED)
+    repo.commit("base")
+    repo.branch("feature")
+    added = "  - name: booked_at\n    data_type: timestamp\nreconciliation:"
+    repo.write(path, SODA_RECONCILED.replace("reconciliation:", added))
+    repo.commit("pr adds a column")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["warnings"] == []
+    assert [(c["rule"], c["column"]) for c in report["changes"]] == [("column_added", "booked_at")]
+
+
+def test_a_soda_contract_beside_its_reconciliation_is_still_compared(
+    cli: Cli, repo: GitRepo
+) -> None:
+    path = "soda/contracts/exposures.yaml"
+    repo.write(path, SODA_RECONCILED)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        path, SODA_RECONCILED.replace("  - name: exposure_amount\n    data_type: decimal\n", "")
+    )
+    repo.commit("pr drops a column")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    rules = {c["rule"] for c in json.loads(proc.stdout)["changes"] if c["breaking"]}
+    assert rules == {"column_removed"}
+
+
+def test_a_near_miss_of_reconciliation_is_refused_like_any_soda_key(
+    cli: Cli, repo: GitRepo
+) -> None:
+    path = "soda/contracts/exposures.yaml"
+    repo.write(path, SODA_RECONCILED)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(path, SODA_RECONCILED.replace("reconciliation:", "reconcilation:"))
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 2
+    assert f"{path}:7: unknown key 'reconcilation' (did you mean 'reconciliation'?)" in proc.stderr
+
+
+ODCS_NO_V = (
+    "apiVersion: 3.0.0\nkind: DataContract\nid: 097c8d17\nversion: 2.0.0\nstatus: draft\n"
+    "schema:\n  - name: table1\n    properties:\n      - name: id\n        logicalType: string\n"
+)
+
+
+# markogajic1/DataContractExample (commits bb223dd0, aec96301): an ODCS v3 file
+# whose `apiVersion: 3.0.0` lacks the `v` every ODCS v3 schema requires
+# (`v3.0.0`). Refused, rightly, but "ODCS apiVersion '3.0.0' is not supported;
+# the gate reads ODCS v3" read as if v3 were not v3: the message now says what
+# to write.
+def test_an_odcs_api_version_without_its_v_names_the_spelling(cli: Cli, repo: GitRepo) -> None:
+    repo.write("datacontract.yaml", ODCS_NO_V.replace("3.0.0", "v3.0.0", 1))
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("datacontract.yaml", ODCS_NO_V)
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 2
+    assert (
+        "datacontract.yaml:1: ODCS apiVersion '3.0.0' lacks its 'v': ODCS v3 writes "
+        "apiVersion: v3.0.0" in proc.stderr
+    ), proc.stderr
