@@ -107,3 +107,48 @@ def test_an_odcs_api_version_without_its_v_names_the_spelling(cli: Cli, repo: Gi
         "datacontract.yaml:1: ODCS apiVersion '3.0.0' lacks its 'v': ODCS v3 writes "
         "apiVersion: v3.0.0" in proc.stderr
     ), proc.stderr
+
+
+ODCS_NULLS = (
+    "apiVersion: v3.0.0\nkind: DataContract\nid: 097c8d17\nversion: 2.0.0\nstatus: draft\n"
+    "schema:\n"
+    "  - name: table1\n    physicalType: table\n    physicalName: table1\n"
+    "    authoritativeDefinitions: null\n    items: null\n"
+    "  - name: table2\n    physicalType: table\n    items: null\n"
+)
+
+
+# markogajic1/DataContractExample (datacontract.yaml at aec96301, a generator's
+# output): its schema objects carry `items: null` beside no `properties`. ODCS
+# says a null is the same as the key left out (its README: "even if it is
+# equivalent to not having the field"), so these are tables without columns, not
+# a column written one level too high: the PR that fixed its `apiVersion` was
+# refused for `items` it does not have.
+def test_a_null_column_key_on_an_odcs_table_is_no_column(cli: Cli, repo: GitRepo) -> None:
+    repo.write("datacontract.yaml", ODCS_NULLS.replace("v3.0.0", "3.0.0", 1))
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("datacontract.yaml", ODCS_NULLS)
+    repo.commit("pr fixes the apiVersion")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    changes = json.loads(proc.stdout)["changes"]
+    assert sorted((c["rule"], c["dataset"]) for c in changes) == [
+        ("model_added", "table1"),
+        ("model_added", "table2"),
+    ]
+
+
+def test_a_column_key_with_a_value_on_an_odcs_table_is_still_refused(
+    cli: Cli, repo: GitRepo
+) -> None:
+    repo.write("datacontract.yaml", ODCS_NULLS)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "datacontract.yaml", ODCS_NULLS.replace("    items: null\n", "    required: true\n", 1)
+    )
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 2
+    assert "schema[0] 'table1' has 'required' but no 'properties'" in proc.stderr, proc.stderr
