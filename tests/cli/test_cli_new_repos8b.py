@@ -152,3 +152,43 @@ def test_a_column_key_with_a_value_on_an_odcs_table_is_still_refused(
     proc = cli(repo.path, "--base", "main", "--format", "json")
     assert proc.returncode == 2
     assert "schema[0] 'table1' has 'required' but no 'properties'" in proc.stderr, proc.stderr
+
+
+SODA_FIRST_FORMAT = (
+    "dataset: DIM_CUSTOMER\n"
+    "columns:\n"
+    "  - name: id\n    data_type: varchar\n    not_null: true\n    unique: true\n"
+    "  - name: country\n    data_type: varchar\n    not_null: true\n"
+    "    reference:\n      dataset: COUNTRIES\n      column: id\n"
+)
+
+
+# soda-core-contracts 3.1.0-3.2.4 (soda-core's `data_contract_translator.py` at
+# v3.2.4) read a column's `not_null`, `unique` and `reference` as checks; 3.3
+# replaced them with `checks:` and ignores them since. Met in soda-core's own
+# README history while checking the key set: the gate warned "not a documented
+# Soda key, so Soda ignores it", false for a file of that format, and a PR
+# dropping `not_null: true` would pass silently. The gate still does not compare
+# them (Soda today ignores them), but it now says what they were.
+def test_soda_first_format_column_keys_are_named_for_what_they_were(
+    cli: Cli, repo: GitRepo
+) -> None:
+    path = "soda/contracts/dim_customer.yml"
+    repo.write(path, SODA_FIRST_FORMAT)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(path, SODA_FIRST_FORMAT.replace("    not_null: true\n    unique: true\n", ""))
+    repo.commit("pr drops not_null and unique")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    warnings = {
+        w["message"].split(" [")[0]: w["message"] for w in json.loads(proc.stdout)["warnings"]
+    }
+    assert set(warnings) == {
+        "unknown key 'not_null' in columns[1]",
+        "unknown key 'reference' in columns[1]",
+    }, warnings
+    for message in warnings.values():
+        assert "soda-core-contracts 3.1-3.2" in message, message
+        assert "Soda ignores it" not in message, message
+        assert "the gate does not compare it" in message, message

@@ -88,6 +88,17 @@ _OTHER_NAMES = {
 }
 
 
+#: Column keys of Soda's first contract format (soda-core-contracts 3.1.0-3.2.4,
+#: ``data_contract_translator.py``), each read there as a check; 3.3 replaced
+#: them with ``checks:`` and Soda ignores them since. Not compared (what Soda
+#: runs today), but a warning must not say Soda never read them.
+_FIRST_FORMAT = {
+    "not_null": "a not-null check",
+    "unique": "a uniqueness check",
+    "reference": "a reference check",
+}
+
+
 def _validate_soda(doc: Any, path: str) -> list[ContractWarning]:
     """Refuse a near miss of a Soda key or a contract with nothing to compare; warn the rest."""
     unknown = _Unknown(path)
@@ -145,12 +156,18 @@ class _Unknown:
         out = []
         for key, (where, line, what, count) in self.seen.items():
             more = f" (and {count - 1} more column(s))" if count > 1 else ""
+            first = _FIRST_FORMAT.get(key) if what == "Soda column" else None
+            why = (
+                f"soda-core-contracts 3.1-3.2 read it as {first}; Soda 3.3 and later "
+                "ignore it (write it under 'checks:'), and the gate does not compare it"
+                if first
+                else "not a documented Soda key, so Soda ignores it and so does the gate"
+            )
             out.append(
                 ContractWarning(
                     self.path,
-                    f"unknown key '{key}'{where}{more} [{what} keys]: not a documented Soda "
-                    "key, so Soda ignores it and so does the gate (the file is compared "
-                    "without it)",
+                    f"unknown key '{key}'{where}{more} [{what} keys]: {why} (the file is "
+                    "compared without it)",
                     line,
                 )
             )
