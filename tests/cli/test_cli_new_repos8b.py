@@ -192,3 +192,59 @@ def test_soda_first_format_column_keys_are_named_for_what_they_were(
         assert "soda-core-contracts 3.1-3.2" in message, message
         assert "Soda ignores it" not in message, message
         assert "the gate does not compare it" in message, message
+
+
+TEMPLATE_PROJECT = (
+    "name: '{{DBT_PROJECT_NAME}}'\nversion: '1.0.0'\nprofile: '{{DBT_PROJECT_NAME}}'\n"
+    'model-paths: ["models"]\n'
+    "models:\n  {{DBT_PROJECT_NAME}}:\n    +materialized: table\n"
+)
+TEMPLATE_MODELS = (
+    "version: 2\nmodels:\n  - name: orders\n    description: Orders.\n"
+    "    columns:\n      - name: id\n"
+)
+SODA_ORDERS = "dataset: orders\ncolumns:\n  - name: id\n    data_type: bigint\n"
+
+
+def _template_repo(repo: GitRepo, config: str | None = None) -> None:
+    repo.write("soda/contracts/orders.yaml", SODA_ORDERS)
+    repo.write("skills/bootstrap/templates/dbt_project.yml", TEMPLATE_PROJECT)
+    repo.write("skills/bootstrap/templates/models/_models.yml", TEMPLATE_MODELS)
+    if config is not None:
+        repo.write(".schema-gate.yml", config)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "skills/bootstrap/templates/models/_models.yml",
+        TEMPLATE_MODELS.replace("Orders.", "Orders of {{DBT_PROJECT_NAME}}."),
+    )
+    repo.commit("pr edits the template's properties")
+
+
+# entropy-data/dataproduct-builder-dbt (1cdd2cdb, a27a9f93, 54c75209) and
+# dataproduct-builder-demo (5 commits): a skill ships a dbt project *template*
+# whose `dbt_project.yml` keys a level `{{DBT_PROJECT_NAME}}:`, no YAML until
+# the skill fills it. A PR touching a file of the template was refused "invalid
+# YAML: found an unhashable key", naming neither why nor what to do. It stays
+# refused (dbt could not parse that project either), now saying it is a
+# template and giving the line that excludes its folder.
+def test_a_dbt_project_template_is_refused_with_its_exclude_line(cli: Cli, repo: GitRepo) -> None:
+    _template_repo(repo)
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 2
+    assert "skills/bootstrap/templates/dbt_project.yml:6: invalid YAML" in proc.stderr
+    assert "Jinja markup ('{{' at line 6)" in proc.stderr, proc.stderr
+    assert '- "!skills/bootstrap/templates/**"' in proc.stderr, proc.stderr
+
+
+def test_the_exclude_line_it_gives_lets_the_template_be(cli: Cli, repo: GitRepo) -> None:
+    config = (
+        "contracts:\n"
+        '  - "soda/contracts/**/*.yaml"\n'
+        '  - "models/**/*.yml"\n'
+        '  - "!skills/bootstrap/templates/**"\n'
+    )
+    _template_repo(repo, config)
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["changes"] == []
