@@ -387,7 +387,7 @@ def _dbt_repeat(path: str, key: str, line: int) -> ContractWarning:
 _JINJA = re.compile(rb"\{\{|\{%|\{#")
 
 
-def _unquoted_jinja(raw: bytes) -> re.Match[bytes] | None:
+def unquoted_jinja(raw: bytes) -> re.Match[bytes] | None:
     """The first Jinja markup outside a quoted scalar of its line, if any.
 
     ``description: '{{ doc("x") }}'`` is valid YAML (dbt properties files are
@@ -411,7 +411,7 @@ def _unquoted_jinja(raw: bytes) -> re.Match[bytes] | None:
 def _template(data: bytes | str, error: ContractError) -> ContractError:
     """Invalid YAML that holds Jinja markup is a template, not a contract: say so, and how."""
     raw = data.encode() if isinstance(data, str) else data
-    found = _unquoted_jinja(raw)
+    found = unquoted_jinja(raw)
     if found is None:
         return error
     line = raw.count(b"\n", 0, found.start()) + 1

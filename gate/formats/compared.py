@@ -216,7 +216,8 @@ def column_keys_on_object(fmt: str, path: Sequence[object], instance: object) ->
     columns straight under ``schema``): read as written, every column becomes a
     table without columns, so no type or ``required`` change is ever compared.
     Empty for anything else, including ``type: table`` or a table with columns.
-    A DCS model takes extension keys, so there only a column's type counts.
+    A DCS model takes extension keys, so there only a column's type counts. A key
+    whose value is null is a key left out (``items: null``).
     """
     if not isinstance(instance, dict) or len(path) != 2:
         return []
@@ -232,7 +233,10 @@ def column_keys_on_object(fmt: str, path: Sequence[object], instance: object) ->
     typed = isinstance(kind, str) and kind.split("(")[0].strip().lower() in _COLUMN_TYPE_NAMES
     if fmt == "dcs" and not typed:
         return []
-    return (["type"] if typed else []) + [str(key) for key in instance if key in column_only]
+    # A null is the key left out (ODCS says so of its null-valued fields; generators
+    # write `items: null`): only a column key with a value makes the entry a column.
+    written = [str(key) for key in instance if key in column_only and instance[key] is not None]
+    return (["type"] if typed else []) + written
 
 
 def columns_key_on_object(fmt: str, path: Sequence[object], instance: object) -> str | None:

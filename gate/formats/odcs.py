@@ -23,6 +23,7 @@ reads as false. ODCS v2 (``dataset:`` lists) is refused with a clear message.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -375,6 +376,15 @@ def parse(doc: Any, path: str) -> Contract:
         raise ContractError(
             path,
             f"'apiVersion' must be a string like 'v3.1.0', found {describe(api_version)}",
+            line,
+        )
+    if re.fullmatch(r"3(\.\d+){0,2}", api_version.strip()):
+        # Every ODCS v3 schema spells it with its 'v' (an enum of 'v3.0.0'...):
+        # '3.0.0' is no other version, and the message must not say v3 is unread.
+        raise ContractError(
+            path,
+            f"ODCS apiVersion '{api_version}' lacks its 'v': ODCS v3 writes "
+            f"apiVersion: v{api_version.strip()}",
             line,
         )
     if not api_version.strip().lower().startswith("v3"):

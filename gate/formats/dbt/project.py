@@ -367,11 +367,42 @@ def _quoted(root: YMap) -> frozenset[str]:
     return frozenset(part for key, part in parts.items() if quoting.get(key) is True)
 
 
+def _template(data: bytes | str, error: ContractError) -> ContractError:
+    """A ``dbt_project.yml`` that is no YAML because of Jinja markup is a template.
+
+    dbt renders Jinja in a project's values only after YAML has parsed them, so
+    an unquoted ``{{NAME}}:`` key fails dbt too: the refusal stands, but it says
+    why and gives the line that stops the gate reading the template's folder
+    (a skill's or a generator's project skeleton, seen in public repositories).
+    """
+    from gate.formats import exclude_hint, unquoted_jinja
+
+    raw = data.encode() if isinstance(data, str) else data
+    found = unquoted_jinja(raw)
+    if found is None:
+        return error
+    line = raw.count(b"\n", 0, found.start()) + 1
+    folder = posixpath.dirname(error.path)
+    excluded = f"{folder}/**" if folder else error.path
+    hint = exclude_hint(excluded).replace(
+        "if it is not a contract", "if it is no project you build"
+    )
+    return ContractError(
+        error.path,
+        f"{error.detail}; the file holds Jinja markup ('{found.group().decode()}' at line "
+        f"{line}): a dbt project template, which dbt cannot parse either; {hint}",
+        error.line,
+    )
+
+
 def parse_project(data: bytes | str, path: str) -> Project:
     """Read one ``dbt_project.yml``; every failure is a ``ContractError`` naming it."""
     # dbt keeps a repeated key's last value (DuplicateYAMLKeysDeprecation in
     # 1.10): a project dbt builds is read as dbt reads it, not refused.
-    doc = load_yaml(data, path, duplicate_keys=[])
+    try:
+        doc = load_yaml(data, path, duplicate_keys=[])
+    except ContractError as exc:
+        raise _template(data, exc) from None
     root = require_mapping(doc, path, "dbt_project.yml's top level", 1)
     name = root.get("name")
     if not isinstance(name, str) or not name.strip():

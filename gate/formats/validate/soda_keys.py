@@ -38,6 +38,7 @@ SODA_TOP_KEYS = frozenset(
         "failed_rows",  # v4: how failed rows are stored (strategy, keys)
         "dataset_prefix",  # early v4: the dataset's prefixes beside 'data_source'
         "diagnostics",  # v4: what is stored in the diagnostics warehouse
+        "reconciliation",  # v4: checks against a source dataset (not compared)
         "data_source",
         # v3 contracts
         "database",
@@ -84,6 +85,17 @@ _OTHER_NAMES = {
     "enum": "valid_values",
     "fields": "columns",
     "properties": "columns",
+}
+
+
+#: Column keys of Soda's first contract format (soda-core-contracts 3.1.0-3.2.4,
+#: ``data_contract_translator.py``), each read there as a check; 3.3 replaced
+#: them with ``checks:`` and Soda ignores them since. Not compared (what Soda
+#: runs today), but a warning must not say Soda never read them.
+_FIRST_FORMAT = {
+    "not_null": "a not-null check",
+    "unique": "a uniqueness check",
+    "reference": "a reference check",
 }
 
 
@@ -144,12 +156,18 @@ class _Unknown:
         out = []
         for key, (where, line, what, count) in self.seen.items():
             more = f" (and {count - 1} more column(s))" if count > 1 else ""
+            first = _FIRST_FORMAT.get(key) if what == "Soda column" else None
+            why = (
+                f"soda-core-contracts 3.1-3.2 read it as {first}; Soda 3.3 and later "
+                "ignore it (write it under 'checks:'), and the gate does not compare it"
+                if first
+                else "not a documented Soda key, so Soda ignores it and so does the gate"
+            )
             out.append(
                 ContractWarning(
                     self.path,
-                    f"unknown key '{key}'{where}{more} [{what} keys]: not a documented Soda "
-                    "key, so Soda ignores it and so does the gate (the file is compared "
-                    "without it)",
+                    f"unknown key '{key}'{where}{more} [{what} keys]: {why} (the file is "
+                    "compared without it)",
                     line,
                 )
             )
