@@ -265,6 +265,7 @@ class _Parser:
         reject_duplicate_columns(columns, self.path, owner)
         known = [column.name for column in columns]
         checks = list(data_tests.tests(self.path, tests_owner, owner, ()))
+        view_only: list[tuple[str, int | None]] = []
         model_level = constraints.model_level(
             self.path,
             constraint_owner,
@@ -272,6 +273,7 @@ class _Parser:
             known,
             self.warnings if view else None,
             self.warnings,
+            view_only,
         )
         checks.extend(model_level.checks)
         foreign_keys.extend(model_level.foreign_keys)
@@ -307,6 +309,7 @@ class _Parser:
             line=line,
             enforced=enforced,
             relationships=tuple(foreign_keys),
+            view_only=tuple(view_only),
         )
 
     def version(
