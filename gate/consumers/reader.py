@@ -10,6 +10,7 @@ gate cannot read comes back as ``NotAnalysed`` with a one-line reason.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -131,7 +132,31 @@ def as_sql(path: str, text: str, kind: str, dialect: str) -> SqlModel:
     direct: list[tuple[int, str]] = []
     if kind == "dbt":
         text, nested, direct = jinja.render_with_reads(text)
+    text = refresh_boundaries_read(text)
     return SqlModel(kind, name or stem, text, dialect, tuple(nested), tuple(direct))
+
+
+#: Snowflake's ``DYNAMIC_TABLE_REFRESH_BOUNDARY(<object_name>)`` in FROM/JOIN: the object
+#: "is read like a normal table" (docs.snowflake.com, dynamic-tables-refresh-boundary),
+#: only outside the reader's refresh pipeline. A name: words, dots, quotes.
+_BOUNDARY = re.compile(
+    r"\bdynamic_table_refresh_boundary(\s*\(\s*)([\w$.\"`]+)(\s*\))", re.IGNORECASE
+)
+
+
+def refresh_boundaries_read(sql: str) -> str:
+    """``sql`` with each ``DYNAMIC_TABLE_REFRESH_BOUNDARY(t)`` read as the table ``t`` it
+    wraps (the wrapper blanked, newlines kept: lines still point into the file), so the
+    columns read from it resolve as from ``t`` (Sage-Bionetworks/snowflake's marts)."""
+    if "refresh_boundary" not in sql.lower():
+        return sql
+
+    def blank(text: str) -> str:
+        return "".join(c if c == "\n" else " " for c in text)
+
+    return _BOUNDARY.sub(
+        lambda m: blank("dynamic_table_refresh_boundary" + m[1]) + m[2] + blank(m[3]), sql
+    )
 
 
 def unseen_refs(model: SqlModel, uses: Sequence[Use]) -> list[Use]:

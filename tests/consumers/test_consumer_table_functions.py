@@ -81,3 +81,40 @@ def test_a_dropped_column_lists_the_reader_but_breaks_nothing(
     assert [(c["path"], c["usage"]) for c in removed["consumers"]] == [
         ("models/marts/report.sql", "star")
     ], removed
+
+
+# Snowflake's DYNAMIC_TABLE_REFRESH_BOUNDARY(t) in FROM reads t "like a normal table"
+# (Sage-Bionetworks/snowflake's marts, measured locally, not copied): its columns
+# resolve as t's, so a dropped column it selects breaks it, and one it does not
+# select does not.
+BOUNDARY = (
+    "with base as (\n    select id, status\n"
+    "    from dynamic_table_refresh_boundary({{ ref('orders') }})\n)\n"
+    "select base.id, base.status from base\n"
+)
+
+
+def test_a_refresh_boundary_reads_the_columns_of_its_table(cli: Cli, repo: GitRepo) -> None:
+    _base(repo, BOUNDARY)
+    repo.write(
+        "models/_orders.yml",
+        CONTRACT.replace("      - name: status\n        data_type: string\n", ""),
+    )
+    repo.commit("pr: drop status")
+    data = _report(cli, repo)
+    broken = [c for c in data["changes"] if c["rule"] == "consumer_broken"]
+    assert [(c["path"], c["line"]) for c in broken] == [("models/marts/report.sql", 2)], data
+
+
+def test_a_refresh_boundary_reader_of_other_columns_is_not_broken(cli: Cli, repo: GitRepo) -> None:
+    _base(repo, BOUNDARY.replace(", status", "").replace(", base.status", ""))
+    repo.write(
+        "models/_orders.yml",
+        CONTRACT.replace("      - name: status\n        data_type: string\n", ""),
+    )
+    repo.commit("pr: drop status")
+    proc = cli(repo.path, "--base", "main", "--format", "json", "--dialect", "snowflake")
+    data = json.loads(proc.stdout)
+    assert not [c for c in data["changes"] if c["rule"] == "consumer_broken"], data
+    removed = next(c for c in data["changes"] if c["rule"] == "column_removed")
+    assert removed.get("consumers", []) == [], removed
