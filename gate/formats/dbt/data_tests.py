@@ -121,7 +121,7 @@ TEST_SETTINGS = (SEVERITY, ENABLED, ERROR_IF)
 #: dbt's default ``error_if``: any failing row fails the test.
 ANY_FAILURE = "!=0"
 
-#: A Test's config. ``Mapping`` setting -> value as ``setting_value`` reads it.
+#: A test's config: setting -> value as ``setting_value`` reads it.
 Said = Mapping[str, Any]
 
 
