@@ -15,7 +15,7 @@ reported. ``Settings.trace`` sees each step (``gate.tracing``).
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -452,6 +452,16 @@ def _diff(
     return changes
 
 
+def _dialect_of(policy: RunConfig) -> Callable[[str], str] | None:
+    """Each file's dialect where the base side's dbt projects name different warehouses
+    (``gate.repo_dialect.dialect_of``: its innermost project's, else the run's); ``None``
+    where the run has one dialect. Read at the base, like the dialect itself."""
+    detected = policy.detected
+    if detected is None or not detected.by_project:
+        return None
+    return partial(dialect_of, found=detected, default=policy.dialect)
+
+
 def _diff_summary(
     base: Sequence[Dataset], head: Sequence[Dataset], changes: Sequence[Change]
 ) -> list[str]:
@@ -486,6 +496,7 @@ def _consumers(
             workers,
             head.projects,
             search,
+            _dialect_of(policy),
         ),
         lambda r: [
             f"consumers: {len(r.found)} read(s) in {r.files_read} file(s) analysed,"
@@ -529,6 +540,7 @@ def _consumers(
             policy.limits.lineage_depth,
             workers,
             consumer_scan.flows,
+            _dialect_of(policy),
         ),
         lambda r: [f"downstream lineage: {r.files_read} file(s) read"],
     )

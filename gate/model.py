@@ -217,6 +217,13 @@ class Dataset:
     unreadable: tuple[str, int | None] | None = field(default=None, compare=False)
     #: dbt: the relation the model's configs give it (``None``: not a dbt model).
     relation: Relation | None = field(default=None, compare=False)
+    #: dbt: model-level constraints naming an undeclared column, not compared because the
+    #: properties or project make the model a view (dbt renders no constraint DDL for one),
+    #: as (detail, line): a refusal if its model file's ``config()`` makes it a table.
+    view_only: tuple[tuple[str, int | None], ...] = field(default=(), compare=False)
+    #: dbt: the literal ``materialized`` of the model file's ``config()`` (lower-cased),
+    #: ``None`` when not said or not a literal (Jinja: the other levels' reading stands).
+    materialized: str | None = field(default=None, compare=False)
     #: DCS/ODCS: the contract's servers, where its tables live (``gate.formats.servers``).
     servers: tuple[Server, ...] = field(default=(), compare=False)
     #: dbt: the model's resolved ``access`` (``public``/``protected``/``private``;

@@ -110,6 +110,49 @@ def _unreadable_contracts(
     return kept, head
 
 
+#: Materializations whose DDL dbt renders a model's constraints into (its ``table`` and
+#: ``incremental`` materializations; a custom one, ``ephemeral`` or ``materialized_view``
+#: may not, so those keep the properties' reading, a warning).
+_CONSTRAINED = frozenset({"table", "incremental"})
+
+
+def _view_constraints_on_tables(
+    base: Sequence[Dataset],
+    head: Sequence[Dataset],
+    warnings: list[str],
+    refused: list[ContractError],
+) -> None:
+    """A model-level constraint naming an undeclared column, read as a warning because the
+    properties or project make the model a view (``Dataset.view_only``), whose model file's
+    own ``config(materialized=...)`` makes it a table (dbt ranks that call first):
+    dbt puts the constraint in the table's DDL and the warehouse fails it, so it is refused
+    as for a table. Not this pull request's defect when the base reads the same constraint
+    and the same materialization: then a warning, as an inherited refusal is."""
+    at_base = {(d.id, d.path): d for d in base}
+    for d in head:
+        if not d.view_only or d.materialized not in _CONSTRAINED:
+            continue
+        before = at_base.get((d.id, d.path))
+        for detail, line in d.view_only:
+            text = (
+                f"{detail}: its model file {d.model_file}'s config(materialized="
+                f"'{d.materialized}') makes it a table, which the warehouse fails"
+            )
+            if (
+                before is not None
+                and before.materialized == d.materialized
+                and any(said == detail for said, _line in before.view_only)
+            ):
+                warnings.append(
+                    f"{d.path}:{line}: {text}; the base branch holds the same, so this pull "
+                    "request did not introduce it"
+                    if line
+                    else f"{d.path}: {text}; the base branch holds the same"
+                )
+            else:
+                refused.append(ContractError(d.path, text, line))
+
+
 def read_sides(
     base_side: Side,
     head_side: Side,
@@ -193,6 +236,7 @@ def read_sides(
     head = relation_macros.mark(
         head_side.projects, head, new_projects, base, base_side.projects, base_side.floor_commit
     )
+    _view_constraints_on_tables(base, head, warnings, refused)
     base, head = _unreadable_contracts(base, head, warnings, refused)
     # dbt allows a disabled model beside an enabled one of the same name.
     untouched = {e.path for e in entries if e.side == UNTOUCHED}

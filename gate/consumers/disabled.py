@@ -29,6 +29,10 @@ from gate.yaml_load import YMap, load_yaml
 
 #: A properties entry's verdict: ``None`` = says nothing, ``True`` = enabled or unknown.
 _Said = bool | None
+#: The one way YAML spells a string without its characters: a double-quoted escape
+#: (``\x65``, ``\u0065``). An alias (``*n``) repeats an anchor spelled in the same file;
+#: a folded line adds a space, which no model name holds.
+_ESCAPE = "\\"
 
 
 def readers_off(
@@ -120,7 +124,9 @@ def _entry_settings(
     out: dict[str, _Said] = {}
     for root, names in wanted.items():
         globs = [f"{literal(root)}/{g}" if root else g for g in PROPERTY_GLOBS]
-        files = repo.files_containing(commit, globs, sorted(names))
+        # A name is spelled as it is, or with a double-quoted YAML escape (``"ord\x65rs"``):
+        # one search finds both, and ``_entries`` compares the parsed names.
+        files = repo.files_containing(commit, globs, [*sorted(names), _ESCAPE])
         try:
             owners = projects.locate(files)
         except ContractError:
@@ -150,7 +156,8 @@ def _entries(
                 seen.setdefault(name, []).append(True)
             continue
         text = data.decode("utf-8", "replace")
-        here = {n for n in names if n in text}
+        # The names the file may hold: written out, or any of them behind an escape.
+        here = set(names) if _ESCAPE in text else {n for n in names if n in text}
         try:
             doc = load_yaml(data, path)
         except ContractError:

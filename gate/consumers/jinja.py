@@ -243,7 +243,20 @@ def _expand_set_blocks(text: str) -> str:
 
 
 def render_with_refs(text: str) -> tuple[str, list[tuple[int, str]]]:
-    """(SQL, [(line, table)] for refs inside other expressions); raises ``JinjaError``.
+    """(SQL, [(line, table)] for refs inside other expressions); raises ``JinjaError``."""
+    sql, nested, _direct = render_with_reads(text)
+    return sql, nested
+
+
+def render_with_reads(
+    text: str,
+) -> tuple[str, list[tuple[int, str]], list[tuple[int, str]]]:
+    """(SQL, [(line, table)] for refs inside other expressions, [(line, table)] for each
+    ``{{ ref() }}``/``{{ source() }}`` written as a table name); raises ``JinjaError``.
+
+    The third list is every ref the SQL holds, wherever it stands: one passed to a
+    function (``table(f({{ ref('x') }}))``) parses as a column, not a table, and
+    ``gate.consumers.reader`` still counts it as a read of ``x``.
 
     One scan: each opener's next position is looked up again only once the scan
     has passed it (an absent ``{#`` is searched for once, not from every
@@ -252,6 +265,7 @@ def render_with_refs(text: str) -> tuple[str, list[tuple[int, str]]]:
     """
     text = _expand_set_blocks(text)
     nested: list[tuple[int, str]] = []
+    direct: list[tuple[int, str]] = []
     out: list[str] = []
     lines = _Lines(text)
     following = {opener: text.find(opener) for opener in ("{{", "{%", "{#")}
@@ -263,7 +277,7 @@ def render_with_refs(text: str) -> tuple[str, list[tuple[int, str]]]:
         j = min((k for k in following.values() if k >= 0), default=-1)
         if j < 0:
             out.append(text[i:])
-            return "".join(out), nested
+            return "".join(out), nested, direct
         out.append(text[i:j])
         opener = text[j : j + 2]
         closer = {"{{": "}}", "{%": "%}", "{#": "#}"}[opener]
@@ -277,6 +291,8 @@ def render_with_refs(text: str) -> tuple[str, list[tuple[int, str]]]:
             if replacement == PLACEHOLDER:
                 line = lines.at(j)
                 nested += [(line, name) for name in _nested(span[2:-2])]
+            elif replacement:
+                direct.append((lines.at(j), replacement))
             out.append(" " + replacement + " " + newlines)
         elif opener == "{%" and re.match(r"{%-?\s*raw\s*-?%}", span):
             raw_end = _RAW_END.search(text, end)

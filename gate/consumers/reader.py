@@ -10,6 +10,7 @@ gate cannot read comes back as ``NotAnalysed`` with a one-line reason.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -110,6 +111,8 @@ class SqlModel:
     dialect: str
     #: (line, table) of ``ref()``/``source()`` calls inside other Jinja expressions.
     nested: tuple[tuple[int, str], ...] = ()
+    #: (line, table) of every ``{{ ref() }}``/``{{ source() }}`` the SQL holds as a name.
+    direct: tuple[tuple[int, str], ...] = ()
 
 
 def as_sql(path: str, text: str, kind: str, dialect: str) -> SqlModel:
@@ -126,9 +129,50 @@ def as_sql(path: str, text: str, kind: str, dialect: str) -> SqlModel:
             dialect = model_dialect  # the model's own dialect wins
         name, text = sqlmesh.split(text)
     nested: list[tuple[int, str]] = []
+    direct: list[tuple[int, str]] = []
     if kind == "dbt":
-        text, nested = jinja.render_with_refs(text)
-    return SqlModel(kind, name or stem, text, dialect, tuple(nested))
+        text, nested, direct = jinja.render_with_reads(text)
+    text = refresh_boundaries_read(text)
+    return SqlModel(kind, name or stem, text, dialect, tuple(nested), tuple(direct))
+
+
+#: Snowflake's ``DYNAMIC_TABLE_REFRESH_BOUNDARY(<object_name>)`` in FROM/JOIN: the object
+#: "is read like a normal table" (docs.snowflake.com, dynamic-tables-refresh-boundary),
+#: only outside the reader's refresh pipeline. A name: words, dots, quotes.
+_BOUNDARY = re.compile(
+    r"\bdynamic_table_refresh_boundary(\s*\(\s*)([\w$.\"`]+)(\s*\))", re.IGNORECASE
+)
+
+
+def refresh_boundaries_read(sql: str) -> str:
+    """``sql`` with each ``DYNAMIC_TABLE_REFRESH_BOUNDARY(t)`` read as the table ``t`` it
+    wraps (the wrapper blanked, newlines kept: lines still point into the file), so the
+    columns read from it resolve as from ``t`` (Sage-Bionetworks/snowflake's marts)."""
+    if "refresh_boundary" not in sql.lower():
+        return sql
+
+    def blank(text: str) -> str:
+        return "".join(c if c == "\n" else " " for c in text)
+
+    return _BOUNDARY.sub(
+        lambda m: blank("dynamic_table_refresh_boundary" + m[1]) + m[2] + blank(m[3]), sql
+    )
+
+
+def unseen_refs(model: SqlModel, uses: Sequence[Use]) -> list[Use]:
+    """The reads of refs the SQL holds where sqlglot sees no table: an argument of a
+    function in FROM (``table(dynamic_table_refresh_boundary({{ ref('x') }}))``,
+    ``flatten(input => {{ ref('x') }})``). Each is a read of the table and of every
+    column (``*``: the columns cannot be resolved, so it is listed as a reader of
+    each; ``*`` never makes a ``consumer_broken`` of a column, only a table read
+    does, of a removed model)."""
+    seen = {(u.line, u.table) for u in uses}  # a table or column read there: sqlglot saw it
+    out: list[Use] = []
+    for line, name in dict.fromkeys(model.direct):
+        table = split_name(name)
+        if table and (line, table) not in seen:
+            out += [Use(table, None, line, "read"), Use(table, "*", line, "star")]
+    return out
 
 
 def read_consumer(
@@ -190,7 +234,7 @@ def read_consumer(
             )
             if follow and _passes(found_uses, lookup, follow):
                 flow = _flow(path, model, lookup, follow, columns_of, budget, statements, resolved)
-            uses = [(u, model.name) for u in found_uses]
+            uses = [(u, model.name) for u in (*found_uses, *unseen_refs(model, found_uses))]
             uses += [
                 (Use(split_name(t), None, line, "read"), model.name) for line, t in model.nested
             ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -71,6 +71,9 @@ class _Context:
     datasets: tuple[Dataset, ...]
     workers: Workers | None
     projects: ProjectIndex | None
+    #: The dialect of one reader's file where it is not ``dialect`` for all (each dbt
+    #: project's own adapter, ``gate.repo_dialect.dialect_of``); ``None``: ``dialect``.
+    dialect_of: Callable[[str], str] | None = None
 
 
 #: What every file's analysis shares: dialect, name index, columns by dataset,
@@ -78,12 +81,15 @@ class _Context:
 _Shared = tuple[str, NameIndex, dict[str, frozenset[str]], int, dict[str, frozenset[str]]]
 
 
-def _read_one(shared: _Shared, item: tuple[str, bytes, DbtScope | None]) -> FileResult:
+def _read_one(shared: _Shared, item: tuple[str, bytes, DbtScope | None, str | None]) -> FileResult:
+    """One reader's file, in its own dialect (the item's) where it has one."""
     from gate.consumers.reader import read_consumer
 
-    path, data, scope = item
+    path, data, scope, own = item
     dialect, index, columns, max_bytes, follow = shared
-    return read_consumer(path, data, dialect, index, columns, max_bytes, scope=scope, follow=follow)
+    return read_consumer(
+        path, data, own or dialect, index, columns, max_bytes, scope=scope, follow=follow
+    )
 
 
 def _follow(changes: Sequence[Change]) -> dict[str, frozenset[str]]:
@@ -244,16 +250,29 @@ def scan(
     workers: Workers | None = None,
     projects: ProjectIndex | None = None,
     search: Search | None = None,
+    dialect_of: Callable[[str], str] | None = None,
 ) -> Scan:
     """Every read of a changed dataset in the consumer files at ``head``.
 
     ``projects`` is the run's index of dbt projects at ``head``, if it has one.
+    ``dialect_of``: a file's dialect where the dbt projects' warehouses differ
+    (``gate.repo_dialect.dialect_of``, from the base side); else ``dialect``.
     ``search`` is ``start_search``'s, begun before the diff with the same
     datasets; without one, the search starts here. Either way it ends here.
     """
     try:
         return _scan(
-            repo, head, changes, base, head_datasets, config, dialect, workers, projects, search
+            repo,
+            head,
+            changes,
+            base,
+            head_datasets,
+            config,
+            dialect,
+            workers,
+            projects,
+            search,
+            dialect_of,
         )
     finally:
         if search is not None:
@@ -271,6 +290,7 @@ def _scan(
     workers: Workers | None,
     projects: ProjectIndex | None,
     search: Search | None,
+    dialect_of: Callable[[str], str] | None = None,
 ) -> Scan:
     wanted = [c for c in changes if wants_consumers(c)]
     if not config.enabled or not wanted or not config.globs:
@@ -293,7 +313,16 @@ def _scan(
         else None
     )
     context = _Context(
-        repo, head, config, dialect, index, needles, (*base, *head_datasets), workers, projects
+        repo,
+        head,
+        config,
+        dialect,
+        index,
+        needles,
+        (*base, *head_datasets),
+        workers,
+        projects,
+        dialect_of,
     )
     try:
         sql = _scan_sql(context, wanted, search)
@@ -402,7 +431,8 @@ def _scan_sql(context: _Context, wanted: Sequence[Change], search: Search | None
         texts = [(path, data) for path, data in texts if _mentions_any(data, needles)]
     shared: _Shared = (dialect, context.index, frozen, max_bytes, _follow(wanted))
     scopes = _scopes(repo, head, [p for p, _d in texts], context.datasets, context.projects)
-    items = [(path, data, scopes.get(path)) for path, data in texts]
+    own = context.dialect_of
+    items = [(path, data, scopes.get(path), own(path) if own else None) for path, data in texts]
     if workers is None:
         workers = Workers(1)
     results = workers.map(

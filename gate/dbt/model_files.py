@@ -280,6 +280,7 @@ def apply_model_configs(
             enforced=out[i].enforced if said.enforced is None else said.enforced,
             enabled=out[i].enabled if said.enabled is None else said.enabled,
             access=out[i].access if said.access is None else said.access,
+            materialized=said.materialized,
             unevaluable=dbt_flags.merge(
                 out[i].unevaluable,
                 tuple((s, e, path, line) for s, e, line in said.unevaluable),

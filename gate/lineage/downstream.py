@@ -25,7 +25,7 @@ from __future__ import annotations
 import posixpath
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from gate.config import ConsumerConfig
@@ -118,8 +118,9 @@ class _Shared:
     max_bytes: int
 
 
-def _analyse_one(shared: _Shared, item: tuple[str, bytes]) -> FileFlow:
-    path, data = item
+def _analyse_one(shared: _Shared, item: tuple[str, bytes, str]) -> FileFlow:
+    """One model's flow, in its own dialect (the item's: its dbt project's)."""
+    path, data, dialect = item
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -133,7 +134,7 @@ def _analyse_one(shared: _Shared, item: tuple[str, bytes]) -> FileFlow:
         return frozenset().union(*(c for c in found if c is not None))
 
     try:
-        model = as_sql(path, text, kind, shared.dialect)
+        model = as_sql(path, text, kind, dialect)
         return file_flow(
             path,
             model.name,
@@ -175,11 +176,14 @@ class _Walk:
         dialect: str,
         depth: int,
         workers: Workers,
+        dialect_of: Callable[[str], str] | None = None,
     ) -> None:
         self.repo = repo
         self.head = head
         self.config = config
         self.dialect = dialect
+        #: A file's dialect where the dbt projects' differ (``gate.repo_dialect``).
+        self.dialect_of = dialect_of or (lambda _path: dialect)
         self.depth = depth
         self.workers = workers
         self.max_bytes = config.max_file_bytes or DEFAULT_LIMITS.consumer_bytes
@@ -196,7 +200,7 @@ class _Walk:
         return self.workers.map(
             _analyse_one,
             shared,
-            texts,
+            [(path, data, self.dialect_of(path)) for path, data in texts],
             fork_threshold=_FORK_THRESHOLD,
             spawn_threshold=_SPAWN_THRESHOLD,
         )
@@ -402,10 +406,12 @@ def attach(
     depth: int = DEFAULT_LIMITS.lineage_depth,
     workers: Workers | None = None,
     flows: Sequence[FileFlow] = (),
+    dialect_of: Callable[[str], str] | None = None,
 ) -> Lineage:
     """``changes`` with ``downstream`` paths on each change whose first readers pass its column on.
 
     ``flows``: ``Scan.flows``, the first readers the consumer scan already walked.
+    ``dialect_of``: each file's dialect where the dbt projects' differ, else ``dialect``.
 
     Costs nothing unless a change has a ``.sql`` reader that selects the
     column (``consumers`` already attached by ``gate.consumers.explain``).
@@ -428,7 +434,7 @@ def attach(
     added = added_ids(base, head_datasets, changes)
     new_names = added_names(base, head_datasets, config.tables)
     index = NameIndex(datasets, config.tables, added, new_names)
-    walk = _Walk(repo, head, config, dialect, depth, workers or Workers(1))
+    walk = _Walk(repo, head, config, dialect, depth, workers or Workers(1), dialect_of)
     graph = walk.run(first, index, _contract_columns(datasets), flows)
     out = []
     for change in changes:

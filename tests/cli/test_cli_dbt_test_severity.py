@@ -87,3 +87,55 @@ def test_a_project_that_makes_its_tests_fail_the_run_declares_the_enum(
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "enum_declared rpt_roster.grade_level" in proc.stdout, proc.stdout
+
+
+# A test that cannot fail the build otherwise: disabled, or an error_if that lets
+# failures pass, on the test or from dbt_project.yml (by folder or by the test's name).
+DISABLED = TEST + "              config: {enabled: false}\n"
+TOLERANT = TEST + '              config: {error_if: ">100"}\n'
+BY_NAME = PROJECT + (
+    "data_tests:\n  network:\n"
+    "    accepted_values_rpt_roster_grade_level__9__10__11__12:\n      +enabled: false\n"
+)
+
+
+def test_a_disabled_or_tolerant_accepted_values_declares_no_enum(cli: Cli, repo: GitRepo) -> None:
+    _pr(
+        repo,
+        {"dbt_project.yml": PROJECT, "models/_roster.yml": _roster()},
+        {"models/_roster.yml": _roster(DISABLED)},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "enum_" not in proc.stdout, proc.stdout
+    repo.checkout("main")
+    repo.branch("tolerant")
+    repo.write("models/_roster.yml", _roster(TOLERANT))
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "enum_" not in proc.stdout, proc.stdout
+
+
+def test_a_test_disabled_by_its_name_in_the_project_declares_no_enum(
+    cli: Cli, repo: GitRepo
+) -> None:
+    _pr(
+        repo,
+        {"dbt_project.yml": BY_NAME, "models/_roster.yml": _roster()},
+        {"models/_roster.yml": _roster(TEST)},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "enum_" not in proc.stdout, proc.stdout
+
+
+def test_enabling_the_test_again_declares_the_enum(cli: Cli, repo: GitRepo) -> None:
+    _pr(
+        repo,
+        {"dbt_project.yml": PROJECT, "models/_roster.yml": _roster(DISABLED)},
+        {"models/_roster.yml": _roster(TEST)},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "enum_declared rpt_roster.grade_level" in proc.stdout, proc.stdout

@@ -93,6 +93,21 @@ LIVE = {"models/marts/live.sql": READ}
             },
             id="constant-jinja",
         ),
+        # the entry's name written with YAML escapes: the parsed name counts, not its spelling
+        pytest.param(
+            {
+                "models/marts/old.sql": READ,
+                "models/marts/properties/x.yml": _entry('"o\\x6cd"', "false"),
+            },
+            id="escaped-name",
+        ),
+        pytest.param(
+            {
+                "models/marts/old.sql": READ,
+                "models/marts/properties/x.yml": _entry('"\\u006f\\u006c\\u0064"', "false"),
+            },
+            id="unicode-escaped-name",
+        ),
     ],
 )
 def test_a_disabled_reader_is_not_broken_and_an_enabled_one_beside_it_is(
@@ -133,6 +148,21 @@ def test_a_disabled_reader_is_not_broken_and_an_enabled_one_beside_it_is(
         pytest.param(
             {"models/legacy/old.sql": READ, "models/legacy/old.yml": _entry("old", "true")},
             id="entry-over-project",
+        ),
+        pytest.param(
+            {
+                "models/legacy/old.sql": READ,
+                "models/legacy/x.yml": _entry('"o\\x6cd"', "true"),
+            },
+            id="escaped-entry-over-project",
+        ),
+        # an unloadable file that may spell the name with escapes: unknown, so enabled
+        pytest.param(
+            {
+                "models/legacy/old.sql": READ,
+                "models/legacy/x.yml": 'models:\n  - name: "o\\x6cd"\n    config: {enabled: true\n',
+            },
+            id="unloadable-escaped-entry",
         ),
         # two entries of one name (dbt refuses): which one counts is unknown
         pytest.param(

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from subprocess import CompletedProcess
 
+import pytest
+
 from tests.gitrepo import GitRepo
 
 Cli = Callable[..., CompletedProcess[str]]
@@ -85,6 +87,76 @@ def test_the_same_constraint_on_a_table_is_still_refused(cli: Cli, repo: GitRepo
     proc = cli(repo.path, "--base", "main")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "names unknown column 'project_id'" in proc.stderr
+
+
+# The model file's own config() ranks above the project and properties (dbt's
+# ContextConfig applies the config call last): a view by `+materialized: view` that
+# its file makes a table gets the constraint in its DDL, and the warehouse fails it.
+TABLE_FILE = "{{ config(materialized='table') }}\nselect 1 as requirement_id\n"
+
+
+def test_a_view_its_model_file_makes_a_table_is_refused(cli: Cli, repo: GitRepo) -> None:
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": TABLE_FILE}
+    before = _junction("requirement_id")
+    after = _junction("requirement_id, project_id")
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+    assert "models/_models.yml:4" in proc.stderr, proc.stderr
+    assert "materialized='table'" in proc.stderr, proc.stderr
+
+
+def test_a_model_file_made_a_table_under_such_a_constraint_is_refused(
+    cli: Cli, repo: GitRepo
+) -> None:
+    # Only the model file changes: its properties file is compared again, and refused.
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    before = _junction("requirement_id, project_id")
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/stg_link.sql": TABLE_FILE})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        # Jinja in the materialization: the properties' reading (a view) stands
+        "{{ config(materialized=var('kind', 'table')) }}\nselect 1 as requirement_id\n",
+        "{% if target.name == 'prod' %}{{ config(materialized='table') }}{% endif %}\n"
+        "select 1 as requirement_id\n",
+        "{{ config(materialized='view') }}\nselect 1 as requirement_id\n",
+        "{{ config(materialized='ephemeral') }}\nselect 1 as requirement_id\n",
+    ],
+)
+def test_a_model_file_that_leaves_it_a_view_keeps_the_warning(
+    cli: Cli, repo: GitRepo, model: str
+) -> None:
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": model}
+    before = _junction("requirement_id, project_id")
+    after = _junction(
+        "requirement_id, project_id", "      - name: note\n        data_type: varchar\n"
+    )
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "not compared" in proc.stdout, proc.stdout
+
+
+def test_a_table_by_its_model_file_the_pr_did_not_break_is_a_warning(
+    cli: Cli, repo: GitRepo
+) -> None:
+    # The base holds the same constraint and the same model file: not this PR's defect.
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": TABLE_FILE}
+    before = _junction("requirement_id, project_id")
+    after = _junction(
+        "requirement_id, project_id", "      - name: note\n        data_type: varchar\n"
+    )
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "the base branch holds the same" in proc.stdout + proc.stderr, proc.stdout
 
 
 def _project(name: str) -> str:

@@ -8,6 +8,8 @@ with the version's own entries overriding by name, as dbt does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gate.formats.common import (
     items,
     optional_list,
@@ -27,11 +29,11 @@ def column(
     index: int,
     line: int,
     warnings: list[ContractWarning] | None = None,
-    test_severity: str = data_tests.ERROR,
+    project_tests: Callable[[Check], data_tests.Said] = lambda _check: {},
 ) -> tuple[Column, bool, list[Relationship]]:
     """A column, whether a column-level ``primary_key`` constraint marks it, and its foreign
     keys. ``warnings``: where a foreign key naming no target is noted (else refused).
-    ``test_severity``: the severity ``dbt_project.yml`` gives the file's tests."""
+    ``project_tests``: what ``dbt_project.yml``'s ``data_tests:`` gives one of its tests."""
     name = require_str(entry, "name", path, f"column #{index + 1} 'name'")
     owner = f"column '{name}'"
     checks = list(data_tests.tests(path, entry, owner, (name,)))
@@ -61,7 +63,7 @@ def column(
         position=index,
         required=required,
         unique=unique,
-        enum=data_tests.accepted_values(path, tuple(checks), test_severity),
+        enum=data_tests.accepted_values(path, tuple(checks), project_tests),
         constraints=data_tests.value_constraints(path, tuple(checks), owner),
         checks=tuple(checks),
         description=description if isinstance(description, str) else None,

@@ -135,6 +135,7 @@ def model_level(
     known: list[str],
     unrendered: list[ContractWarning] | None = None,
     warnings: list[ContractWarning] | None = None,
+    view_only: list[tuple[str, int | None]] | None = None,
 ) -> ModelConstraints:
     """The model-level constraints of ``mapping``, naming columns of ``known``.
 
@@ -143,7 +144,8 @@ def model_level(
     those names, though, and dbt renders no constraint DDL for a view, so a view
     with one builds: with ``unrendered`` (the model is a view) such a constraint
     is not compared and a warning naming it is added there instead. ``warnings``:
-    as ``foreign_key``'s.
+    as ``foreign_key``'s. ``view_only``: where each such constraint's refusal, as
+    (detail, line), is kept for a model file whose ``config()`` makes it a table.
     """
     found = ModelConstraints()
     for kind, constraint, c_line in entries(path, mapping, owner):
@@ -159,6 +161,8 @@ def model_level(
             except ContractError as exc:
                 if unrendered is None:
                     raise
+                if view_only is not None:
+                    view_only.append((exc.detail, exc.line))
                 unrendered.append(
                     ContractWarning(
                         path,

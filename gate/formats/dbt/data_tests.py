@@ -10,6 +10,8 @@ gives the same ``constraint_*`` finding in every format).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gate.formats import constraints as value_constraints_of
@@ -20,7 +22,7 @@ from gate.formats.common import (
     require_mapping,
     scalar_tuple,
 )
-from gate.formats.dbt.flags import ERROR, WARN, severity_value
+from gate.formats.dbt.flags import ERROR, WARN, fold, fold_text, is_jinja, severity_value
 from gate.model import Check, ContractError
 from gate.yaml_load import YMap
 
@@ -112,29 +114,163 @@ def value_constraints(
     return tuple(sorted(found.items()))
 
 
+#: The test configs that decide whether a failing test fails the build (dbt-core's
+#: ``TestBuilder.CONFIG_ARGS``; ``fail_calc`` is left at its meaning, a failure count).
+SEVERITY, ENABLED, ERROR_IF = "severity", "enabled", "error_if"
+TEST_SETTINGS = (SEVERITY, ENABLED, ERROR_IF)
+#: dbt's default ``error_if``: any failing row fails the test.
+ANY_FAILURE = "!=0"
+
+#: A test's config: setting -> value as ``setting_value`` reads it.
+Said = Mapping[str, Any]
+
+
+def setting_value(setting: str, value: Any) -> Any:
+    """A test config as the gate reads it, ``None`` when not said. What the gate cannot
+    evaluate (Jinja other than a constant, a value dbt would refuse) reads as the
+    setting that keeps the test a promise: ``error``, enabled, any failure fails."""
+    if value is None:
+        return None
+    if setting == SEVERITY:
+        return severity_value(value)
+    if setting == ENABLED:
+        if isinstance(value, bool):
+            return value
+        folded = fold(value) if is_jinja(value) else None
+        return True if folded is None else folded
+    if not isinstance(value, str):  # error_if: dbt wants a string (a SQL comparison)
+        return ANY_FAILURE
+    text = fold_text(value) if is_jinja(value) else value
+    return ANY_FAILURE if text is None else "".join(text.split())
+
+
+#: ``>100``, ``>= 1``, ``!=0``: a comparison with the failure count.
+_COMPARISON = re.compile(r"^(!=|<>|>=|<=|==|=|>|<)(\d+)$")
+
+
+def fails_on_any_failure(error_if: str) -> bool:
+    """Whether dbt's ``{{ fail_calc }} {{ error_if }}`` is true for every count >= 1.
+
+    ``!= 0`` (the default), ``> 0``, ``>= 1`` are; ``> 100`` lets a hundred failures
+    pass the build, so the test is no promise. A condition the gate cannot read
+    (a SQL expression, Jinja) counts as failing on any failure: the guarded reading."""
+    match = _COMPARISON.match(error_if)
+    if match is None:
+        return True
+    op, number = match[1], int(match[2])
+    if op in ("!=", "<>"):
+        return number == 0
+    if op == ">":
+        return number < 1
+    if op == ">=":
+        return number <= 1
+    return False  # =, <, <=: some count of one or more does not fail
+
+
+def own_setting(spec: Mapping[str, Any], setting: str) -> Any:
+    """A config the test itself gives, as dbt-core's ``TestBuilder._process_legacy_args``
+    reads it: the legacy spelling beside the arguments, unless it is falsy and the test
+    has a ``config:``, which then decides (a legacy ``enabled: false`` beside a
+    ``config:`` without ``enabled`` is dropped by dbt: the test runs)."""
+    value = spec.get(setting)
+    config = spec.get("config")
+    if not value and isinstance(config, dict):
+        value = config.get(setting)
+    return setting_value(setting, value)
+
+
 def severity(check: Check, default: str = ERROR) -> str:
     """A test's severity as dbt resolves it: its own (a ``severity`` beside its arguments,
     dbt's legacy spelling, or its ``config: {severity: ...}``) over the ``+severity`` of
     ``dbt_project.yml``'s ``data_tests:`` levels (``default``), over ``error``."""
-    said = severity_value(check.spec.get("severity"))
-    config = check.spec.get("config")
-    if said is None and isinstance(config, dict):
-        said = severity_value(config.get("severity"))
-    return default if said is None else said
+    said = own_setting(check.spec, SEVERITY)
+    return default if said is None else str(said)
+
+
+def can_fail_the_build(check: Check, project: Said) -> bool:
+    """Whether a failing ``check`` fails ``dbt build``: enabled, ``error`` severity, and an
+    ``error_if`` that holds for any failure. Its own config over ``project``'s (what
+    ``dbt_project.yml``'s ``data_tests:`` gives it), over dbt's defaults."""
+    said = dict(project)
+    for setting in TEST_SETTINGS:
+        own = own_setting(check.spec, setting)
+        if own is not None:
+            said[setting] = own
+    if said.get(ENABLED) is False:
+        return False
+    if said.get(SEVERITY, ERROR) == WARN:
+        return False
+    return fails_on_any_failure(str(said.get(ERROR_IF, ANY_FAILURE)))
+
+
+#: dbt-core's ``TestBuilder.CONFIG_ARGS`` and the keys it takes out of a test's
+#: arguments before it names the test.
+_NOT_ARGUMENTS = frozenset(
+    {
+        "severity",
+        "tags",
+        "enabled",
+        "where",
+        "limit",
+        "warn_if",
+        "error_if",
+        "fail_calc",
+        "store_failures",
+        "store_failures_as",
+        "meta",
+        "database",
+        "schema",
+        "alias",
+        "config",
+        "name",
+        "description",
+    }
+)
+
+
+def fqn_name(check: Check, target: str, column: str | None) -> str:
+    """The test's name in its fqn (its ``name:``, else the name dbt-core synthesizes,
+    ``synthesize_generic_test_names``' full name): the level of ``dbt_project.yml``'s
+    ``data_tests:`` tree that configures this one test. ``target``: the model's name
+    (``orders_v2`` for a version)."""
+    given = check.spec.get("name")
+    if isinstance(given, str) and given:
+        return given
+    namespace, _, name = check.kind.rpartition(".")
+    test_type = f"{namespace}_{name}" if namespace else name
+    args = {k: v for k, v in check.spec.items() if k not in _NOT_ARGUMENTS}
+    if column is not None:
+        args["column_name"] = column
+    flat: list[str] = []
+    for key in sorted(args, key=str):
+        value = args[key]
+        parts = (
+            list(value.values())
+            if isinstance(value, dict)
+            else list(value)
+            if isinstance(value, list | tuple)
+            else [value]
+        )
+        flat.extend(str(part) for part in parts)
+    unique = "__".join(re.sub("[^0-9a-zA-Z_]+", "_", part) for part in flat)
+    return f"{test_type}_{target}_{unique}"
 
 
 def accepted_values(
-    path: str, checks: tuple[Check, ...], default_severity: str = ERROR
+    path: str,
+    checks: tuple[Check, ...],
+    project: Callable[[Check], Said] = lambda _check: {},
 ) -> tuple[str, ...] | None:
     """The enum an ``accepted_values`` test gives its column, if any.
 
-    A test that only warns (``severity: warn``, on the test or from ``dbt_project.yml``,
-    ``default_severity``) fails no run, so its values are no promise a consumer can rely
-    on: it gives no enum (it stays a check, and its severity is compared there)."""
+    A test that cannot fail a build (disabled, ``severity: warn``, an ``error_if`` that
+    lets failures pass; on the test or from ``dbt_project.yml``, ``project``) is no
+    promise a consumer can rely on: it gives no enum (it stays a check, and its config
+    is compared there)."""
     for check in checks:
         if check.kind.rsplit(".", 1)[-1] != "accepted_values":
             continue
-        if severity(check, default_severity) == WARN:
+        if not can_fail_the_build(check, project(check)):
             continue
         values = check.spec.get("values")
         if values is None:

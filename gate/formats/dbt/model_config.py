@@ -62,6 +62,9 @@ class ModelSettings:
     relation: tuple[tuple[str, str | None], ...] = ()
     #: ``access=``: a modifier, ``unknown`` (not evaluable), ``None`` = not said.
     access: str | None = None
+    #: ``materialized=``: a string literal's text, lower-cased; ``None`` = not said, or
+    #: not a literal (Jinja, a variable, under a condition: the other levels decide).
+    materialized: str | None = None
 
     def meaning(
         self,
@@ -71,10 +74,18 @@ class ModelSettings:
         frozenset[tuple[str, str]],
         tuple[tuple[str, str | None], ...],
         str | None,
+        str | None,
     ]:
         """What the settings say, without where they are written."""
         unevaluable = frozenset((s, e) for s, e, _l in self.unevaluable)
-        return self.enforced, self.enabled, unevaluable, self.relation, self.access
+        return (
+            self.enforced,
+            self.enabled,
+            unevaluable,
+            self.relation,
+            self.access,
+            self.materialized,
+        )
 
 
 _TAG = re.compile(r"\{[{%#]")
@@ -312,6 +323,7 @@ class _Reader:
         self.unknown: dict[str, tuple[str, int]] = {}
         self.relation: dict[str, str | None] = {}
         self.access: str | None = None
+        self.materialized: str | None = None
         #: The call being read runs only under a Jinja condition (``{% if %}``, ``{% for %}``).
         self.conditional = False
         self._newlines: list[int] | None = None
@@ -340,6 +352,7 @@ class _Reader:
         """``**kwargs``: may set either setting; what the other levels say stands."""
         for setting in (ENFORCED, ENABLED):
             self.unknown[setting] = (shown(expression), self.line(offset))
+        self.materialized = None
 
     def keywords(self, entries: list[tuple[int, str | None, str]], depth: int = 0) -> None:
         for offset, key, value in entries:
@@ -355,6 +368,11 @@ class _Reader:
                 self.said(ENABLED, value, offset)
             elif key == "contract":
                 self.contract(value, offset)
+            elif key == "materialized":
+                literal = _ACCESS_STRING.match(value.strip())
+                text = literal[2] if literal and not is_jinja(literal[2]) else None
+                # Jinja, a variable, a call under a condition: not known here
+                self.materialized = None if text is None or self.conditional else text.lower()
             elif key in relation.KEYS:
                 self.relation[relation.KEYS[key]] = relation.argument(value)
             elif key == "access":
@@ -445,6 +463,7 @@ def read_settings(
         ),
         relation=tuple(sorted(reader.relation.items())),
         access=reader.access,
+        materialized=reader.materialized,
     )
 
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.formats.common import describe, require_mapping
+from gate.formats.dbt import data_tests, relation
 from gate.formats.dbt import flags as dbt_flags
-from gate.formats.dbt import relation
 from gate.formats.dbt.flags import (
     ACCESS,
     ENABLED,
@@ -41,7 +41,6 @@ from gate.formats.dbt.flags import (
     Unevaluable,
     fold,
     is_jinja,
-    severity_value,
 )
 from gate.formats.dbt.settings import checked_access
 from gate.model import ContractError
@@ -101,10 +100,11 @@ class Project:
         default_factory=dict, compare=False
     )
     sql_folders: Mapping[str, tuple[str, ...] | None] | None = field(default=None, compare=False)
-    #: Level of the ``data_tests:`` (old spelling ``tests:``) tree -> the ``+severity`` it
-    #: sets (``warn``/``error``): compared, so a project that makes its tests warn-only
-    #: compares its properties files again (an ``accepted_values`` then gives no enum).
-    test_severities: Mapping[tuple[str, ...], str] = field(default_factory=dict)
+    #: Level of the ``data_tests:`` (old spelling ``tests:``) tree -> the ``+severity``,
+    #: ``+enabled`` and ``+error_if`` it sets (``data_tests.setting_value``): compared, so
+    #: a project that makes its tests warn-only compares its properties files again (an
+    #: ``accepted_values`` then gives no enum).
+    test_configs: Mapping[tuple[str, ...], Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def folder_configs(self) -> bool:
@@ -175,12 +175,16 @@ class Project:
                 out[setting] = (setting, expression, self.path, line)
         return tuple(out[s] for s in sorted(out))
 
-    def resolve_test_severity(self, fqn: Sequence[str]) -> str | None:
-        """The ``+severity`` the ``data_tests:`` tree gives a test of fqn prefix ``fqn``
-        (project, the properties file's folders): the most specific level that says one."""
-        out: str | None = None
+    def resolve_test_config(self, fqn: Sequence[str]) -> dict[str, Any]:
+        """The test configs the ``data_tests:`` tree gives a test of fqn ``fqn`` (project,
+        the properties file's folders, the test's name): for each, the most specific
+        level that says it (dbt-core's ``fqn_search``: the walk stops where the tree does)."""
+        out: dict[str, Any] = {}
         for depth in range(len(fqn) + 1):
-            out = self.test_severities.get(tuple(fqn[:depth]), out)
+            level = tuple(fqn[:depth])
+            if level not in self.test_configs:
+                break
+            out.update(self.test_configs.get(level, {}))
         return out
 
     def resolve_materialized(self, fqn: Sequence[str]) -> str | None:
@@ -318,25 +322,28 @@ def _levels(
     return levels, relations, accesses, materializations, unevaluable
 
 
-def _test_severities(root: YMap) -> dict[tuple[str, ...], str]:
-    """Level -> ``+severity`` of the project's ``data_tests:`` tree (dbt-core reads
-    ``tests:`` when there is no ``data_tests:``). A tree dbt would refuse (not a
-    mapping) sets nothing here: every test then stays ``error``, the guarded reading."""
+def _test_configs(root: YMap) -> dict[tuple[str, ...], dict[str, Any]]:
+    """Level -> ``+severity``/``+enabled``/``+error_if`` of the project's ``data_tests:``
+    tree (dbt-core reads ``tests:`` when there is no ``data_tests:``); every level, said
+    or not, is a key (``resolve_test_config`` walks them as dbt's ``fqn_search``). A tree
+    dbt would refuse (not a mapping) sets nothing here: every test then stays a promise."""
     key = "data_tests" if "data_tests" in root else "tests"
     tree = root.get(key)
-    out: dict[tuple[str, ...], str] = {}
+    out: dict[tuple[str, ...], dict[str, Any]] = {}
     if not isinstance(tree, dict):
         return out
     stack: list[tuple[tuple[str, ...], dict[Any, Any]]] = [((), tree)]
     while stack:
         level, node = stack.pop()
+        said = out.setdefault(level, {})
         for key_, value in node.items():
             key_text = str(key_)
             if key_text.startswith("+") or not isinstance(value, dict):
                 name = key_text.lstrip("+").strip()
-                said = severity_value(value) if name == "severity" else None
-                if said is not None:
-                    out[level] = said
+                if name in data_tests.TEST_SETTINGS:
+                    read = data_tests.setting_value(name, value)
+                    if read is not None:
+                        said[name] = read
             elif len(level) < 64:
                 stack.append(((*level, key_text), value))
     return out
@@ -438,5 +445,5 @@ def parse_project(data: bytes | str, path: str) -> Project:
         quoted=_quoted(root),
         unevaluable=_by_level(unevaluable),
         unevaluable_lines={k: line for k, (_s, _e, _p, line) in unevaluable.items() if line},
-        test_severities=_test_severities(root),
+        test_configs=_test_configs(root),
     )

@@ -53,6 +53,7 @@ from gate.formats.dbt.project import Project
 from gate.formats.detect import DBT_KEYS
 from gate.formats.detect import dbt as detect
 from gate.model import (
+    Check,
     Column,
     Contract,
     ContractError,
@@ -77,17 +78,14 @@ _PROJECT_KEYS = frozenset({"config-version", "profile", "model-paths", "source-p
 MAX_VERSION_COLUMNS = 100_000
 
 
-def _test_severity(path: str, project: Project | None) -> str:
-    """The ``+severity`` of ``dbt_project.yml``'s ``data_tests:`` for the tests of the
-    properties file ``path``, else ``error``. dbt-core places a generic test at fqn
-    ``[project, *folders]``: the file's folders below the project, less the first
-    (the resource path's own, ``SchemaGenericTestParser.parse_generic_test``)."""
+def _test_prefix(path: str, project: Project | None) -> tuple[str, ...] | None:
+    """The fqn prefix of the generic tests of the properties file ``path``: dbt-core places
+    them at ``[project, *folders, test name]``, the file's folders below the project less
+    the first (the resource path's own, ``SchemaGenericTestParser.parse_generic_test``)."""
     if project is None:
-        return dbt_flags.ERROR
+        return None
     inside = path[len(project.root) + 1 :] if project.root else path
-    folders = tuple(inside.split("/")[1:-1])
-    said = project.resolve_test_severity((project.name, *folders))
-    return dbt_flags.ERROR if said is None else said
+    return (project.name, *inside.split("/")[1:-1])
 
 
 class _Parser:
@@ -110,8 +108,8 @@ class _Parser:
         self.warnings: list[ContractWarning] = []
         located = project.source_path_of(path) if project else None
         self.folders: tuple[str, ...] = located[1] if located else ()
-        #: The severity ``dbt_project.yml``'s ``data_tests:`` gives this file's tests.
-        self.test_severity = _test_severity(path, project)
+        #: Where ``dbt_project.yml``'s ``data_tests:`` tree places this file's tests.
+        self.test_prefix = _test_prefix(path, project)
 
     def project_settings(
         self, stem: str, fqn_tail: tuple[str, ...]
@@ -227,6 +225,14 @@ class _Parser:
             kept[name] = (name, entry, line)
         return list(kept.values())
 
+    def project_test_config(self, target: str, column: str | None, check: Check) -> data_tests.Said:
+        """What ``dbt_project.yml``'s ``data_tests:`` gives ``check`` of model ``target``
+        (``orders_v2`` for a version) and ``column``: by the file's folders and its name."""
+        if self.project is None or self.test_prefix is None:
+            return {}
+        name = data_tests.fqn_name(check, target, column)
+        return self.project.resolve_test_config((*self.test_prefix, name))
+
     def dataset(
         self,
         dataset_id: str,
@@ -236,14 +242,21 @@ class _Parser:
         tests_owner: YMap,
         enforced: bool,
         view: bool = False,
+        target: str | None = None,
     ) -> Dataset:
+        """``target``: the model's name in its tests' names (``orders_v2``), if not ``dataset_id``."""
         owner = f"model '{dataset_id}'"
         columns: list[Column] = []
         flagged: list[str] = []
         foreign_keys: list[Relationship] = []
         for index, (_name, entry, c_line) in enumerate(self.last_entries(column_entries, owner)):
             column, is_key, column_keys = dbt_columns.column(
-                self.path, entry, index, c_line, self.warnings, self.test_severity
+                self.path,
+                entry,
+                index,
+                c_line,
+                self.warnings,
+                partial(self.project_test_config, target or dataset_id, _name),
             )
             columns.append(column)
             foreign_keys.extend(column_keys)
@@ -252,6 +265,7 @@ class _Parser:
         reject_duplicate_columns(columns, self.path, owner)
         known = [column.name for column in columns]
         checks = list(data_tests.tests(self.path, tests_owner, owner, ()))
+        view_only: list[tuple[str, int | None]] = []
         model_level = constraints.model_level(
             self.path,
             constraint_owner,
@@ -259,6 +273,7 @@ class _Parser:
             known,
             self.warnings if view else None,
             self.warnings,
+            view_only,
         )
         checks.extend(model_level.checks)
         foreign_keys.extend(model_level.foreign_keys)
@@ -294,6 +309,7 @@ class _Parser:
             line=line,
             enforced=enforced,
             relationships=tuple(foreign_keys),
+            view_only=tuple(view_only),
         )
 
     def version(
@@ -311,6 +327,7 @@ class _Parser:
         """
         version, model, top = entries
         tests = version.get("data_tests") is not None or version.get("tests") is not None
+        name, _, label = dataset_id.rpartition(".v")
         return self.dataset(
             dataset_id,
             line,
@@ -319,6 +336,7 @@ class _Parser:
             version if tests else model,
             enforced,
             view,
+            f"{name}_v{label}",
         )
 
     def read(
