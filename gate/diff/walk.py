@@ -119,12 +119,17 @@ def diff_datasets(
     # dbt allows) has no single file, yet dbt built it.
     had_file = {d.id for d in base if not d.model_file_missing}
     orphans = {d.id: d for d in head if d.model_file_missing and d.id in had_file}
+    # dbt projects whose model files are committed (a compared model of theirs had
+    # one at the base): there, an entry without one is a model dbt never built. A
+    # project none of whose compared models has a file may generate them at build time.
+    committed = {d.project for d in base if d.model_file is not None and d.project}
     base = [d for d in base if d.enabled]
     head = [d for d in head if d.enabled and d.id not in orphans]
     pairs, removed, added = pair_datasets(base, head, renamed_paths or {}, dialect)
     for old in removed:
         if old.enforced:
-            datasets.removed(out, old, disabled.get(old.id), orphans.get(old.id), now)
+            never_built = old.model_file_missing and old.project in committed
+            datasets.removed(out, old, disabled.get(old.id), orphans.get(old.id), now, never_built)
     own = dialect_of or (lambda _path: dialect)
     for new in added:
         if new.enforced:

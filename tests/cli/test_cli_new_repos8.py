@@ -1,0 +1,133 @@
+"""Patterns met replaying public dbt repositories the gate had never seen (eighth
+round, docs/precision.md). Each test rebuilds, in a real git repo of its own, the
+shape one public project showed; nothing of those repositories is copied here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from subprocess import CompletedProcess
+
+from tests.gitrepo import GitRepo
+
+Cli = Callable[..., CompletedProcess[str]]
+
+PROJECT = "name: cdbg\nversion: '1.0'\nconfig-version: 2\nprofile: cdbg\n"
+
+
+def _entry(name: str, enforced: str = "true") -> str:
+    return (
+        f"  - name: {name}\n    config:\n      contract:\n        enforced: {enforced}\n"
+        "    columns:\n"
+        "      - name: borough_name\n        data_type: text\n"
+        "      - name: total_population\n        data_type: integer\n"
+    )
+
+
+def _changes(proc: CompletedProcess[str]) -> list[dict[str, object]]:
+    return list(json.loads(proc.stdout)["changes"])
+
+
+# NYCPlanning/data-engineering (products/cdbg, commits 06787e0a and 31db48f4): a
+# PR added an enforced entry `cdbg_borough` while the model file it wrote was
+# `cdbg_boros.sql`. dbt built `cdbg_boros` (no contract) and only warned about the
+# entry (NoNodeForYamlKey); the gate said `model_file_missing`. The fix renamed the
+# file to `cdbg_boroughs.sql` and the entry to `cdbg_boroughs`: the gate blocked it
+# as `model_removed cdbg_borough ... its consumers will break`, for a model dbt had
+# never built (dbt's own contract check, which walks manifest nodes, sees nothing).
+def test_removing_an_entry_that_never_had_a_model_file_is_no_break(cli: Cli, repo: GitRepo) -> None:
+    repo.write("products/cdbg/dbt_project.yml", PROJECT)
+    repo.write("products/cdbg/models/product/cdbg_tracts.sql", "select 1 as borough_name\n")
+    repo.write("products/cdbg/models/product/cdbg_boros.sql", "select 1 as borough_name\n")
+    repo.write(
+        "products/cdbg/models/product/_models.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_tracts") + _entry("cdbg_borough"),
+    )
+    repo.commit("base: an enforced entry whose model file has another name")
+    repo.branch("feature")
+    repo.git(
+        "mv",
+        "products/cdbg/models/product/cdbg_boros.sql",
+        "products/cdbg/models/product/cdbg_boroughs.sql",
+    )
+    repo.write(
+        "products/cdbg/models/product/_models.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_tracts") + _entry("cdbg_boroughs", "false"),
+    )
+    repo.commit("pr: file and entry named alike")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (change,) = _changes(proc)
+    assert change["rule"] == "model_file_missing"
+    assert change["dataset"] == "cdbg_borough"
+    assert not change["breaking"]
+    assert "built nothing" in str(change["message"])
+
+
+def test_removing_an_entry_whose_model_file_existed_still_blocks(cli: Cli, repo: GitRepo) -> None:
+    """The other direction: the model was built at the base, so its removal breaks readers."""
+    repo.write("products/cdbg/dbt_project.yml", PROJECT)
+    repo.write("products/cdbg/models/product/cdbg_tracts.sql", "select 1 as borough_name\n")
+    repo.write("products/cdbg/models/product/cdbg_borough.sql", "select 1 as borough_name\n")
+    repo.write(
+        "products/cdbg/models/product/_models.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_tracts") + _entry("cdbg_borough"),
+    )
+    repo.commit("base")
+    repo.branch("feature")
+    repo.git("rm", "-q", "products/cdbg/models/product/cdbg_borough.sql")
+    repo.write(
+        "products/cdbg/models/product/_models.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_tracts"),
+    )
+    repo.commit("pr removes the model")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rules = {(c["rule"], c["dataset"]) for c in _changes(proc) if c["breaking"]}
+    assert rules == {("model_removed", "cdbg_borough")}
+
+
+def test_disabling_an_entry_that_never_had_a_model_file_is_no_break(
+    cli: Cli, repo: GitRepo
+) -> None:
+    repo.write("products/cdbg/dbt_project.yml", PROJECT)
+    repo.write("products/cdbg/models/product/cdbg_tracts.sql", "select 1 as borough_name\n")
+    repo.write(
+        "products/cdbg/models/product/_models.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_tracts") + _entry("cdbg_borough"),
+    )
+    repo.commit("base")
+    repo.branch("feature")
+    disabled = _entry("cdbg_borough").replace(
+        "    config:\n", "    config:\n      enabled: false\n"
+    )
+    repo.write(
+        "products/cdbg/models/product/_models.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_tracts") + disabled,
+    )
+    repo.commit("pr disables the entry")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert all(not c["breaking"] for c in _changes(proc))
+
+
+def test_without_any_model_file_in_sight_the_removal_still_blocks(cli: Cli, repo: GitRepo) -> None:
+    """A project none of whose compared models has a file may generate them at build
+    time: there a missing file proves nothing, and removing the entry stays a break."""
+    repo.write("products/cdbg/dbt_project.yml", PROJECT)
+    repo.write(
+        "products/cdbg/models/product/_models.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_tracts") + _entry("cdbg_borough"),
+    )
+    repo.commit("base: no model file committed")
+    repo.branch("feature")
+    repo.write(
+        "products/cdbg/models/product/_models.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_tracts"),
+    )
+    repo.commit("pr removes an entry")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rules = {(c["rule"], c["dataset"]) for c in _changes(proc) if c["breaking"]}
+    assert rules == {("model_removed", "cdbg_borough")}
