@@ -139,7 +139,8 @@ def diff_datasets(
     datasets.latest_moves(out, base, head)
     pairs = [conversion.comparable(old, new) for old, new in pairs]  # across formats
     for old, new in pairs:
-        datasets.unevaluable(out, old, new)
+        if old.enforced or new.enforced:  # an unguarded model's settings promise nothing
+            datasets.unevaluable(out, old, new)
         if old.enforced and not new.enforced:
             datasets.enforcement_removed(out, new)
             continue

@@ -131,3 +131,68 @@ def test_without_any_model_file_in_sight_the_removal_still_blocks(cli: Cli, repo
     assert proc.returncode == 1, proc.stdout + proc.stderr
     rules = {(c["rule"], c["dataset"]) for c in _changes(proc) if c["breaking"]}
     assert rules == {("model_removed", "cdbg_borough")}
+
+
+TUVA_PROPS = (
+    "version: 2\nmodels:\n  - name: input_layer__provider_attribution\n"
+    "    columns:\n      - name: person_id\n        data_type: string\n"
+)
+
+
+def _model_sql(enabled: str) -> str:
+    return (
+        f"{{{{ config(\n     enabled = {enabled}\n   )\n}}}}\n\nselect * from {{{{ ref('x') }}}}\n"
+    )
+
+
+# tuva-health/tuva (commits 3196b29d, 16b0ad0b, 5a38145b, 1241cb18): a package
+# with no contract at all gates each model with `{{ config(enabled=var(...)) }}`.
+# A PR that rewrote such an expression was blocked with `dbt_config_unevaluable
+# ... read as true: the model stays guarded`, for models that guard nothing.
+def test_an_unevaluable_enabled_on_an_unenforced_model_is_no_finding(
+    cli: Cli, repo: GitRepo
+) -> None:
+    repo.write("dbt_project.yml", "name: the_tuva_project\nconfig-version: 2\n")
+    repo.write("models/input_layer/_models.yml", TUVA_PROPS)
+    repo.write(
+        "models/input_layer/input_layer__provider_attribution.sql",
+        _model_sql("var('claims_enabled', False) | as_bool"),
+    )
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "models/input_layer/input_layer__provider_attribution.sql",
+        _model_sql("(var('provider_attribution_enabled', False) and var('claims_enabled', False))"),
+    )
+    repo.write("models/input_layer/_models.yml", TUVA_PROPS + "        description: id\n")
+    repo.commit("pr rewrites the expression")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _changes(proc) == []
+
+
+def test_an_unevaluable_enabled_on_an_enforced_model_is_still_reported(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """The other direction: a guarded model's existence now hangs on an expression."""
+    enforced = TUVA_PROPS.replace(
+        "    columns:", "    config:\n      contract: {enforced: true}\n    columns:"
+    )
+    repo.write("dbt_project.yml", "name: the_tuva_project\nconfig-version: 2\n")
+    repo.write("models/input_layer/_models.yml", enforced)
+    repo.write(
+        "models/input_layer/input_layer__provider_attribution.sql",
+        _model_sql("var('claims_enabled', False) | as_bool"),
+    )
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "models/input_layer/input_layer__provider_attribution.sql",
+        _model_sql("(var('provider_attribution_enabled', False) and var('claims_enabled', False))"),
+    )
+    repo.write("models/input_layer/_models.yml", enforced + "        description: id\n")
+    repo.commit("pr rewrites the expression")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rules = {c["rule"] for c in _changes(proc) if c["breaking"]}
+    assert rules == {"dbt_config_unevaluable"}
