@@ -196,3 +196,44 @@ def test_an_unevaluable_enabled_on_an_enforced_model_is_still_reported(
     assert proc.returncode == 1, proc.stdout + proc.stderr
     rules = {c["rule"] for c in _changes(proc) if c["breaking"]}
     assert rules == {"dbt_config_unevaluable"}
+
+
+# NYCPlanning/data-engineering (products/cscl, commits 5c9b6417 and 3e7c5132): an
+# enforced entry `special_sedat` beside the file `sedat_special.sql`. The later PR
+# that named the file `special_sedat.sql` (and left the entry unenforced) was told
+# `contract_enforcement_removed special_sedat`: no contract of it was ever in force.
+def test_a_never_built_entry_that_gets_its_model_file_is_a_new_model(
+    cli: Cli, repo: GitRepo
+) -> None:
+    repo.write("products/cscl/dbt_project.yml", PROJECT.replace("cdbg", "cscl"))
+    repo.write("products/cscl/models/product/sedat.sql", "select 1 as borough_name\n")
+    repo.write("products/cscl/models/product/sedat_special.sql", "select 1 as borough_name\n")
+    repo.write(
+        "products/cscl/models/product/_sedat.yml",
+        "version: 2\nmodels:\n" + _entry("sedat") + _entry("special_sedat"),
+    )
+    repo.commit("base: the file has another name")
+    repo.branch("feature")
+    repo.git(
+        "mv",
+        "products/cscl/models/product/sedat_special.sql",
+        "products/cscl/models/product/special_sedat.sql",
+    )
+    dropped = _entry("special_sedat").split("      - name: total_population")[0]
+    repo.write(
+        "products/cscl/models/product/_sedat.yml",
+        "version: 2\nmodels:\n" + _entry("sedat") + dropped,
+    )
+    repo.commit("pr names the file after the entry, drops a column")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {(c["rule"], c["dataset"]) for c in _changes(proc)} == {("model_added", "special_sedat")}
+
+    repo.write(
+        "products/cscl/models/product/_sedat.yml",
+        "version: 2\nmodels:\n" + _entry("sedat") + _entry("special_sedat", "false"),
+    )
+    repo.commit("pr leaves it unenforced")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _changes(proc) == []
