@@ -453,17 +453,33 @@ def removed(
     disabled: Dataset | None,
     orphan: Dataset | None,
     now: datetime | None,
+    never_built: bool = False,
 ) -> None:
     """A guarded dataset that is gone (or disabled), following dbt's ``same_contract_removed``:
     past its ``deprecation_date`` the removal was announced, so it is no break.
 
     ``orphan`` is the HEAD properties entry of a dbt model whose model file was
     deleted: dbt builds nothing for it, so the model is gone all the same.
+
+    ``never_built``: a dbt entry that had no model file at the base, in a project
+    that commits its model files, described a model dbt never built (it only
+    warned, ``NoNodeForYamlKey``; the gate said ``model_file_missing``): no
+    ``ref()`` to it compiled and no table of it existed, so removing or disabling
+    the entry, which is how that warning is fixed, breaks no reader. It stays the
+    ``model_file_missing`` warning. (In a project with no model file in sight, the
+    files may be generated at build time: there the removal still blocks.)
     """
     where = disabled or orphan or old
     verb = "disabled" if disabled is not None else "removed"
     deadline = old.deprecation_date
-    if now is not None and deadline is not None and deadline < now:
+    if never_built:
+        out.emit(
+            rules.MODEL_FILE_MISSING,
+            where,
+            f"dataset '{old.id}' was {verb}; it had no model file at the base, so dbt built "
+            "nothing for it and no reader of it can break",
+        )
+    elif now is not None and deadline is not None and deadline < now:
         out.emit(
             rules.MODEL_REMOVED_AFTER_DEPRECATION,
             where,

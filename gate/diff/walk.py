@@ -119,12 +119,22 @@ def diff_datasets(
     # dbt allows) has no single file, yet dbt built it.
     had_file = {d.id for d in base if not d.model_file_missing}
     orphans = {d.id: d for d in head if d.model_file_missing and d.id in had_file}
+    # dbt projects whose model files are committed (a compared model of theirs had
+    # one at the base): there, an entry without one is a model dbt never built. A
+    # project none of whose compared models has a file may generate them at build time.
+    committed = {d.project for d in base if d.model_file is not None and d.project}
+
+    def never_built(old: Dataset) -> bool:
+        return old.model_file_missing and old.project in committed
+
     base = [d for d in base if d.enabled]
     head = [d for d in head if d.enabled and d.id not in orphans]
     pairs, removed, added = pair_datasets(base, head, renamed_paths or {}, dialect)
     for old in removed:
         if old.enforced:
-            datasets.removed(out, old, disabled.get(old.id), orphans.get(old.id), now)
+            datasets.removed(
+                out, old, disabled.get(old.id), orphans.get(old.id), now, never_built(old)
+            )
     own = dialect_of or (lambda _path: dialect)
     for new in added:
         if new.enforced:
@@ -134,7 +144,13 @@ def diff_datasets(
     datasets.latest_moves(out, base, head)
     pairs = [conversion.comparable(old, new) for old, new in pairs]  # across formats
     for old, new in pairs:
-        datasets.unevaluable(out, old, new)
+        if never_built(old):
+            # No contract of it was in force: it starts now, if dbt builds it now.
+            if new.enforced and not new.model_file_missing:
+                datasets.added(out, new, own(new.path))
+            continue
+        if old.enforced or new.enforced:  # an unguarded model's settings promise nothing
+            datasets.unevaluable(out, old, new)
         if old.enforced and not new.enforced:
             datasets.enforcement_removed(out, new)
             continue
