@@ -1,0 +1,71 @@
+"""Hostile pull requests, round six: fail-open paths in the newest readers (each
+dbt project's own dialect, exclusions, ``../`` resource paths) and inputs of a few
+KB that should not take seconds. Each test commits the attack to a real git
+repository and runs the CLI in-process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from subprocess import CompletedProcess
+
+from tests.gitrepo import GitRepo
+
+Cli = Callable[..., CompletedProcess[str]]
+
+
+def _profile(name: str, adapter: str) -> str:
+    return f"{name}:\n  target: dev\n  outputs:\n    dev:\n      type: {adapter}\n"
+
+
+def _project(name: str) -> str:
+    return f"name: {name}\nversion: '1.0'\nconfig-version: 2\nprofile: {name}\n"
+
+
+def _contract(type_: str) -> str:
+    return f"dataset: lake/x\ncolumns:\n  - name: id\n    data_type: {type_}\n"
+
+
+def _rules(proc: CompletedProcess[str]) -> list[tuple[str, str | None, str | None]]:
+    report = json.loads(proc.stdout)
+    return sorted((c["rule"], c["before"], c["after"]) for c in report["changes"])
+
+
+def test_a_contract_moved_into_another_warehouses_project_keeps_its_old_types(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Each dbt project is graded in its own dialect, and a pair was graded in the
+    dialect of its HEAD path only. A PR moving a Postgres contract into the
+    Databricks project read the base's ``int8`` (Postgres: BIGINT) as Spark's
+    TINYINT: ``bigint -> smallint`` passed as a widening, exit 0. The base side's
+    types are read in the base path's dialect."""
+    repo.write("pg/dbt_project.yml", _project("pg"))
+    repo.write("pg/profiles.yml", _profile("pg", "postgres"))
+    repo.write("sp/dbt_project.yml", _project("sp"))
+    repo.write("sp/profiles.yml", _profile("sp", "databricks"))
+    repo.write("pg/contracts/x.yaml", _contract("int8"))
+    repo.commit("base")
+    repo.branch("feature")
+    repo.move("pg/contracts/x.yaml", "sp/contracts/x.yaml")
+    repo.write("sp/contracts/x.yaml", _contract("smallint"))
+    repo.commit("pr: move into the Spark project and narrow")
+    proc = cli(
+        repo.path, "--base", "main", "--contracts", "**/contracts/*.yaml", "--format", "json"
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert _rules(proc) == [("type_narrowed", "BIGINT", "SMALLINT")]
+    # The other way round: Spark's ``int8`` (TINYINT) moved to Postgres as smallint widens.
+    repo.checkout("main")
+    repo.branch("back")
+    repo.move("pg/contracts/x.yaml", "sp/contracts/x.yaml")
+    repo.commit("the contract lives in the Spark project")
+    repo.branch("pr2")
+    repo.move("sp/contracts/x.yaml", "pg/contracts/x.yaml")
+    repo.write("pg/contracts/x.yaml", _contract("int2"))
+    repo.commit("pr: move into the Postgres project as int2")
+    proc = cli(
+        repo.path, "--base", "back", "--contracts", "**/contracts/*.yaml", "--format", "json"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _rules(proc) == [("type_widened", "TINYINT", "SMALLINT")]
