@@ -69,3 +69,36 @@ def test_a_contract_moved_into_another_warehouses_project_keeps_its_old_types(
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _rules(proc) == [("type_widened", "TINYINT", "SMALLINT")]
+
+
+def _dbt(cols: tuple[str, ...]) -> str:
+    return (
+        "version: 2\nmodels:\n  - name: orders\n    config:\n      contract:\n"
+        "        enforced: true\n    columns:\n"
+        + "".join(f"      - name: {c}\n        data_type: int\n" for c in cols)
+    )
+
+
+def test_a_project_folder_named_with_a_leading_bang_is_no_exclusion(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Folders of a dbt project are written into git globs (``<root>/**/*.yml``) with
+    their glob characters escaped, but a leading ``!`` was left as it was: the
+    folder ``!shop`` made ``!shop/**/*.yml``, an *exclusion*. Its own properties
+    files were taken out of every listing and search built from it, and the
+    run stopped on "no contract globs given" (exit 2) for a repository dbt
+    builds; beside another project, the folder's files silently vanished from
+    the listing. The ``!`` is escaped as a literal."""
+    project = "name: shop\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
+    repo.write("!shop/dbt_project.yml", project)
+    repo.write("!shop/models/orders.sql", "select 1 as id, 2 as amount\n")
+    repo.write("!shop/models/_m.yml", _dbt(("id", "amount")))
+    repo.write("!shop/models/reader.sql", "select amount from {{ ref('orders') }}\n")
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("!shop/models/orders.sql", "select 1 as id\n")
+    repo.write("!shop/models/_m.yml", _dbt(("id",)))
+    repo.commit("pr: drop amount")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [r for r, _b, _a in _rules(proc)] == ["column_removed", "consumer_broken"]
