@@ -384,6 +384,36 @@ class Changes:
             self._trees[commit] = out
         return out
 
+    def folder_links(self, head: str | None, globs: Sequence[str]) -> list[str]:
+        """Symlinks matching ``globs`` at one side that lead to a folder, sorted.
+
+        git lists such a link as one entry and never what is below it, where dbt
+        walks its resource paths following links: whatever the folder holds is
+        invisible to every listing here. At a commit only a tree with a link is
+        asked (``_has_symlinks``); a link counts when ``cat-file
+        --follow-symlinks`` finds a tree at its end. In the working tree, the
+        tracked and untracked links are looked at on disk.
+        """
+        specs = pathspecs(globs)
+        if head is not None:
+            commit = self._refs.resolve(head)
+            found = [p for p in self._symlinks(commit, specs) if "\n" not in p]
+            kinds = self._blobs.lookup(commit, found) if found else {}
+            return sorted(p for p, (kind, _sha) in kinds.items() if kind == "tree")
+        clean = self._clean_worktree_head()
+        if clean is not None:  # the tracked files are HEAD's: its links, from the cached walk
+            links = set(self._symlinks(clean, specs))
+        else:
+            out = self._git.out("ls-files", "-z", "-s", "--full-name", "--cached", "--", *specs)
+            links = {
+                os.fsdecode(entry.partition(b"\t")[2])
+                for entry in out.split(b"\0")
+                if entry.startswith(_SYMLINK_MODE.encode("ascii") + b" ")
+            }
+        root = self._worktree.root
+        links |= {p for p in self._untracked(specs) if os.path.islink(root / p)}
+        return sorted(p for p in links if os.path.isdir(root / p))
+
     def _symlinks(self, commit: str, specs: Sequence[str]) -> list[str]:
         """The symlinks matching ``specs`` at ``commit``: the tree walk (shared with
         ``named``, ~10 ms at 5,000 files) says whether it has any; only then are

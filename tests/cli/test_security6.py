@@ -102,3 +102,45 @@ def test_a_project_folder_named_with_a_leading_bang_is_no_exclusion(
     proc = cli(repo.path, "--base", "main", "--format", "json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert [r for r, _b, _a in _rules(proc)] == ["column_removed", "consumer_broken"]
+
+
+def test_a_model_folder_reached_through_a_symlink_is_refused(cli: Cli, repo: GitRepo) -> None:
+    """dbt walks its resource paths following symlinks (``os.walk(followlinks=True)``);
+    git lists a symlinked folder as one entry and the gate never looked inside.
+    ``shop/models -> ../shared/models`` held an enforced contract the gate had
+    never seen: a PR replacing the link with a real folder whose contract drops
+    a column (and breaks a reader) was ``model_added``, exit 0. A folder link
+    inside a dbt project's resource paths is refused with its name, at either
+    side, until it is excluded or replaced by the folder."""
+    project = "name: shop\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
+    repo.write("shop/dbt_project.yml", project)
+    repo.write("shared/models/orders.sql", "select 1 as id, 2 as amount\n")
+    repo.write("shared/models/_m.yml", _dbt(("id", "amount")))
+    repo.write("shared/models/reader.sql", "select amount from {{ ref('orders') }}\n")
+    (repo.path / "shop/models").symlink_to("../shared/models")
+    repo.commit("base: the project's models through a link")
+    repo.branch("feature")
+    (repo.path / "shop/models").unlink()
+    repo.write("shop/models/orders.sql", "select 1 as id\n")
+    repo.write("shop/models/_m.yml", _dbt(("id",)))
+    repo.write("shop/models/reader.sql", "select amount from {{ ref('orders') }}\n")
+    repo.commit("pr: the link becomes a folder, amount dropped")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.splitlines() == [
+        "schema-gate: error: shop/models: a symlink to a folder in dbt project 'shop' at the"
+        " base (dbt reads the files through it; git lists one entry, so the gate cannot"
+        " compare them); replace it with the folder, or exclude it ('!shop/models')"
+    ]
+    # The working tree as HEAD: a link added there (not committed) is refused too.
+    (repo.path / "shop/extra").symlink_to("../shared/models")
+    repo.write("shop/dbt_project.yml", project.replace("[models]", "[models, extra]"))
+    proc = cli(repo.path, "--base", "feature")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "shop/extra: a symlink to a folder in dbt project 'shop' at the working tree" in (
+        proc.stderr
+    )
+    # Excluded by the config's globs, it is not read (as any excluded file).
+    globs = ("--contracts", "shop/models/*.yml", "--contracts", "!shop/extra")
+    proc = cli(repo.path, "--base", "feature", *globs)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
