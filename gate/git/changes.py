@@ -404,12 +404,18 @@ class Changes:
         if clean is not None:  # the tracked files are HEAD's: its links, from the cached walk
             links = set(self._symlinks(clean, specs))
         else:
-            out = self._git.out("ls-files", "-z", "-s", "--full-name", "--cached", "--", *specs)
+            include = [s for s in specs if not s.startswith(_EXCLUDE)]  # as ``_listed``
+            out = self._git.out("ls-files", "-z", "-s", "--full-name", "--cached", "--", *include)
             links = {
                 os.fsdecode(entry.partition(b"\t")[2])
                 for entry in out.split(b"\0")
                 if entry.startswith(_SYMLINK_MODE.encode("ascii") + b" ")
             }
+            exclude = [":(top,glob)" + s[len(_EXCLUDE) :] for s in specs if s.startswith(_EXCLUDE)]
+            if links and exclude:  # git's own matching, the exclusions listed apart
+                links -= nul_paths(
+                    self._git.out("ls-files", "-z", "--full-name", "--cached", "--", *exclude)
+                )
         root = self._worktree.root
         links |= {p for p in self._untracked(specs) if os.path.islink(root / p)}
         return sorted(p for p in links if os.path.isdir(root / p))

@@ -140,6 +140,15 @@ def test_a_model_folder_reached_through_a_symlink_is_refused(cli: Cli, repo: Git
     assert "shop/extra: a symlink to a folder in dbt project 'shop' at the working tree" in (
         proc.stderr
     )
+    # Committed, with other edits in the working tree (the index is listed, not HEAD).
+    repo.branch("linked")
+    repo.commit("the link committed")
+    repo.write("shop/models/orders.sql", "select 2 as id\n")
+    proc = cli(repo.path, "--base", "feature")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "shop/extra: a symlink to a folder in dbt project 'shop' at the working tree" in (
+        proc.stderr
+    )
     # Excluded by the config's globs, it is not read (as any excluded file).
     globs = ("--contracts", "shop/models/*.yml", "--contracts", "!shop/extra")
     proc = cli(repo.path, "--base", "feature", *globs)
