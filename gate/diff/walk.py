@@ -12,7 +12,6 @@ The diff never does I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from gate.diff import (
@@ -29,7 +28,6 @@ from gate.diff.emitter import DatasetPair, Emitter, SeverityFn, default_severity
 from gate.diff.pairing import pair_columns, pair_datasets, removed_anchors
 from gate.diff.relationships import relationships
 from gate.diff.versions import versions
-from gate.lattice import translate
 from gate.model import Change, Column, Dataset
 
 
@@ -145,26 +143,12 @@ def diff_datasets(
         if not old.enforced:
             datasets.enforcement_added(out, new, own(new.path))
             continue
-        if own(old.path) != own(new.path):
-            old = _retyped(old, own(old.path), own(new.path))
-        _dataset_pair(DatasetPair(out, old, new, own(new.path)))
+        # A contract moved into a dbt project on another warehouse: each side's
+        # types are read in its own dialect (Postgres' int8 is no Spark TINYINT).
+        old_dialect, new_dialect = own(old.path), own(new.path)
+        moved = old_dialect if old_dialect != new_dialect else None
+        _dataset_pair(DatasetPair(out, old, new, new_dialect, moved))
     return out.changes
-
-
-def _retyped(dataset: Dataset, source: str, target: str) -> Dataset:
-    """``dataset`` (read in ``source``) with its types spelled for ``target``: a
-    contract moved into a project on another warehouse is compared with what its
-    base side meant (Postgres' ``int8`` is no Spark TINYINT). A type ``target``
-    cannot spell keeps its text marked with its dialect, an unknown type: the
-    pair then compares as changed, never as the same."""
-
-    def column(col: Column) -> Column:
-        text = col.data_type
-        if text is not None:
-            text = translate(text, source, target) or f"{text} ({source})"
-        return replace(col, data_type=text, fields=tuple(map(column, col.fields)))
-
-    return replace(dataset, columns=tuple(map(column, dataset.columns)))
 
 
 __all__ = ["Change", "SeverityFn", "default_severity", "diff_datasets"]

@@ -62,8 +62,7 @@ package, shared between its modules):
 - ``spelling``: how reports write a type;
 - ``change``: ``TypeChange`` / ``TypeComparison``;
 - ``comparison``: ``compare`` and ``canonical``;
-- ``unknown``: ``is_known`` and ``suggest`` for types a dialect does not know;
-- ``translation``: a type of one dialect spelled for another (``translate``).
+- ``unknown``: ``is_known`` and ``suggest`` for types a dialect does not know.
 """
 
 from __future__ import annotations
@@ -80,7 +79,6 @@ from gate.lattice.comparison import canonical, compare
 from gate.lattice.dialects import DIALECTS, Kind, T, load_dialect, validate_dialect
 from gate.lattice.parsing import parse
 from gate.lattice.structure import join_path
-from gate.lattice.translation import translate
 from gate.lattice.unknown import is_known, suggest
 
 __all__ = [
@@ -101,6 +99,5 @@ __all__ = [
     "load_dialect",
     "parse",
     "suggest",
-    "translate",
     "validate_dialect",
 ]
