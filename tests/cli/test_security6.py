@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from subprocess import CompletedProcess
 
+from tests.cost import cpu_seconds
 from tests.gitrepo import GitRepo
 
 Cli = Callable[..., CompletedProcess[str]]
@@ -153,3 +154,26 @@ def test_a_model_folder_reached_through_a_symlink_is_refused(cli: Cli, repo: Git
     globs = ("--contracts", "shop/models/*.yml", "--contracts", "!shop/extra")
     proc = cli(repo.path, "--base", "feature", *globs)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_chain_of_merge_keys_is_refused_before_it_is_built(cli: Cli, repo: GitRepo) -> None:
+    """Each ``<<: *previous`` copies every key the previous mapping holds: 8,000 of
+    them (350 KB) are 32 million keys, built (~20 s of CPU) before the alias-bomb
+    walk refused them. What merges copy is counted against the same budget as the
+    walk (4 nodes a byte) before a mapping takes them."""
+    repo.write("soda/contracts/orders.yaml", _contract("int"))
+    repo.commit("base")
+    repo.branch("feature")
+    chain = "anchors:\n  c0: &c0 {k0: 1}\n" + "".join(
+        f"  c{i}: &c{i}\n    <<: *c{i - 1}\n    k{i}: 1\n" for i in range(1, 8000)
+    )
+    repo.write("soda/contracts/orders.yaml", chain + _contract("bigint"))
+    repo.commit("pr: a merge chain")
+    with cpu_seconds() as cpu:
+        proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr == (
+        "schema-gate: error: soda/contracts/orders.yaml: YAML aliases expand too far"
+        " (possible alias bomb); refusing to load\n"
+    )
+    assert cpu.seconds < 5, cpu.seconds
