@@ -6,8 +6,11 @@ and nothing below it. A project whose ``models/`` is a link to
 ``../shared/models`` held an enforced contract no listing of the gate ever
 saw: a pull request turning the link into a real folder whose contract drops a
 column read as a model added, exit 0. So a folder link inside (or above) a dbt
-project's resource paths stops the run with its name, at either side; the
-config's exclusions (``!shop/models``) take it out as they take out any file.
+project's model paths (where its models and their contracts live) stops the
+run with its name, at either side; the config's exclusions (``!shop/models``)
+take it out as they take out any file. A link in the other resource paths
+(a shared ``macros/``, common in monorepos) is left alone: no model is built
+from there.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def refuse_folder_links(index: ProjectIndex, negations: Sequence[str]) -> None:
         if project is None:
             continue
         for link in links:
-            if any(_reaches(link, source) for source in project.source_paths):
+            if any(_reaches(link, source) for source in project.model_paths):
                 side = (
                     "the working tree"
                     if commit is None

@@ -177,3 +177,23 @@ def test_a_chain_of_merge_keys_is_refused_before_it_is_built(cli: Cli, repo: Git
         " (possible alias bomb); refusing to load\n"
     )
     assert cpu.seconds < 5, cpu.seconds
+
+
+def test_a_shared_macros_folder_behind_a_symlink_is_read_as_before(cli: Cli, repo: GitRepo) -> None:
+    """Only model paths are refused behind a link: monorepos share ``macros/``
+    that way, and no model is built from there."""
+    project = "name: shop\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
+    repo.write("shop/dbt_project.yml", project)
+    repo.write("shared/macros/cents.sql", "{% macro cents(c) %}{{ c }} * 100{% endmacro %}\n")
+    (repo.path / "shop").mkdir(exist_ok=True)
+    (repo.path / "shop/macros").symlink_to("../shared/macros")
+    repo.write("shop/models/orders.sql", "select 1 as id, 2 as amount\n")
+    repo.write("shop/models/_m.yml", _dbt(("id", "amount")))
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("shop/models/orders.sql", "select 1 as id\n")
+    repo.write("shop/models/_m.yml", _dbt(("id",)))
+    repo.commit("pr: drop amount")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [r for r, _b, _a in _rules(proc)] == ["column_removed"]
