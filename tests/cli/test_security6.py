@@ -56,6 +56,17 @@ def test_a_contract_moved_into_another_warehouses_project_keeps_its_old_types(
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert _rules(proc) == [("type_narrowed", "BIGINT", "SMALLINT")]
+    # The same text moved as it is: Postgres' int8 is Databricks' TINYINT there.
+    repo.checkout("main")
+    repo.branch("same-text")
+    repo.move("pg/contracts/x.yaml", "sp/contracts/x.yaml")
+    repo.write("sp/contracts/x.yaml", _contract("int8") + "  - name: note\n    data_type: int\n")
+    repo.commit("pr: move into the Spark project as it is")
+    proc = cli(
+        repo.path, "--base", "main", "--contracts", "**/contracts/*.yaml", "--format", "json"
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert _rules(proc) == [("column_added", None, "INT"), ("type_narrowed", "BIGINT", "TINYINT")]
     # The other way round: Spark's ``int8`` (TINYINT) moved to Postgres as smallint widens.
     repo.checkout("main")
     repo.branch("back")
@@ -70,6 +81,19 @@ def test_a_contract_moved_into_another_warehouses_project_keeps_its_old_types(
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _rules(proc) == [("type_widened", "TINYINT", "SMALLINT")]
+    # A project folder the PR renames (pg -> pg2) is in no base project: the
+    # contract is read in its old dialect on both sides, as before the merge.
+    repo.checkout("main")
+    repo.branch("rename")
+    for name in ("dbt_project.yml", "profiles.yml", "contracts/x.yaml"):
+        repo.move(f"pg/{name}", f"pg2/{name}")
+    repo.write("pg2/contracts/x.yaml", _contract("int8") + "  - name: note\n    data_type: text\n")
+    repo.commit("pr: pg becomes pg2, a column added")
+    proc = cli(
+        repo.path, "--base", "main", "--contracts", "**/contracts/*.yaml", "--format", "json"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _rules(proc) == [("column_added", None, "TEXT")]
 
 
 def _dbt(cols: tuple[str, ...]) -> str:
