@@ -28,7 +28,7 @@ def refuse_folder_links(index: ProjectIndex, negations: Sequence[str]) -> None:
     """Raise ``UsageError`` naming the first symlinked folder a dbt project at the
     index's side reads through. At a commit without a symlink, one cached check."""
     repo, commit = index.repo, index.commit
-    links = repo.folder_links(commit, ["**", *negations])
+    links = repo.folder_links(commit, negations)
     if not links:
         return
     for folder in repo.folders_holding(commit, PROJECT_FILE):
