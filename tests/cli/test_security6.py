@@ -110,10 +110,9 @@ def test_a_project_folder_named_with_a_leading_bang_is_no_exclusion(
     """Folders of a dbt project are written into git globs (``<root>/**/*.yml``) with
     their glob characters escaped, but a leading ``!`` was left as it was: the
     folder ``!shop`` made ``!shop/**/*.yml``, an *exclusion*. Its own properties
-    files were taken out of every listing and search built from it, and the
-    run stopped on "no contract globs given" (exit 2) for a repository dbt
-    builds; beside another project, the folder's files silently vanished from
-    the listing. The ``!`` is escaped as a literal."""
+    files were taken out of the listings and searches built from it, and a
+    column removal there stopped on "no contract globs given" (exit 2, naming
+    nothing) for a repository dbt builds. The folder is written ``./!shop``."""
     project = "name: shop\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
     repo.write("!shop/dbt_project.yml", project)
     repo.write("!shop/models/orders.sql", "select 1 as id, 2 as amount\n")
