@@ -28,10 +28,11 @@ def refuse_folder_links(index: ProjectIndex, negations: Sequence[str]) -> None:
     """Raise ``UsageError`` naming the first symlinked folder a dbt project at the
     index's side reads through. At a commit without a symlink, one cached check."""
     repo, commit = index.repo, index.commit
-    links = repo.folder_links(commit, negations)
+    folders = repo.folders_holding(commit, PROJECT_FILE)  # the run asks it anyway
+    links = repo.folder_links(commit, negations) if folders else []
     if not links:
         return
-    for folder in repo.folders_holding(commit, PROJECT_FILE):
+    for folder in folders:
         if not _VENDORED.isdisjoint(folder.split("/")):
             continue
         try:
