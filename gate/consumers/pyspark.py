@@ -35,6 +35,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
+from gate.consumers.names import split_name
 from gate.consumers.sql import Ancestry, Budget, SqlError, TableName, TooComplex, Use
 
 #: DataFrame method -> how it uses the columns named in its arguments.
@@ -151,7 +152,8 @@ def dbt_table(node: ast.AST, contexts: frozenset[str]) -> tuple[TableName, int] 
             return None
         if version:
             parts[-1] = f"{parts[-1]}_v{version}"
-    return tuple(p.strip().lower() for p in parts), node.args[0].lineno
+    # Split as the SQL side splits the rendered ``{{ ref('a.b') }}`` (``a.b``: two parts).
+    return split_name(".".join(parts)), node.args[0].lineno
 
 
 def _names_its_columns(node: ast.AST) -> bool:
@@ -295,7 +297,8 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         name = _str(node.slice)
-        if name is not None and isinstance(node.value, ast.Name):
+        # ``pdf["x"] = ...`` (pandas, a dbt Python model's ``to_pandas()``) makes ``x``: no read.
+        if name is not None and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
             table = self.tables.get(node.value.id)
             if table is not None:
                 self.add(table[0], name.lower(), node.lineno, "selected")

@@ -218,3 +218,19 @@ def test_a_ref_whose_name_is_computed_is_listed_as_not_analysed(tmp_path, cli: C
     assert [(n["path"], n.get("line"), n["reason"]) for n in data["consumers_not_analysed"]] == [
         (PY, 3, "dbt.ref() with arguments other than string literals is not analysed")
     ]
+
+
+def test_a_pandas_column_the_model_makes_itself_is_no_read(tmp_path, cli: Cli) -> None:
+    # ``frame["amount"] = ...`` makes the column: dropping the upstream one breaks nothing.
+    body = (
+        "def model(dbt, session):\n    frame = dbt.ref('stg_orders').to_pandas()\n"
+        "    frame['amount'] = frame['id'] * 2\n    return frame\n"
+    )
+    repo = drop(tmp_path, body)
+    data = report(cli, repo)
+    assert broken(data) == []
+    assert readers(data, "column_removed", "stg_orders", "amount") == {f"{PY}:2"}  # the star
+    # while reading it is a break
+    reads = body.replace("frame['id'] * 2", "frame['amount'] * 2")
+    repo = drop(tmp_path / "reads", reads)
+    assert broken(report(cli, repo)) == [(PY, 3, "stg_orders", "amount")]
