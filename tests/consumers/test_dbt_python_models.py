@@ -190,6 +190,13 @@ def test_a_pinned_version_ref_in_a_python_model(tmp_path, cli: Cli) -> None:
             "",
             id="project",
         ),
+        pytest.param(
+            {
+                "models/marts/_marts.yml": "models:\n  - name: py_orders\n    config:\n      enabled: false\n"
+            },
+            "",
+            id="properties",
+        ),
     ],
 )
 def test_a_disabled_python_model_breaks_nothing(
