@@ -47,7 +47,7 @@ from gate.lineage.run import external_step
 from gate.lineage.where import Where
 from gate.model import Contract, ContractError, ContractWarning, Dataset, UsageError
 from gate.read_sides import read_sides
-from gate.repo_dialect import Found, dialect_of
+from gate.repo_dialect import Found, dialect_of, project_dialect
 from gate.report.base import Report
 from gate.rules import Severity
 from gate.side import Side, base_side, head_side, resolve_base, resolve_head
@@ -442,7 +442,7 @@ def _diff(
                 renamed_paths=renamed,
                 now=datetime.now(timezone.utc),
                 dialect_of=(
-                    partial(dialect_of, found=detected, default=dialect)
+                    partial(project_dialect, found=detected)
                     if detected is not None and detected.by_project
                     else None
                 ),

@@ -325,8 +325,14 @@ def _each_project(per_project: dict[str, Found], elsewhere: Found | None) -> Fou
 def dialect_of(path: str, found: Found | None, default: str) -> str:
     """The dialect ``path`` is read in: its innermost dbt project's own where ``found``
     holds one per project, else ``default`` (the run's)."""
+    return project_dialect(path, found) or default
+
+
+def project_dialect(path: str, found: Found | None) -> str | None:
+    """The own dialect of the innermost dbt project in ``found`` holding ``path``;
+    ``None`` when none does."""
     if found is None or not found.by_project:
-        return default
+        return None
     best = max(
         (
             (root, dialect)
@@ -336,7 +342,7 @@ def dialect_of(path: str, found: Found | None, default: str) -> str:
         key=lambda pair: len(pair[0]),
         default=None,
     )
-    return default if best is None else best[1]
+    return None if best is None else best[1]
 
 
 def changed_at_head(repo: Repo, base: str, head: str | None, at_base: Found | None) -> Found | None:

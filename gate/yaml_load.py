@@ -90,6 +90,8 @@ class _Loader(_BaseLoader):
     """
 
     nodes_left: int = 2**62
+    #: Key/value pairs merge keys (``<<: *base``) may still copy into mappings.
+    merged_left: int = 2**62
     #: Where duplicate keys are recorded (key, line) instead of refused; ``None``
     #: refuses them (``load_yaml``'s ``duplicate_keys``).
     duplicate_keys: list[tuple[str, int]] | None = None
@@ -230,7 +232,7 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
     memo[id(node)] = mapping
     _reject_duplicate_keys(node, loader.duplicate_keys, loader)
     if any(key.tag == _MERGE for key, _value in node.value):
-        loader.flatten_mapping(node)
+        _flatten(loader, node)
     key_lines = mapping.key_lines
     for key_node, value_node in node.value:
         # Plain strings (most keys and values) are taken as they are, without a call.
@@ -250,6 +252,34 @@ def _build(loader: _Loader, node: yaml.Node, memo: dict[int, Any]) -> Any:
             mapping[key] = _build(loader, value_node, memo)
         key_lines[key] = key_node.start_mark.line + 1
     return mapping
+
+
+class _MergedTooMuch(Exception):
+    """Merge keys would copy more pairs than the file's budget (``_flatten``)."""
+
+
+def _flatten(loader: _Loader, node: yaml.MappingNode) -> None:
+    """PyYAML's ``flatten_mapping``, once what it copies is counted.
+
+    Each ``<<: *previous`` copies every pair the previous mapping holds, so a
+    chain of 8,000 (350 KB) is 32 million pairs: built, ~20 s of CPU, before the
+    walk of ``_check_expansion`` could refuse them. The sources are flattened
+    first (an anchor comes before its aliases, so they mostly are already), the
+    pairs they would give are counted against the walk's budget, and only then
+    are they copied."""
+    for key, value in node.value:
+        if key.tag != _MERGE:
+            continue
+        sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+        for source in sources:
+            if not isinstance(source, yaml.MappingNode):
+                continue  # PyYAML names the error
+            if any(k.tag == _MERGE for k, _v in source.value):
+                _flatten(loader, source)
+            loader.merged_left -= len(source.value)
+    if loader.merged_left < 0:
+        raise _MergedTooMuch
+    loader.flatten_mapping(node)
 
 
 def _too_deep(path: str, line: int | None = None) -> ContractError:
@@ -397,6 +427,7 @@ def load_yaml(
         text = data
     loader = _Loader(text)
     loader.nodes_left = max_nodes
+    loader.merged_left = max(_EXPANSION_FLOOR, _EXPANSION_PER_BYTE * len(text))
     loader.duplicate_keys = duplicate_keys
     nesting = _nesting_bound(text)  # counted once: the event scan and the walk ask
     try:
@@ -414,6 +445,10 @@ def load_yaml(
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid YAML"
         raise ContractError(path, f"invalid YAML: {first}") from None
+    except _MergedTooMuch:
+        raise ContractError(
+            path, "YAML aliases expand too far (possible alias bomb); refusing to load"
+        ) from None
     except _TooManyNodes:
         raise ContractError(
             path,

@@ -12,6 +12,15 @@ Understood:
   arguments, ``col("x")``/``F.col("x")``/``df["x"]`` anywhere in a method's
   arguments, ``filter``/``where``/``selectExpr`` SQL strings, ``join(on=...)``.
 
+A dbt Python model (a module-level ``def model(dbt, session)``) reads what
+``dbt.ref("m")``, ``dbt.ref("pkg", "m")``, ``dbt.ref("m", v=2)`` and
+``dbt.source("s", "t")`` return (named as the Jinja pre-pass names them:
+``m``, ``pkg.m``, ``m_v2``, ``s.t``): such a call starts a DataFrame like
+``spark.table``, and is also a read of every column (``*``, usage ``star``:
+listed, never broken), unless the call is narrowed at once by a ``select``
+whose arguments all name their columns. As dbt-core's parser does, every call
+spelled ``dbt.ref``/``dbt.source`` counts, in any function of the file.
+
 An f-string or a computed string passed to ``spark.sql`` cannot be read
 without running the code: it is reported as not analysed, with its line.
 """
@@ -26,6 +35,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
+from gate.consumers.names import split_name
 from gate.consumers.sql import Ancestry, Budget, SqlError, TableName, TooComplex, Use
 
 #: DataFrame method -> how it uses the columns named in its arguments.
@@ -39,9 +49,11 @@ _METHODS = {
     "where": "filtered",
     "groupBy": "grouped",
     "groupby": "grouped",
+    "group_by": "grouped",  # Snowpark's spelling
     "agg": "aggregated",
     "orderBy": "ordered",
     "sort": "ordered",
+    "order_by": "ordered",  # Snowpark's spelling
     "join": "joined",
     "dropDuplicates": "grouped",
 }
@@ -82,11 +94,103 @@ def _str(node: ast.AST | None) -> str | None:
     return None
 
 
+#: Methods that, called straight on ``dbt.ref()``, leave only the columns they name
+#: (not ``groupBy``: its ``agg({"amount": "sum"})`` reads columns this does not see).
+_NARROWING = {"select"}
+
+
+def dbt_contexts(tree: ast.Module) -> frozenset[str]:
+    """``{"dbt"}`` when the module defines ``def model(...)``, a dbt Python model; else empty.
+
+    dbt-core's parser (``dbt/parser/models.py``) takes every call spelled
+    ``dbt.ref``/``dbt.source`` anywhere in the file, whatever function it sits in,
+    and refuses a ``model`` whose first argument is not named ``dbt``: so the
+    name ``dbt`` is what is followed, in every function of the file."""
+    if any(isinstance(n, ast.FunctionDef) and n.name == "model" for n in tree.body):
+        return frozenset({"dbt"})
+    return frozenset()
+
+
+def _version(node: ast.Call) -> str | None:
+    """``v=2`` / ``version="2"`` of a ``dbt.ref`` call; ``""`` without one; None if unreadable."""
+    found = ""
+    for keyword in node.keywords:
+        if keyword.arg not in ("v", "version"):
+            return None
+        value = keyword.value
+        if not isinstance(value, ast.Constant) or isinstance(value.value, bool):
+            return None
+        if not isinstance(value.value, (int, float, str)):
+            return None
+        found = str(value.value)
+    return found
+
+
+def dbt_table(node: ast.AST, contexts: frozenset[str]) -> tuple[TableName, int] | None:
+    """The relation a ``dbt.ref(...)``/``dbt.source(...)`` call names, as the Jinja
+    pre-pass names it (``gate.consumers.jinja``), with the line of its first argument."""
+    if not contexts or not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("ref", "source")
+        and isinstance(func.value, ast.Name)
+        and func.value.id in contexts
+    ):
+        return None
+    names = [_str(a) for a in node.args]
+    if not names or len(names) > 2 or any(n is None or not n.strip() for n in names):
+        return None
+    parts = [n for n in names if n is not None]
+    if func.attr == "source":
+        if len(parts) != 2 or node.keywords:
+            return None
+    else:
+        version = _version(node)
+        if version is None:
+            return None
+        if version:
+            parts[-1] = f"{parts[-1]}_v{version}"
+    # Split as the SQL side splits the rendered ``{{ ref('a.b') }}`` (``a.b``: two parts).
+    return split_name(".".join(parts)), node.args[0].lineno
+
+
+def _names_its_columns(node: ast.AST) -> bool:
+    """Whether a ``select`` argument names every column it reads: a string (not ``*``),
+    or ``col("x")``/``F.col("x")``, optionally ``.alias(...)``-ed."""
+    text = _str(node)
+    if text is not None:
+        return text.strip() != "*"
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "alias"
+    ):
+        node = node.func.value
+    if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    column = _str(node.args[0])
+    return name in _COLUMN_FUNCTIONS and column is not None and column.strip() != "*"
+
+
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, analyse_sql: SqlAnalyser, module: str, budget: Budget) -> None:
+    def __init__(
+        self,
+        analyse_sql: SqlAnalyser,
+        module: str,
+        budget: Budget,
+        contexts: frozenset[str] = frozenset(),
+    ) -> None:
         self.analyse_sql = analyse_sql
         self.budget = budget
         self.module = module
+        #: The dbt context's names (``dbt_contexts``): empty unless a dbt Python model.
+        self.contexts = contexts
+        #: ``dbt.ref()`` calls narrowed at once by a ``select`` naming its columns.
+        self.narrowed: set[int] = set()
         self.function: list[str] = []
         self.tables: dict[str, tuple[TableName, int]] = {}
         self.strings: dict[str, ast.Constant | None] = {}
@@ -95,6 +199,8 @@ class _Visitor(ast.NodeVisitor):
 
     @property
     def object(self) -> str:
+        if self.contexts and self.function[:1] == ["model"]:
+            return self.module  # a dbt Python model: the model is the consumer
         return ".".join([self.module, *self.function])
 
     # scopes
@@ -129,6 +235,9 @@ class _Visitor(ast.NodeVisitor):
     def root_table(self, node: ast.AST) -> tuple[TableName, int] | None:
         """The table a DataFrame expression starts from, if it starts from one."""
         while True:
+            dbt = dbt_table(node, self.contexts)
+            if dbt is not None:
+                return dbt
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr == "table" and node.args and _str(node.args[0]) is not None:
                     name = _str(node.args[0]) or ""
@@ -144,9 +253,36 @@ class _Visitor(ast.NodeVisitor):
 
     # calls
 
+    def is_dbt_call(self, node: ast.Call) -> bool:
+        """A ``dbt.ref(...)``/``dbt.source(...)`` call of a dbt Python model, readable or not."""
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("ref", "source")
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.contexts
+        )
+
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute):
+        dbt = dbt_table(node, self.contexts)
+        if dbt is not None:
+            self.add(dbt[0], None, dbt[1], "read")
+            if id(node) not in self.narrowed:
+                self.add(dbt[0], "*", dbt[1], "star")  # its columns cannot all be told
+        elif self.is_dbt_call(node) and isinstance(func, ast.Attribute):
+            # Which relation it reads is not known (dbt wants literal names): fail closed.
+            reason = f"dbt.{func.attr}() with arguments other than string literals is not analysed"
+            self.problems.append((node.lineno, reason))
+        elif isinstance(func, ast.Attribute):
+            if (
+                func.attr in _NARROWING
+                and dbt_table(func.value, self.contexts) is not None
+                and (node.args or node.keywords)
+                and not node.keywords
+                and all(_names_its_columns(a) for a in node.args)
+            ):
+                self.narrowed.add(id(func.value))
             if func.attr == "sql" and node.args:
                 self.spark_sql(node)
             elif func.attr == "table" and node.args and _str(node.args[0]) is not None:
@@ -161,7 +297,8 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         name = _str(node.slice)
-        if name is not None and isinstance(node.value, ast.Name):
+        # ``pdf["x"] = ...`` (pandas, a dbt Python model's ``to_pandas()``) makes ``x``: no read.
+        if name is not None and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
             table = self.tables.get(node.value.id)
             if table is not None:
                 self.add(table[0], name.lower(), node.lineno, "selected")
@@ -266,7 +403,9 @@ def analyse(
     (CPython's parser gives up on ``x = ------...1`` with one) propagate, and
     ``TooComplex`` once the file's ``budget`` is spent."""
     tree = ast.parse(text)
-    visitor = _Visitor(analyse_sql, module, budget if budget is not None else Budget())
+    visitor = _Visitor(
+        analyse_sql, module, budget if budget is not None else Budget(), dbt_contexts(tree)
+    )
     # Bindings first, so a DataFrame used in a function defined above its assignment resolves.
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):

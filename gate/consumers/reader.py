@@ -204,7 +204,9 @@ def read_consumer(
         return FileResult(not_analysed=(NotAnalysed(path, f"not UTF-8 (byte {exc.start})"),))
     kind = kind_of(path, text)
     lookup: NameIndex | ScopedIndex = index
-    if kind == "dbt" and scope is not None:
+    if kind in ("dbt", "pyspark") and scope is not None:
+        # A ``.py`` file placed in a project's model paths is a dbt Python model:
+        # its ``dbt.ref()`` resolves as a ``.sql`` model's ``{{ ref() }}`` does.
         refs = frozenset(jinja.ref_projects(text))
         lookup = ScopedIndex(index, replace(scope, ref_projects=scope.ref_projects | refs))
     columns_of = _Columns(lookup, columns)

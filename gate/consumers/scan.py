@@ -192,7 +192,8 @@ def _scopes(
         if properties:
             owners = index.locate(paths)
         else:
-            owners = index.owners(p for p in paths if p.endswith(".sql"))
+            # ``.py`` too: a file in a project's model paths is a dbt Python model.
+            owners = index.owners(p for p in paths if p.endswith((".sql", ".py")))
     except (ContractError, UsageError):
         return {}  # an unreadable project: its files are read unscoped, as before
     local: dict[str, frozenset[str]] = {}
@@ -203,7 +204,8 @@ def _scopes(
         if changed_in - {project.name} and project.path not in local:
             stems = project.sql_folders or model_folders(repo, head, project)
             local[project.path] = frozenset(s.lower() for s in stems)
-        own = posixpath.basename(path)[: -len(".sql")].lower() if path.endswith(".sql") else ""
+        stem, ext = posixpath.splitext(posixpath.basename(path))
+        own = stem.lower() if ext in (".sql", ".py") else ""
         scopes[path] = DbtScope(project.name.lower(), local.get(project.path, frozenset()), own=own)
     return scopes
 

@@ -17,6 +17,7 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gate.dbt.folder_links import refuse_folder_links
 from gate.dbt.model_files import is_model_file, properties_of_changed_models
 from gate.dbt.projects import MODEL_GLOBS, PROPERTY_GLOBS, ProjectIndex, exclusions, literal
 from gate.formats.dbt.model_config import MAX_FILE_BYTES
@@ -127,6 +128,8 @@ def collect(
     if base is None:
         raise ValueError("the base side of a comparison is a commit, never the working tree")
     negations = exclusions(globs)
+    for index in (base_index, head_index):
+        refuse_folder_links(index, negations)
     # Every changed yml/sql/py of the repository: a link among them that leads
     # nowhere is absent here, not an error (only contract globs refuse one).
     listed = repo.changed(

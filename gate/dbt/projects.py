@@ -55,8 +55,13 @@ def _project_file(folder: str) -> str:
 
 
 def literal(folder: str) -> str:
-    """A folder name inside a git glob: ``[``, ``*``, ``?`` and ``\\`` match themselves."""
-    return re.sub(r"([\\*?\[])", r"\\\1", folder)
+    """A folder name inside a git glob: ``[``, ``*``, ``?`` and ``\\`` match themselves,
+    and a leading ``!`` is no exclusion: ``!shop/**/*.yml`` took the project's own
+    files out of every listing built from it, so such a folder is written
+    ``./!shop`` (``pathspecs`` drops the ``.``; outside brackets git's wildmatch
+    reads ``!`` as the character)."""
+    escaped = re.sub(r"([\\*?\[])", r"\\\1", folder)
+    return f"./{escaped}" if escaped.startswith("!") else escaped
 
 
 def exclusions(globs: Sequence[str]) -> list[str]:

@@ -60,7 +60,7 @@ def unknown_types(
 
 def column_type(pair: DatasetPair, old: Column, new: Column, name: str) -> None:
     """The declared ``data_type`` of one column pair."""
-    before = pair.type_text(old)
+    before = pair.old_type_text(old)
     after = pair.type_text(new)
     if old.data_type is None and new.data_type is None:
         return
@@ -83,7 +83,7 @@ def column_type(pair: DatasetPair, old: Column, new: Column, name: str) -> None:
             before=before,
         )
         return
-    result = types.compare(old.data_type, new.data_type, pair.dialect)
+    result = types.compare(old.data_type, new.data_type, pair.dialect, pair.old_dialect)
     for field in result.removed_fields:
         pair.emit(
             rules.COLUMN_REMOVED,

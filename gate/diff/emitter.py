@@ -92,6 +92,9 @@ class DatasetPair:
     old: Dataset
     new: Dataset
     dialect: str
+    #: The dialect the old side is written in, where it is not ``dialect`` (a
+    #: contract moved between dbt projects on different warehouses).
+    old_dialect: str | None = None
     # Once per dataset, not per column: per column it was quadratic (10,000
     # changed columns took 46 s).
     old_sole_key: str | None = field(init=False)
@@ -107,3 +110,7 @@ class DatasetPair:
 
     def type_text(self, column: Column) -> str | None:
         return type_text(column.data_type, self.dialect)
+
+    def old_type_text(self, column: Column) -> str | None:
+        """An old column's type as its own dialect spells it."""
+        return type_text(column.data_type, self.old_dialect or self.dialect)

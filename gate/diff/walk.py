@@ -52,7 +52,10 @@ def walk_columns(
 
 
 def _column_pair(pair: DatasetPair, old: Column, new: Column, prefix: str) -> None:
-    if old == new:  # lines are not part of equality: an unchanged column says nothing
+    # Lines are not part of equality: an unchanged column says nothing, unless its
+    # two sides are read in different dialects (the same ``int8`` moved from a
+    # Postgres project into a Databricks one is a BIGINT become a TINYINT).
+    if old == new and pair.old_dialect is None:
         return
     name = prefix + new.name
     columns.renamed(pair, old, new, name, prefix)
@@ -95,13 +98,16 @@ def diff_datasets(
     severity_of: SeverityFn = default_severity,
     renamed_paths: dict[str, str] | None = None,
     now: datetime | None = None,
-    dialect_of: Callable[[str], str] | None = None,
+    dialect_of: Callable[[str], str | None] | None = None,
 ) -> list[Change]:
     """Every change between the base and HEAD datasets, in a stable order.
 
-    ``dialect_of`` names the dialect of a HEAD file where it is not ``dialect``
-    for all (dbt projects on different warehouses, gate/repo_dialect.py): a
-    dataset's types are read as its own warehouse reads them.
+    ``dialect_of`` names the dialect of a file where it is not ``dialect`` for
+    all (dbt projects on different warehouses, gate/repo_dialect.py; ``None``:
+    in no project of the base's): a dataset's types are read as its own
+    warehouse reads them, each side of a pair in its own path's. A pair moved
+    out of every base project (a project folder the PR renames) is read in its
+    old path's on both sides, as it was graded before the merge.
 
     ``renamed_paths`` maps base paths to HEAD paths for files git saw move, so a
     moved file whose dataset id changed is still a ``model_renamed``. ``now``
@@ -135,7 +141,10 @@ def diff_datasets(
             datasets.removed(
                 out, old, disabled.get(old.id), orphans.get(old.id), now, never_built(old)
             )
-    own = dialect_of or (lambda _path: dialect)
+
+    def own(path: str) -> str:
+        return (dialect_of(path) if dialect_of else None) or dialect
+
     for new in added:
         if new.enforced:
             datasets.added(out, new, own(new.path))
@@ -159,7 +168,12 @@ def diff_datasets(
         if not old.enforced:
             datasets.enforcement_added(out, new, own(new.path))
             continue
-        _dataset_pair(DatasetPair(out, old, new, own(new.path)))
+        # A contract moved into a dbt project on another warehouse: each side's
+        # types are read in its own dialect (Postgres' int8 is no Spark TINYINT).
+        old_dialect = own(old.path)
+        new_dialect = (dialect_of(new.path) if dialect_of else None) or old_dialect
+        moved = old_dialect if old_dialect != new_dialect else None
+        _dataset_pair(DatasetPair(out, old, new, new_dialect, moved))
     return out.changes
 
 

@@ -384,6 +384,80 @@ class Changes:
             self._trees[commit] = out
         return out
 
+    def folder_links(self, head: str | None, exclusions: Sequence[str] = ()) -> list[str]:
+        """Symlinks at one side that lead to a folder, sorted; ``exclusions`` (globs
+        such as ``!legacy/**``) take theirs out.
+
+        git lists such a link as one entry and never what is below it, where dbt
+        walks its resource paths following links: whatever the folder holds is
+        invisible to every listing here. At a commit only a tree with a link is
+        asked (``_has_symlinks``), its links found in the run's tree walk, never a
+        listing of every file; a link counts when ``cat-file --follow-symlinks``
+        finds a tree at its end. In the working tree, the tracked and untracked
+        links are looked at on disk.
+        """
+        if head is not None:
+            commit = self._refs.resolve(head)
+            if not self._has_symlinks(commit):
+                return []
+            found = [p for p in self._link_paths(commit) if "\n" not in p]
+            kinds = self._blobs.lookup(commit, found) if found else {}
+            folders = [p for p, (kind, _sha) in kinds.items() if kind == "tree"]
+            return self._not_excluded(commit, folders, exclusions)
+        specs = pathspecs(["**", *exclusions])
+        clean = self._clean_worktree_head()
+        if clean is not None:  # the tracked files are HEAD's: its links, from the walk
+            links = set(self._link_paths(clean)) if self._has_symlinks(clean) else set()
+        else:
+            out = self._git.out("ls-files", "-z", "-s", "--full-name", "--cached")
+            links = {
+                os.fsdecode(entry.partition(b"\t")[2])
+                for entry in out.split(b"\0")
+                if entry.startswith(_SYMLINK_MODE.encode("ascii") + b" ")
+            }
+        root = self._worktree.root
+        links = {p for p in links if os.path.isdir(root / p)}
+        exclude = [":(top,glob)" + s[len(_EXCLUDE) :] for s in specs if s.startswith(_EXCLUDE)]
+        if links and exclude:  # git's own matching, the exclusions listed apart (``_listed``)
+            links -= nul_paths(
+                self._git.out("ls-files", "-z", "--full-name", "--cached", "--", *exclude)
+            )
+        links |= {p for p in self._untracked(specs) if os.path.islink(root / p)}
+        return sorted(p for p in links if os.path.isdir(root / p))
+
+    def _link_paths(self, commit: str) -> list[str]:
+        """Every symlink at ``commit``: from that commit's walk, or from the walk the
+        run holds and ``_delta`` to ``commit`` (as ``_find_symlinks``)."""
+        walked = commit if commit in self._trees else next(reversed(self._trees), commit)
+        tree = self._tree(walked)
+        found: set[bytes] = set()
+        at = tree.find(_LINK_ENTRY)
+        while at != -1:
+            if at == 0 or tree[at - 1] == 0:  # an entry's start, not a path's middle
+                end = tree.find(b"\0", at)
+                found.add(tree[tree.index(b"\t", at) + 1 : end])
+            at = tree.find(_LINK_ENTRY, at + 1)
+        if walked != commit:
+            for path, mode in self._delta(walked, commit):
+                if mode == _SYMLINK_MODE:
+                    found.add(path)
+                else:
+                    found.discard(path)
+        return sorted(os.fsdecode(path) for path in found)
+
+    def _not_excluded(
+        self, commit: str, paths: Sequence[str], exclusions: Sequence[str]
+    ) -> list[str]:
+        """``paths`` at ``commit`` that ``exclusions`` leave: git matches them."""
+        if not paths or not exclusions:
+            return sorted(paths)
+        specs = [s for s in pathspecs(["**", *exclusions]) if s.startswith(_EXCLUDE)]
+        literal = [f":(top,literal){p}" for p in paths]
+        out = self._git.out(
+            *_DIFF, "--no-renames", _empty_tree(commit), commit, "--", *literal, *specs
+        )
+        return sorted(r.old_path for r in _parse_raw(out))
+
     def _symlinks(self, commit: str, specs: Sequence[str]) -> list[str]:
         """The symlinks matching ``specs`` at ``commit``: the tree walk (shared with
         ``named``, ~10 ms at 5,000 files) says whether it has any; only then are

@@ -145,6 +145,11 @@ class Repo:
         """Whether ``list_files`` would list anything, without listing every file."""
         return self._changes.has_files(head, globs)
 
+    def folder_links(self, head: str | None, exclusions: Sequence[str] = ()) -> list[str]:
+        """Symlinks at ``head`` (``None``: the working tree) that lead to a folder, but
+        for those ``exclusions`` (``!legacy/**``) match: git lists nothing below them."""
+        return self._changes.folder_links(head, exclusions)
+
     def named(self, commit: str, names: Collection[str]) -> dict[str, str]:
         """Files at ``commit`` whose name (last path segment) is one of ``names``:
         path -> git mode; one tree walk for all of them."""

@@ -9,13 +9,13 @@ lives here because a spelling is used only when it compares SAME to the type.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
 from gate.lattice.change import _SEVERITY, TypeChange, TypeComparison
-from gate.lattice.dialects import validate_dialect
-from gate.lattice.leaves import _classify, _leaf
+from gate.lattice.dialects import T, validate_dialect
+from gate.lattice.leaves import _classify, _Leaf, _leaf, _Moment
 from gate.lattice.parsing import _parse
 from gate.lattice.spelling import _render
 from gate.lattice.structure import _element, _Field, _fields, _key_value, _quote, join_path
@@ -72,17 +72,25 @@ class _Result:
 
 
 @functools.lru_cache(maxsize=65536)
-def compare(old: str, new: str, dialect: str = "spark") -> TypeComparison:
-    """Classify the move from ``old`` to ``new``; see the module docstring."""
+def compare(
+    old: str, new: str, dialect: str = "spark", old_dialect: str | None = None
+) -> TypeComparison:
+    """Classify the move from ``old`` to ``new``; see the module docstring.
+
+    ``old_dialect``: the dialect ``old`` is written in, where it is not ``new``'s (a
+    contract moved between dbt projects on different warehouses): each side is
+    parsed, and its scalars read, in its own; Postgres' ``int8`` stays a BIGINT
+    beside Spark's ``smallint``."""
     dialect = validate_dialect(dialect)
-    a, b = _parse(old, dialect), _parse(new, dialect)
+    was = validate_dialect(old_dialect) if old_dialect else dialect
+    a, b = _parse(old, was), _parse(new, dialect)
     if a is None or b is None:
-        before, after = canonical(old, dialect), canonical(new, dialect)
+        before, after = canonical(old, was), canonical(new, dialect)
         if a is None and b is None and before == after:
             return TypeComparison(TypeChange.SAME, "")
         what = "an unknown type" if a is None and b is None else "to or from an unknown type"
         return TypeComparison(TypeChange.CHANGED, f"{before} -> {after} changes {what}")
-    result = _compare(a, b, dialect, "")
+    result = _compare(a, b, dialect, "", was)
     reason = result.reason
     if result.others and reason:
         reason += f" (+{result.others} more)"
@@ -94,26 +102,45 @@ def compare(old: str, new: str, dialect: str = "spark") -> TypeComparison:
     )
 
 
-def _compare(a: exp.DataType, b: exp.DataType, dialect: str, path: str) -> _Result:
+def _compare(
+    a: exp.DataType, b: exp.DataType, dialect: str, path: str, was: str | None = None
+) -> _Result:
+    """``was``: ``a``'s dialect where it is not ``dialect`` (``b``'s)."""
+    was = was or dialect
     result = _Result()
     if a.this is b.this and (ea := _element(a)) is not None and (eb := _element(b)) is not None:
-        result.merge(_compare(ea, eb, dialect, path + "[]"))
+        result.merge(_compare(ea, eb, dialect, path + "[]", was))
     elif (ka := _key_value(a)) is not None and (kb := _key_value(b)) is not None:
-        result.merge(_compare(ka[0], kb[0], dialect, path + "{key}"))
-        result.merge(_compare(ka[1], kb[1], dialect, path + "{}"))
+        result.merge(_compare(ka[0], kb[0], dialect, path + "{key}", was))
+        result.merge(_compare(ka[1], kb[1], dialect, path + "{}", was))
     elif a.this is b.this and (fa := _fields(a)) is not None and (fb := _fields(b)) is not None:
-        _compare_fields(fa, fb, dialect, path, result)
+        _compare_fields(fa, fb, dialect, path, result, was)
     else:
-        change, phrase = _classify(_leaf(a, dialect), _leaf(b, dialect))
+        change, phrase = _classify(*_across(_leaf(a, was), _leaf(b, dialect), was != dialect))
         where = f"{path}: " if path else ""
-        before, after = _render(a, dialect), _render(b, dialect)
+        before, after = _render(a, was), _render(b, dialect)
         result.absorb(change, f"{where}{before} -> {after} {phrase}")
     _compare_modifiers(a, b, path, result)
     return result
 
 
+def _across(a: _Leaf, b: _Leaf, moved: bool) -> tuple[_Leaf, _Leaf]:
+    """Two leaves of different dialects: a timestamp without a zone is ``TIMESTAMP``
+    in some (Postgres, Trino) and ``TIMESTAMP_NTZ`` in others (DuckDB, Snowflake,
+    Spark's ``timestamp_ntz``) once parsed; across dialects the two are one kind."""
+    zoneless = {T.TIMESTAMP, T.TIMESTAMPNTZ}
+    if moved and isinstance(a, _Moment) and isinstance(b, _Moment) and {a.kind, b.kind} == zoneless:
+        return replace(a, kind=b.kind), b
+    return a, b
+
+
 def _compare_fields(
-    fa: dict[str, _Field], fb: dict[str, _Field], dialect: str, path: str, result: _Result
+    fa: dict[str, _Field],
+    fb: dict[str, _Field],
+    dialect: str,
+    path: str,
+    result: _Result,
+    was: str | None = None,
 ) -> None:
     """Removed paths follow the old declaration order, added paths the new one."""
     common: dict[str, _Result] = {}
@@ -123,7 +150,7 @@ def _compare_fields(
         if new is None:
             result.removed.append(where)
             continue
-        child = common[name] = _compare(old.type, new.type, dialect, where)
+        child = common[name] = _compare(old.type, new.type, dialect, where, was)
         result.absorb(child.change, child.reason)
         result.others += child.others
         result.removed += child.removed

@@ -395,3 +395,28 @@ def test_listing_at_a_commit_of_a_sha256_repository(tmp_path: os.PathLike[str]) 
     with open_repo(path) as repo:
         assert set(repo.list_files(head, SODA_GLOBS)) == {f"{C}/orders.yaml"}
         assert set(repo.list_files(head, "models/*.yml")) == {"models/schema.yml"}
+
+
+def test_folder_links_are_the_symlinks_that_lead_to_a_folder(g: GitRepo, repo: Repo) -> None:
+    """``folder_links``: a link to a folder inside the tree counts; one to a file, one
+    leading nowhere or outside does not; an exclusion takes its own out. At a
+    commit from the tree walk, in the working tree from disk (untracked too)."""
+    g.write("shared/models/a.sql", "select 1\n")
+    g.write("shared/one.sql", "select 1\n")
+    g.write("shop/keep.txt", "x\n")
+    os.symlink("../shared/models", g.path / "shop/models")
+    os.symlink("../shared/one.sql", g.path / "shop/one.sql")
+    os.symlink("../nowhere", g.path / "shop/dangling")
+    os.symlink("/etc", g.path / "shop/outside")
+    os.symlink("../shared", g.path / "shop/legacy")
+    commit = g.commit("links")
+    assert repo.folder_links(commit) == ["shop/legacy", "shop/models"]
+    assert repo.folder_links(commit, ["!shop/legacy"]) == ["shop/models"]
+    assert repo.folder_links(None) == ["shop/legacy", "shop/models", "shop/outside"]
+    os.symlink("../shared", g.path / "shop/untracked")
+    g.write("shop/keep.txt", "edited\n")  # a dirty tree lists the index
+    assert open_repo(g.path).folder_links(None, ["!shop/legacy"]) == [
+        "shop/models",
+        "shop/outside",
+        "shop/untracked",
+    ]
