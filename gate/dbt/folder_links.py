@@ -32,6 +32,7 @@ def refuse_folder_links(index: ProjectIndex, negations: Sequence[str]) -> None:
     links = repo.folder_links(commit, negations) if folders else []
     if not links:
         return
+    by_link = {link: _ancestry(link) for link in links}
     for folder in folders:
         if not _VENDORED.isdisjoint(folder.split("/")):
             continue
@@ -41,26 +42,44 @@ def refuse_folder_links(index: ProjectIndex, negations: Sequence[str]) -> None:
             continue  # an unreadable project is reported where it is read
         if project is None:
             continue
-        for link in links:
-            if any(_reaches(link, source) for source in project.model_paths):
-                side = (
-                    "the working tree"
-                    if commit is None
-                    else ("the base" if index.side == "base" else "HEAD")
-                )
-                raise UsageError(
-                    f"{link}: a symlink to a folder in dbt project '{project.name}' at {side}"
-                    " (dbt reads the files through it; git lists one entry, so the gate"
-                    f" cannot compare them); replace it with the folder, or exclude it"
-                    f" ('!{link}')"
-                )
+        link = _first_reaching(links, by_link, project.model_paths)
+        if link is not None:
+            side = (
+                "the working tree"
+                if commit is None
+                else ("the base" if index.side == "base" else "HEAD")
+            )
+            raise UsageError(
+                f"{link}: a symlink to a folder in dbt project '{project.name}' at {side}"
+                " (dbt reads the files through it; git lists one entry, so the gate"
+                f" cannot compare them); replace it with the folder, or exclude it"
+                f" ('!{link}')"
+            )
 
 
-def _reaches(link: str, source: str) -> bool:
-    """Whether dbt, walking ``source``, goes through ``link`` (inside it, or on the way)."""
-    if not source:
-        return True
-    return link == source or link.startswith(f"{source}/") or source.startswith(f"{link}/")
+def _ancestry(path: str) -> list[str]:
+    """``path`` and every folder above it (``a/b/c``: ``a/b/c``, ``a/b``, ``a``)."""
+    parts = path.split("/")
+    return ["/".join(parts[:n]) for n in range(len(parts), 0, -1)]
+
+
+def _first_reaching(
+    links: Sequence[str], by_link: dict[str, list[str]], sources: Sequence[str]
+) -> str | None:
+    """The first of ``links`` dbt goes through walking ``sources`` (a link at a source,
+    inside one, or on the way to one), asked per link by its own folders and the
+    sources' folders, never link by source: a pull request's thousands of links
+    beside thousands of projects cost their sum, not their product."""
+    if not sources:
+        return None
+    if "" in sources:  # a project reading the repository's root walks every link
+        return links[0]
+    walked = set(sources)
+    above = {folder for source in sources for folder in _ancestry(source)[1:]}
+    for link in links:
+        if link in above or any(folder in walked for folder in by_link[link]):
+            return link
+    return None
 
 
 __all__ = ["refuse_folder_links"]
