@@ -128,8 +128,22 @@ def collect(
     if base is None:
         raise ValueError("the base side of a comparison is a commit, never the working tree")
     negations = exclusions(globs)
+
+    def unchanged(folders: Sequence[str]) -> bool:
+        """Whether dbt reads the same files in ``folders`` at both sides: each the same
+        tree, and every symlink of the repository leading to the same object (a link
+        inside them may lead anywhere). The working tree has no ids to compare."""
+        if head is None:
+            return False
+        links = repo.symlinks(base)
+        if links != repo.symlinks(head):
+            return False
+        before = repo.resolved(base, [*folders, *links])
+        after = repo.resolved(head, [*folders, *links])
+        return before == after and all(before[f][0] == "tree" for f in folders)
+
     for index in (base_index, head_index):
-        refuse_folder_links(index, negations)
+        refuse_folder_links(index, negations, unchanged)
     # Every changed yml/sql/py of the repository: a link among them that leads
     # nowhere is absent here, not an error (only contract globs refuse one).
     listed = repo.changed(

@@ -10,12 +10,23 @@ project's model paths (where its models and their contracts live) stops the
 run with its name, at either side; the config's exclusions (``!shop/models``)
 take it out as they take out any file. A link in the other resource paths
 (a shared ``macros/``, common in monorepos) is left alone: no model is built
-from there.
+from there. Between two commits, a link is let be where nothing dbt reads
+through it can differ: its project's folder the same tree at both sides, and
+every symlink of the repository leading to the same object (so the linked
+folder, and any link inside it, too). Otherwise a base holding such a link
+refused every pull request, one editing a README too, with no way out: the
+config that could exclude it is read at the base.
+
+Reading through the link instead (the folder it leads to, as dbt does) was
+weighed and left: no clone of the replay (85 public repositories, every
+commit of their fetched history) holds a folder link in or above a dbt model
+path, and every listing, search and model-file lookup of both sides would
+need the link's paths mapped onto its target's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gate.dbt.projects import ProjectIndex
 from gate.formats.dbt.project import PROJECT_FILE
@@ -24,9 +35,22 @@ from gate.model import ContractError, UsageError
 _VENDORED = frozenset({"dbt_packages", "dbt_modules"})  # other projects' code
 
 
-def refuse_folder_links(index: ProjectIndex, negations: Sequence[str]) -> None:
+#: Whether the given folders are the same trees at both sides of the run (``collect``).
+Unchanged = Callable[[Sequence[str]], bool]
+
+
+def refuse_folder_links(
+    index: ProjectIndex, negations: Sequence[str], unchanged: Unchanged | None = None
+) -> None:
     """Raise ``UsageError`` naming the first symlinked folder a dbt project at the
-    index's side reads through. At a commit without a symlink, one cached check."""
+    index's side reads through. At a commit without a symlink, one cached check.
+
+    ``unchanged``: a link is let be where its project's folder and the folder it
+    leads to are the same trees at both sides (the link itself is an entry of the
+    project's tree): dbt reads the same files through it before and after, so no
+    contract behind it changed, and a base holding such a link does not refuse
+    every pull request (nor the one that replaces it, were it allowed through,
+    since the config that could exclude it is read at the base)."""
     repo, commit = index.repo, index.commit
     folders = repo.folders_holding(commit, PROJECT_FILE)  # the run asks it anyway
     links = repo.folder_links(commit, negations) if folders else []
@@ -43,7 +67,9 @@ def refuse_folder_links(index: ProjectIndex, negations: Sequence[str]) -> None:
         if project is None:
             continue
         link = _first_reaching(links, by_link, project.model_paths)
-        if link is not None:
+        if link is not None and not (
+            unchanged and project.root and unchanged([project.root, link])
+        ):
             side = (
                 "the working tree"
                 if commit is None
