@@ -56,7 +56,7 @@ def refuse_folder_links(
     links = repo.folder_links(commit, negations) if folders else []
     if not links:
         return
-    by_link = {link: _ancestry(link) for link in links}
+    below = _below(links)
     for folder in folders:
         if not _VENDORED.isdisjoint(folder.split("/")):
             continue
@@ -66,7 +66,7 @@ def refuse_folder_links(
             continue  # an unreadable project is reported where it is read
         if project is None:
             continue
-        link = _first_reaching(links, by_link, project.model_paths)
+        link = _first_reaching(links, below, project.model_paths)
         if link is not None and not (
             unchanged and project.root and unchanged([project.root, link])
         ):
@@ -89,23 +89,36 @@ def _ancestry(path: str) -> list[str]:
     return ["/".join(parts[:n]) for n in range(len(parts), 0, -1)]
 
 
+def _below(links: Sequence[str]) -> dict[str, str]:
+    """Folder -> the first of ``links`` at or below it (each link under each of its
+    folders: the links' total depth, once a side)."""
+    out: dict[str, str] = {}
+    for link in links:
+        for folder in _ancestry(link):
+            out.setdefault(folder, link)
+    return out
+
+
 def _first_reaching(
-    links: Sequence[str], by_link: dict[str, list[str]], sources: Sequence[str]
+    links: Sequence[str], below: dict[str, str], sources: Sequence[str]
 ) -> str | None:
-    """The first of ``links`` dbt goes through walking ``sources`` (a link at a source,
-    inside one, or on the way to one), asked per link by its own folders and the
-    sources' folders, never link by source: a pull request's thousands of links
-    beside thousands of projects cost their sum, not their product."""
+    """The first of ``links`` dbt goes through walking ``sources``: a link at a source
+    or inside one (``below``), or on the way to one (a folder above it that is a link:
+    the first link below itself). Asked by the sources' folders, never link by source:
+    a pull request's thousands of links beside thousands of projects cost their sum,
+    not their product."""
     if not sources:
         return None
     if "" in sources:  # a project reading the repository's root walks every link
         return links[0]
-    walked = set(sources)
-    above = {folder for source in sources for folder in _ancestry(source)[1:]}
-    for link in links:
-        if link in above or any(folder in walked for folder in by_link[link]):
-            return link
-    return None
+    hits = {below[source] for source in sources if source in below}
+    hits |= {
+        folder
+        for source in sources
+        for folder in _ancestry(source)[1:]
+        if below.get(folder) == folder
+    }
+    return min(hits) if hits else None  # ``links`` are sorted: the first of them
 
 
 __all__ = ["refuse_folder_links"]

@@ -56,3 +56,23 @@ def test_the_one_link_that_reaches_a_model_path_is_still_named(tmp_path: Path) -
     last = PROJECTS - 1
     with pytest.raises(UsageError, match=f"^p{last}/more: a symlink to a folder in dbt project"):
         refuse_folder_links(index, [])
+
+
+def _reaches(link: str, source: str) -> bool:
+    """The link-by-source question, as it was asked: at, inside, or above a source."""
+    return link == source or link.startswith(f"{source}/") or source.startswith(f"{link}/")
+
+
+def test_the_first_reaching_link_is_the_one_asked_link_by_source() -> None:
+    from gate.dbt.folder_links import _below, _first_reaching
+
+    folders = ["a", "a/b", "a/b/c", "a/bc", "ab", "x/y", "x/y/z", "m"]
+    links_sets = [sorted(set(folders[i::k])) for k in (1, 2, 3) for i in range(k)]
+    sources_sets = [["a"], ["a/b"], ["a/b/c/d"], ["ab", "x"], ["x/y/z/w"], ["q"], ["a/bc", "m/n"]]
+    for links in links_sets:
+        # git lists nothing below a symlink: no link inside another
+        links = [lk for lk in links if not any(lk.startswith(f"{o}/") for o in links)]
+        below = _below(links)
+        for sources in sources_sets:
+            brute = next((lk for lk in links if any(_reaches(lk, s) for s in sources)), None)
+            assert _first_reaching(links, below, sources) == brute, (links, sources)
