@@ -47,7 +47,7 @@ from gate.lineage.run import external_step
 from gate.lineage.where import Where
 from gate.model import Contract, ContractError, ContractWarning, Dataset, UsageError
 from gate.read_sides import read_sides
-from gate.repo_dialect import Found, dialect_of, project_dialect
+from gate.repo_dialect import Found, project_dialect
 from gate.report.base import Report
 from gate.rules import Severity
 from gate.side import Side, base_side, head_side, resolve_base, resolve_head
@@ -441,25 +441,21 @@ def _diff(
                 severity_of=severity_of,
                 renamed_paths=renamed,
                 now=datetime.now(timezone.utc),
-                dialect_of=(
-                    partial(project_dialect, found=detected)
-                    if detected is not None and detected.by_project
-                    else None
-                ),
+                dialect_of=_project_dialects(detected),
             ),
             partial(_diff_summary, old, new),
         )
     return changes
 
 
-def _dialect_of(policy: RunConfig) -> Callable[[str], str] | None:
-    """Each file's dialect where the base side's dbt projects name different warehouses
-    (``gate.repo_dialect.dialect_of``: its innermost project's, else the run's); ``None``
+def _project_dialects(detected: Found | None) -> Callable[[str], str | None] | None:
+    """Each file's own dbt project's dialect where the base side's projects name different
+    warehouses (``gate.repo_dialect.project_dialect``; ``None`` for a file in none of them,
+    read in the run's dialect), for the diff, the consumers and the lineage alike; ``None``
     where the run has one dialect. Read at the base, like the dialect itself."""
-    detected = policy.detected
     if detected is None or not detected.by_project:
         return None
-    return partial(dialect_of, found=detected, default=policy.dialect)
+    return partial(project_dialect, found=detected)
 
 
 def _diff_summary(
@@ -496,7 +492,7 @@ def _consumers(
             workers,
             head.projects,
             search,
-            _dialect_of(policy),
+            _project_dialects(policy.detected),
         ),
         lambda r: [
             f"consumers: {len(r.found)} read(s) in {r.files_read} file(s) analysed,"
@@ -540,7 +536,7 @@ def _consumers(
             policy.limits.lineage_depth,
             workers,
             consumer_scan.flows,
-            _dialect_of(policy),
+            _project_dialects(policy.detected),
         ),
         lambda r: [f"downstream lineage: {r.files_read} file(s) read"],
     )

@@ -203,6 +203,10 @@ class Dataset:
     #: dbt: no file of the model's names is in its project's model paths, so dbt
     #: builds nothing for this properties entry (it only warns: NoNodeForYamlKey).
     model_file_missing: bool = field(default=False, compare=False)
+    #: dbt, with ``model_file_missing``: its project's model paths hold other model files
+    #: at this side, so the project commits its models and this entry describes one dbt
+    #: never built; ``False``: none in sight, the files may be generated at build time.
+    model_files_committed: bool = field(default=False, compare=False)
     #: dbt: the ``name:`` of the project the model belongs to (``None`` when the
     #: properties file is in no dbt project). dbt keys a node by project and
     #: model (``model.<project>.<model>``), so two projects may share a model name.

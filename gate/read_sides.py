@@ -127,12 +127,13 @@ def _view_constraints_on_tables(
     own ``config(materialized=...)`` makes it a table (dbt ranks that call first):
     dbt puts the constraint in the table's DDL and the warehouse fails it, so it is refused
     as for a table. Not this pull request's defect when the base reads the same constraint
-    and the same materialization: then a warning, as an inherited refusal is."""
-    at_base = {(d.id, d.path): d for d in base}
+    and the same materialization for the same model (its properties file moved or not):
+    then a warning, as an inherited refusal is."""
+    at_base = {(d.project, d.id): d for d in base}
     for d in head:
         if not d.view_only or d.materialized not in _CONSTRAINED:
             continue
-        before = at_base.get((d.id, d.path))
+        before = at_base.get((d.project, d.id))
         for detail, line in d.view_only:
             text = (
                 f"{detail}: its model file {d.model_file}'s config(materialized="

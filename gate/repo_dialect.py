@@ -322,15 +322,9 @@ def _each_project(per_project: dict[str, Found], elsewhere: Found | None) -> Fou
     )
 
 
-def dialect_of(path: str, found: Found | None, default: str) -> str:
-    """The dialect ``path`` is read in: its innermost dbt project's own where ``found``
-    holds one per project, else ``default`` (the run's)."""
-    return project_dialect(path, found) or default
-
-
 def project_dialect(path: str, found: Found | None) -> str | None:
     """The own dialect of the innermost dbt project in ``found`` holding ``path``;
-    ``None`` when none does."""
+    ``None`` when none does (or ``found`` has one dialect for all): the run's applies."""
     if found is None or not found.by_project:
         return None
     best = max(

@@ -83,7 +83,7 @@ class RunConfig:
     #: The PR's limits are the ones it branched with (any difference is the base's).
     limits_unchanged: bool = False
     #: Where the base side's dbt projects name different warehouses: what the
-    #: detection found, each project's own dialect in it (``repo_dialect.dialect_of``).
+    #: detection found, each project's own dialect in it (``repo_dialect.project_dialect``).
     detected: Found | None = None
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from subprocess import CompletedProcess
 
 from gate.git import Repo
-from gate.repo_dialect import Found, detect, dialect_of
+from gate.repo_dialect import Found, detect, project_dialect
 from tests.gitrepo import GitRepo
 
 Cli = Callable[..., CompletedProcess[str]]
@@ -50,11 +50,12 @@ def test_each_project_has_its_own_dialect(tmp_path: Path) -> None:
     assert found.source == (
         "the default; each dbt project's own profile in its folder: duckdb for 1, postgres for 1"
     )
-    assert dialect_of("products/lift/models/a.sql", found, "spark") == "duckdb"
-    assert dialect_of("products/pluto/models/b.yml", found, "spark") == "postgres"
-    assert dialect_of("products/bare/models/c.sql", found, "spark") == "spark"
-    assert dialect_of("products/liftoff/x.sql", found, "spark") == "spark"
-    assert dialect_of("products/lift/x.sql", None, "spark") == "spark"
+    assert project_dialect("products/lift/models/a.sql", found) == "duckdb"
+    assert project_dialect("products/pluto/models/b.yml", found) == "postgres"
+    # in no project of its own: the run's dialect is used (``None``)
+    assert project_dialect("products/bare/models/c.sql", found) is None
+    assert project_dialect("products/liftoff/x.sql", found) is None
+    assert project_dialect("products/lift/x.sql", None) is None
 
 
 def test_projects_that_agree_have_one_dialect(tmp_path: Path) -> None:

@@ -72,8 +72,8 @@ class _Context:
     workers: Workers | None
     projects: ProjectIndex | None
     #: The dialect of one reader's file where it is not ``dialect`` for all (each dbt
-    #: project's own adapter, ``gate.repo_dialect.dialect_of``); ``None``: ``dialect``.
-    dialect_of: Callable[[str], str] | None = None
+    #: project's own adapter, ``gate.repo_dialect.project_dialect``); ``None``: ``dialect``.
+    dialect_of: Callable[[str], str | None] | None = None
 
 
 #: What every file's analysis shares: dialect, name index, columns by dataset,
@@ -252,13 +252,13 @@ def scan(
     workers: Workers | None = None,
     projects: ProjectIndex | None = None,
     search: Search | None = None,
-    dialect_of: Callable[[str], str] | None = None,
+    dialect_of: Callable[[str], str | None] | None = None,
 ) -> Scan:
     """Every read of a changed dataset in the consumer files at ``head``.
 
     ``projects`` is the run's index of dbt projects at ``head``, if it has one.
     ``dialect_of``: a file's dialect where the dbt projects' warehouses differ
-    (``gate.repo_dialect.dialect_of``, from the base side); else ``dialect``.
+    (``gate.repo_dialect.project_dialect``, from the base side); else ``dialect``.
     ``search`` is ``start_search``'s, begun before the diff with the same
     datasets; without one, the search starts here. Either way it ends here.
     """
@@ -292,7 +292,7 @@ def _scan(
     workers: Workers | None,
     projects: ProjectIndex | None,
     search: Search | None,
-    dialect_of: Callable[[str], str] | None = None,
+    dialect_of: Callable[[str], str | None] | None = None,
 ) -> Scan:
     wanted = [c for c in changes if wants_consumers(c)]
     if not config.enabled or not wanted or not config.globs:

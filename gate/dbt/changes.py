@@ -13,6 +13,7 @@ projects). Two kinds of change reach beyond the changed files:
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -128,8 +129,26 @@ def collect(
     if base is None:
         raise ValueError("the base side of a comparison is a commit, never the working tree")
     negations = exclusions(globs)
+
+    @functools.cache
+    def links_alike() -> bool:
+        """Every symlink of the repository the same at both sides, leading to the same
+        object (a link inside a linked folder may lead anywhere). Asked once a run."""
+        links = repo.symlinks(base)
+        if head is None or links != repo.symlinks(head):
+            return False
+        return repo.resolved(base, links) == repo.resolved(head, links)
+
+    def unchanged(folders: Sequence[str]) -> bool:
+        """Whether dbt reads the same files in ``folders`` at both sides: each the same
+        tree, and the links alike. The working tree has no ids to compare."""
+        if head is None or not links_alike():
+            return False
+        before, after = repo.resolved(base, folders), repo.resolved(head, folders)
+        return before == after and all(before[f][0] == "tree" for f in folders)
+
     for index in (base_index, head_index):
-        refuse_folder_links(index, negations)
+        refuse_folder_links(index, negations, unchanged)
     # Every changed yml/sql/py of the repository: a link among them that leads
     # nowhere is absent here, not an error (only contract globs refuse one).
     listed = repo.changed(

@@ -156,8 +156,9 @@ def _locate(
     commit: str | None,
     datasets: Sequence[Dataset],
     projects: Mapping[str, Project | None],
-) -> tuple[dict[int, str | None], dict[str, str | None]]:
-    """Each dbt dataset's model file at this side, and the blob of every file found.
+) -> tuple[dict[int, str | None], dict[str, str | None], set[int]]:
+    """Each dbt dataset's model file at this side, the blob of every file found, and
+    the datasets without one whose project's model paths hold other model files.
 
     ``None``: no file of the model's names is in the project's model paths (dbt
     builds nothing). Left out: datasets outside a dbt project, and a name held
@@ -171,7 +172,7 @@ def _locate(
         if d.format == "dbt" and (project := projects.get(d.path)) is not None
     ]
     if not wanted:
-        return {}, {}
+        return {}, {}, set()
     beside = {
         i: [
             path
@@ -189,6 +190,7 @@ def _locate(
     files: dict[int, str | None] = {}
     folders: dict[str, Mapping[str, tuple[str, ...] | None]] = {}
     elsewhere: dict[int, list[str]] = {}
+    committed: set[int] = set()
     for i, names, project in wanted:
         first = [p for p in beside[i] if p in found and _stem(p) == names[0]]
         if first:
@@ -204,6 +206,8 @@ def _locate(
         name = next((n for n in names if n in listed), None)
         if name is None:
             files[i] = None
+            if listed:
+                committed.add(i)
             continue
         where = listed[name]
         if where is not None:
@@ -218,7 +222,7 @@ def _locate(
         hit = next((p for p in paths if p in found), None)
         if hit is not None:
             files[i] = hit
-    return files, found
+    return files, found, committed
 
 
 def _stem(path: str) -> str:
@@ -249,7 +253,7 @@ def apply_model_configs(
     on both sides) is read as the base is read, with a warning in ``warnings``
     naming its file and line: the pull request did not introduce it (``_inherited``).
     """
-    files, found = _locate(repo, commit, datasets, projects)
+    files, found, committed = _locate(repo, commit, datasets, projects)
     blobs = repo.read_blobs([b for p in files.values() if p and (b := found[p])])
     out = list(datasets)
     for i, d in enumerate(datasets):
@@ -258,7 +262,7 @@ def apply_model_configs(
             out[i] = replace(d, relation=None)
     for i, path in files.items():
         if path is None:
-            out[i] = replace(out[i], model_file_missing=True)
+            out[i] = replace(out[i], model_file_missing=True, model_files_committed=i in committed)
             continue
         try:
             said = _settings(repo, found[path], path, blobs, max_bytes, lenient)

@@ -125,13 +125,12 @@ def diff_datasets(
     # dbt allows) has no single file, yet dbt built it.
     had_file = {d.id for d in base if not d.model_file_missing}
     orphans = {d.id: d for d in head if d.model_file_missing and d.id in had_file}
-    # dbt projects whose model files are committed (a compared model of theirs had
-    # one at the base): there, an entry without one is a model dbt never built. A
-    # project none of whose compared models has a file may generate them at build time.
-    committed = {d.project for d in base if d.model_file is not None and d.project}
 
     def never_built(old: Dataset) -> bool:
-        return old.model_file_missing and old.project in committed
+        # An entry without a model file in a project whose model paths held other
+        # model files at the base: a model dbt never built. A project with none in
+        # sight may generate them at build time (``Dataset.model_files_committed``).
+        return old.model_file_missing and old.model_files_committed
 
     base = [d for d in base if d.enabled]
     head = [d for d in head if d.enabled and d.id not in orphans]

@@ -425,6 +425,13 @@ class Changes:
         links |= {p for p in self._untracked(specs) if os.path.islink(root / p)}
         return sorted(p for p in links if os.path.isdir(root / p))
 
+    def symlinks(self, commit: str) -> list[str]:
+        """Every symlink at ``commit``, sorted; none asked of a tree without one."""
+        resolved = self._refs.resolve(commit)
+        if not self._has_symlinks(resolved):
+            return []
+        return self._link_paths(resolved)
+
     def _link_paths(self, commit: str) -> list[str]:
         """Every symlink at ``commit``: from that commit's walk, or from the walk the
         run holds and ``_delta`` to ``commit`` (as ``_find_symlinks``)."""

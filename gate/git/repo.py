@@ -155,6 +155,19 @@ class Repo:
         path -> git mode; one tree walk for all of them."""
         return self._changes.named(commit, names)
 
+    def resolved(self, commit: str, paths: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+        """What each of ``paths`` is at ``commit``, following symlinks inside the
+        repository: (kind, object id), kind ``tree``/``blob``, or ``missing``,
+        ``dangling``, ``symlink`` (leads outside), as ``cat-file --follow-symlinks``
+        says. Equal answers at two commits are the same files. One batch lookup."""
+        rels = [p for p in dict.fromkeys(paths) if p and "\n" not in p]
+        found = self._blobs.lookup(self.resolve(commit), rels) if rels else {}
+        return {p: found.get(p, ("missing", None)) for p in paths}
+
+    def symlinks(self, commit: str) -> list[str]:
+        """Every symlink at ``commit`` (files and folders), from the run's tree walk."""
+        return self._changes.symlinks(commit)
+
     def folders_holding(self, head: str | None, name: str) -> list[str]:
         """Folders holding a file named ``name`` at ``head`` (``None``: the working
         tree), a superset: what a search for files inside such folders is scoped to."""

@@ -176,20 +176,25 @@ class _Walk:
         dialect: str,
         depth: int,
         workers: Workers,
-        dialect_of: Callable[[str], str] | None = None,
+        dialect_of: Callable[[str], str | None] | None = None,
     ) -> None:
         self.repo = repo
         self.head = head
         self.config = config
         self.dialect = dialect
         #: A file's dialect where the dbt projects' differ (``gate.repo_dialect``).
-        self.dialect_of = dialect_of or (lambda _path: dialect)
+        self.dialect_of = dialect_of
         self.depth = depth
         self.workers = workers
         self.max_bytes = config.max_file_bytes or DEFAULT_LIMITS.consumer_bytes
         self.graph = _Graph()
         self.deadline = time.monotonic() + SECONDS
         self.files = 0
+
+    def _dialect(self, path: str) -> str:
+        """``path``'s own dbt project's dialect, else the run's."""
+        own = self.dialect_of(path) if self.dialect_of else None
+        return own or self.dialect
 
     def analyse(self, paths: Sequence[str], shared: _Shared) -> list[FileFlow]:
         texts, unreadable = read_candidates(self.repo, self.head, paths, self.max_bytes)
@@ -200,7 +205,7 @@ class _Walk:
         return self.workers.map(
             _analyse_one,
             shared,
-            [(path, data, self.dialect_of(path)) for path, data in texts],
+            [(path, data, self._dialect(path)) for path, data in texts],
             fork_threshold=_FORK_THRESHOLD,
             spawn_threshold=_SPAWN_THRESHOLD,
         )
@@ -406,7 +411,7 @@ def attach(
     depth: int = DEFAULT_LIMITS.lineage_depth,
     workers: Workers | None = None,
     flows: Sequence[FileFlow] = (),
-    dialect_of: Callable[[str], str] | None = None,
+    dialect_of: Callable[[str], str | None] | None = None,
 ) -> Lineage:
     """``changes`` with ``downstream`` paths on each change whose first readers pass its column on.
 

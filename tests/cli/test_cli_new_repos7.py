@@ -159,6 +159,25 @@ def test_a_table_by_its_model_file_the_pr_did_not_break_is_a_warning(
     assert "the base branch holds the same" in proc.stdout + proc.stderr, proc.stdout
 
 
+def test_the_inherited_constraint_of_a_moved_properties_file_is_a_warning(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """The base is matched by model, not by properties path: moving the file into a
+    folder (an everyday refactor) did not introduce what the base already held."""
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": TABLE_FILE}
+    before = _junction("requirement_id, project_id")
+    after = _junction(
+        "requirement_id, project_id", "      - name: note\n        data_type: varchar\n"
+    )
+    _pr(repo, {**files, "models/_models.yml": before}, {})
+    repo.git("mv", "models/_models.yml", "models/_link.yml")
+    repo.write("models/_link.yml", after)
+    repo.commit("pr: the properties file renamed, a column added")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "the base branch holds the same" in proc.stderr + proc.stdout
+
+
 def _project(name: str) -> str:
     return (
         f"name: {name}\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"

@@ -133,6 +133,56 @@ def test_without_any_model_file_in_sight_the_removal_still_blocks(cli: Cli, repo
     assert rules == {("model_removed", "cdbg_borough")}
 
 
+def test_a_never_built_entry_alone_in_its_file_is_judged_as_beside_a_built_one(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Whether the project commits its model files is asked of the project (its model
+    paths at the base), not of the other models the pull request happens to touch:
+    the same removal, in a properties file of its own, was ``model_removed``."""
+    repo.write("products/cdbg/dbt_project.yml", PROJECT)
+    repo.write("products/cdbg/models/product/cdbg_tracts.sql", "select 1 as borough_name\n")
+    repo.write(
+        "products/cdbg/models/product/_tracts.yml", "version: 2\nmodels:\n" + _entry("cdbg_tracts")
+    )
+    repo.write(
+        "products/cdbg/models/product/_borough.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_borough"),
+    )
+    repo.commit("base: an entry without a file, in its own properties file")
+    repo.branch("feature")
+    repo.git("rm", "-q", "products/cdbg/models/product/_borough.yml")
+    repo.commit("pr removes the entry")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (change,) = _changes(proc)
+    assert (change["rule"], change["dataset"]) == ("model_file_missing", "cdbg_borough")
+
+
+def test_a_project_of_the_same_name_that_commits_its_files_proves_nothing(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """Two projects may share a name (``dbt init``'s defaults): the one whose model
+    files are generated at build time keeps its removals a break, whatever the
+    other commits."""
+    repo.write("built/dbt_project.yml", PROJECT)
+    repo.write("built/models/cdbg_tracts.sql", "select 1 as borough_name\n")
+    repo.write("built/models/_m.yml", "version: 2\nmodels:\n" + _entry("cdbg_tracts"))
+    repo.write("generated/dbt_project.yml", PROJECT)
+    repo.write("generated/models/_m.yml", "version: 2\nmodels:\n" + _entry("cdbg_borough"))
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write(
+        "built/models/_m.yml",
+        "version: 2\nmodels:\n" + _entry("cdbg_tracts").replace("text", "varchar"),
+    )
+    repo.write("generated/models/_m.yml", "version: 2\nmodels: []\n")
+    repo.commit("pr: one project edited, the other's entry removed")
+    proc = cli(repo.path, "--base", "main", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rules = {(c["rule"], c["dataset"]) for c in _changes(proc) if c["breaking"]}
+    assert ("model_removed", "cdbg_borough") in rules, rules
+
+
 TUVA_PROPS = (
     "version: 2\nmodels:\n  - name: input_layer__provider_attribution\n"
     "    columns:\n      - name: person_id\n        data_type: string\n"

@@ -220,3 +220,47 @@ def test_a_shared_macros_folder_behind_a_symlink_is_read_as_before(cli: Cli, rep
     proc = cli(repo.path, "--base", "main", "--format", "json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert [r for r, _b, _a in _rules(proc)] == ["column_removed"]
+
+
+def test_a_model_folder_link_nothing_in_the_pr_reaches_refuses_no_pr(
+    cli: Cli, repo: GitRepo
+) -> None:
+    """A base holding a model folder behind a link refused every pull request, one
+    editing the README too, and the one replacing the link as well: the config
+    that could exclude it is read at the base, so nothing could merge. Where the
+    project's folder and what the link leads to are the same trees at both
+    sides, dbt reads the same files through it: no contract behind it changed.
+    Whatever reaches them (the link's target, the project) is still refused, and so
+    is the working tree, which has no tree ids to compare (``--contracts '!link'``
+    there)."""
+    project = "name: shop\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"
+    repo.write("shop/dbt_project.yml", project)
+    repo.write("shared/models/orders.sql", "select 1 as id, 2 as amount\n")
+    repo.write("shared/models/_m.yml", _dbt(("id", "amount")))
+    (repo.path / "shop/models").symlink_to("../shared/models")
+    # a link inside the linked folder, to a file elsewhere: the folder's tree holds
+    # only the link, so what it leads to is compared too
+    repo.write("elsewhere/items.sql", "select 1 as id\n")
+    (repo.path / "shared/models/items.sql").symlink_to("../../elsewhere/items.sql")
+    repo.write("README.md", "shop\n")
+    repo.write("soda/contracts/lake.yaml", _contract("int"))  # a contract in sight
+    repo.commit("base: the project's models through a link")
+    repo.branch("readme")
+    repo.write("README.md", "shop, documented\n")
+    repo.commit("pr: the README only")
+    proc = cli(repo.path, "--base", "main", "--head", "HEAD")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert cli(repo.path, "--base", "main").returncode == 2  # the working tree
+    refused = "shop/models: a symlink to a folder in dbt project 'shop' at the base"
+    for path, text in (
+        ("shared/models/_m.yml", _dbt(("id",))),  # behind the link: amount dropped
+        ("shop/dbt_project.yml", project + "models:\n  shop:\n    +enabled: false\n"),
+        ("elsewhere/items.sql", "select 2 as id\n"),
+    ):
+        repo.checkout("main")
+        repo.branch(f"edit-{path.replace('/', '-')}")
+        repo.write(path, text)
+        repo.commit(f"pr: {path}")
+        proc = cli(repo.path, "--base", "main", "--head", "HEAD")
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert refused in proc.stderr, proc.stderr

@@ -179,14 +179,6 @@ def own_setting(spec: Mapping[str, Any], setting: str) -> Any:
     return setting_value(setting, value)
 
 
-def severity(check: Check, default: str = ERROR) -> str:
-    """A test's severity as dbt resolves it: its own (a ``severity`` beside its arguments,
-    dbt's legacy spelling, or its ``config: {severity: ...}``) over the ``+severity`` of
-    ``dbt_project.yml``'s ``data_tests:`` levels (``default``), over ``error``."""
-    said = own_setting(check.spec, SEVERITY)
-    return default if said is None else str(said)
-
-
 def can_fail_the_build(check: Check, project: Said) -> bool:
     """Whether a failing ``check`` fails ``dbt build``: enabled, ``error`` severity, and an
     ``error_if`` that holds for any failure. Its own config over ``project``'s (what
