@@ -273,6 +273,27 @@ def test_a_table_constraint_in_a_properties_file_the_pr_moves_is_a_warning(
     assert "the base branch holds the same" in proc.stdout, proc.stdout
 
 
+def test_a_project_that_makes_such_a_view_a_table_is_refused(cli: Cli, repo: GitRepo) -> None:
+    # Only dbt_project.yml changes: the unchanged properties file is compared, and refused.
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    before = _junction("requirement_id, project_id")
+    _pr(repo, {**files, "models/_models.yml": before}, {"dbt_project.yml": TABLE_PROJECT})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+
+
+def test_an_unenforced_table_is_refused_nothing(cli: Cli, repo: GitRepo) -> None:
+    # dbt renders constraints only under an enforced contract.
+    project = TABLE_PROJECT.replace("    +contract: {enforced: true}\n", "")
+    files = {"dbt_project.yml": project, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    before = _junction("requirement_id")
+    after = _junction("requirement_id, project_id")
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 # The single-side path (`--smoke-test` reads every contract at HEAD, through
 # gate.contract_files.every_contract) decides table or view with the same precedence.
 # No sample data: no Spark session is started.
