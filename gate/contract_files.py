@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from gate.dbt import model_files as dbt_model_files
 from gate.dbt import projects as dbt_projects
+from gate.dbt import undeclared_constraints
 from gate.formats.dbt.project import Project
 from gate.git import Repo
 from gate.limits import DEFAULT_LIMITS
@@ -102,9 +103,12 @@ def every_contract(
     refuse([c for c in loaded if isinstance(c, ContractError)], [e.path for e in entries])
     datasets = [d for c in loaded if not isinstance(c, ContractError) for d in c.datasets]
     projects = {p: proj for p, _b, _s, proj in entries}
-    return dbt_model_files.apply_model_configs(
+    datasets = dbt_model_files.apply_model_configs(
         side.repo, side.commit, datasets, projects, model_file_bytes
     )
+    # A constraint the warehouse fails, once the model file says table or view.
+    refuse(undeclared_constraints.refusals(datasets), [e.path for e in entries])
+    return datasets
 
 
 def has_contracts(side: Side, globs: Sequence[str]) -> bool:

@@ -225,6 +225,10 @@ class Dataset:
     #: properties or project make the model a view (dbt renders no constraint DDL for one),
     #: as (detail, line): a refusal if its model file's ``config()`` makes it a table.
     view_only: tuple[tuple[str, int | None], ...] = field(default=(), compare=False)
+    #: dbt: model-level constraints naming an undeclared column of a model the properties
+    #: and project do not make a view, as (detail, line): a refusal (the warehouse fails the
+    #: table's DDL) unless its model file's ``config()`` makes it a view; not compared.
+    table_only: tuple[tuple[str, int | None], ...] = field(default=(), compare=False)
     #: dbt: the literal ``materialized`` of the model file's ``config()`` (lower-cased),
     #: ``None`` when not said or not a literal (Jinja: the other levels' reading stands).
     materialized: str | None = field(default=None, compare=False)

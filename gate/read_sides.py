@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from gate import declarations
 from gate.contract_files import INHERITED, UNTOUCHED, FileEntry, Parse, load
 from gate.dbt import model_files as dbt_model_files
-from gate.dbt import relation_macros
+from gate.dbt import relation_macros, undeclared_constraints
 from gate.dbt.changes import Entry
 from gate.duplicates import drop_old_clashes, duplicates
 from gate.limits import DEFAULT_LIMITS
@@ -110,48 +110,36 @@ def _unreadable_contracts(
     return kept, head
 
 
-#: Materializations whose DDL dbt renders a model's constraints into (its ``table`` and
-#: ``incremental`` materializations; a custom one, ``ephemeral`` or ``materialized_view``
-#: may not, so those keep the properties' reading, a warning).
-_CONSTRAINED = frozenset({"table", "incremental"})
-
-
-def _view_constraints_on_tables(
+def _undeclared_constraints(
     base: Sequence[Dataset],
     head: Sequence[Dataset],
     warnings: list[str],
     refused: list[ContractError],
+    schema_warnings: list[ContractWarning],
 ) -> None:
-    """A model-level constraint naming an undeclared column, read as a warning because the
-    properties or project make the model a view (``Dataset.view_only``), whose model file's
-    own ``config(materialized=...)`` makes it a table (dbt ranks that call first):
-    dbt puts the constraint in the table's DDL and the warehouse fails it, so it is refused
-    as for a table. Not this pull request's defect when the base reads the same constraint
-    and the same materialization for the same model (its properties file moved or not):
-    then a warning, as an inherited refusal is."""
-    at_base = {(d.project, d.id): d for d in base}
+    """Model-level constraints naming an undeclared column, on a model dbt builds as a
+    table once its model file's ``config()`` is read (``gate.dbt.undeclared_constraints``):
+    refused at HEAD. Not this pull request's defect when the base refuses the same
+    constraint of the same model (by project and name: a properties file the pull
+    request moves keeps its defect): then a warning, as an inherited refusal is. One
+    its model file makes a view is a warning (not compared)."""
+    at_base: dict[tuple[str | None, str], set[str]] = {}
+    for d in base:
+        at_base.setdefault((d.project, d.id), set()).update(
+            r.detail for r in undeclared_constraints.decide(d)[0]
+        )
     for d in head:
-        if not d.view_only or d.materialized not in _CONSTRAINED:
-            continue
-        before = at_base.get((d.project, d.id))
-        for detail, line in d.view_only:
-            text = (
-                f"{detail}: its model file {d.model_file}'s config(materialized="
-                f"'{d.materialized}') makes it a table, which the warehouse fails"
+        found, notes = undeclared_constraints.decide(d)
+        schema_warnings += notes
+        for detail, error in found:
+            if detail not in at_base.get((d.project, d.id), set()):
+                refused.append(error)
+                continue
+            where = f"{error.path}:{error.line}" if error.line else error.path
+            warnings.append(
+                f"warning: {where}: {error.detail}; the base branch holds the same, so this "
+                "pull request did not introduce it (dbt run fails on both sides: fix it)"
             )
-            if (
-                before is not None
-                and before.materialized == d.materialized
-                and any(said == detail for said, _line in before.view_only)
-            ):
-                warnings.append(
-                    f"{d.path}:{line}: {text}; the base branch holds the same, so this pull "
-                    "request did not introduce it"
-                    if line
-                    else f"{d.path}: {text}; the base branch holds the same"
-                )
-            else:
-                refused.append(ContractError(d.path, text, line))
 
 
 def read_sides(
@@ -237,7 +225,7 @@ def read_sides(
     head = relation_macros.mark(
         head_side.projects, head, new_projects, base, base_side.projects, base_side.floor_commit
     )
-    _view_constraints_on_tables(base, head, warnings, refused)
+    _undeclared_constraints(base, head, warnings, refused, schema_warnings)
     base, head = _unreadable_contracts(base, head, warnings, refused)
     # dbt allows a disabled model beside an enabled one of the same name.
     untouched = {e.path for e in entries if e.side == UNTOUCHED}

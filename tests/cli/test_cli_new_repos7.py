@@ -159,6 +159,172 @@ def test_a_table_by_its_model_file_the_pr_did_not_break_is_a_warning(
     assert "the base branch holds the same" in proc.stdout + proc.stderr, proc.stdout
 
 
+# The reverse: the project or the properties make it a table, its model file's own
+# config() a view (dbt ranks that call last, over both: ContextConfig applies the
+# project's levels, then the properties' `config:`, then the call). A view gets no
+# constraint DDL, so `dbt run` builds it: not refused, a warning as for any view.
+TABLE_PROJECT = PROJECT.replace("+materialized: view", "+materialized: table")
+NOTE = "      - name: note\n        data_type: varchar\n"
+
+
+@pytest.mark.parametrize("kind", ["view", "ephemeral"])
+def test_a_table_its_model_file_makes_a_view_is_not_refused(
+    cli: Cli, repo: GitRepo, kind: str
+) -> None:
+    model = f"{{{{ config(materialized='{kind}') }}}}\nselect 1 as requirement_id\n"
+    files = {"dbt_project.yml": TABLE_PROJECT, "models/stg_link.sql": model}
+    before = _junction("requirement_id, project_id")
+    after = _junction("requirement_id, project_id", NOTE)
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "models/_models.yml:4" in proc.stdout, proc.stdout
+    assert "'project_id'" in proc.stdout and "not compared" in proc.stdout, proc.stdout
+
+
+def test_a_table_by_its_properties_config_its_model_file_makes_a_view_is_not_refused(
+    cli: Cli, repo: GitRepo
+) -> None:
+    model = "{{ config(materialized='view') }}\nselect 1 as requirement_id\n"
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": model}
+    table = "    config:\n      materialized: table\n"
+    before = _junction("requirement_id, project_id").replace(
+        "    constraints:\n", table + "    constraints:\n"
+    )
+    after = _junction("requirement_id, project_id", NOTE).replace(
+        "    constraints:\n", table + "    constraints:\n"
+    )
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "'project_id'" in proc.stdout and "not compared" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        # Jinja in the materialization, or a call under a condition: the table stands
+        "{{ config(materialized=var('kind', 'view')) }}\nselect 1 as requirement_id\n",
+        "{% if target.name == 'dev' %}{{ config(materialized='view') }}{% endif %}\n"
+        "select 1 as requirement_id\n",
+        "{{ config(materialized='incremental') }}\nselect 1 as requirement_id\n",
+        "select 1 as requirement_id\n",
+    ],
+)
+def test_a_model_file_that_leaves_it_a_table_keeps_the_refusal(
+    cli: Cli, repo: GitRepo, model: str
+) -> None:
+    files = {"dbt_project.yml": TABLE_PROJECT, "models/stg_link.sql": model}
+    before = _junction("requirement_id")
+    after = _junction("requirement_id, project_id")
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+    assert "models/_models.yml:4" in proc.stderr, proc.stderr
+
+
+def test_a_model_file_whose_view_the_pr_removes_is_refused(cli: Cli, repo: GitRepo) -> None:
+    # Only the model file changes: without its config(materialized='view') the
+    # project's table stands, and the warehouse fails the constraint.
+    view = "{{ config(materialized='view') }}\nselect 1 as requirement_id\n"
+    files = {"dbt_project.yml": TABLE_PROJECT, "models/stg_link.sql": view}
+    before = _junction("requirement_id, project_id")
+    _pr(
+        repo,
+        {**files, "models/_models.yml": before},
+        {"models/stg_link.sql": "select 1 as requirement_id\n"},
+    )
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+
+
+def test_a_table_constraint_the_pr_did_not_write_is_a_warning(cli: Cli, repo: GitRepo) -> None:
+    # The base holds the same constraint on the same table: not this PR's defect.
+    files = {
+        "dbt_project.yml": TABLE_PROJECT,
+        "models/stg_link.sql": "select 1 as requirement_id\n",
+    }
+    before = _junction("requirement_id, project_id")
+    after = _junction(
+        "requirement_id, project_id", "      - name: note\n        data_type: varchar\n"
+    )
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "names unknown column 'project_id'" in proc.stdout + proc.stderr, proc.stdout
+
+
+def test_a_table_constraint_in_a_properties_file_the_pr_moves_is_a_warning(
+    cli: Cli, repo: GitRepo
+) -> None:
+    files = {
+        "dbt_project.yml": TABLE_PROJECT,
+        "models/stg_link.sql": "select 1 as requirement_id\n",
+    }
+    text = _junction("requirement_id, project_id")
+    _pr(repo, {**files, "models/_models.yml": text}, {"models/_link.yml": text})
+    repo.remove("models/_models.yml")
+    repo.commit("move")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "models/_link.yml:4" in proc.stdout, proc.stdout
+    assert "the base branch holds the same" in proc.stdout, proc.stdout
+
+
+def test_a_project_that_makes_such_a_view_a_table_is_refused(cli: Cli, repo: GitRepo) -> None:
+    # Only dbt_project.yml changes: the unchanged properties file is compared, and refused.
+    files = {"dbt_project.yml": PROJECT, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    before = _junction("requirement_id, project_id")
+    _pr(repo, {**files, "models/_models.yml": before}, {"dbt_project.yml": TABLE_PROJECT})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+
+
+def test_an_unenforced_table_is_refused_nothing(cli: Cli, repo: GitRepo) -> None:
+    # dbt renders constraints only under an enforced contract.
+    project = TABLE_PROJECT.replace("    +contract: {enforced: true}\n", "")
+    files = {"dbt_project.yml": project, "models/stg_link.sql": "select 1 as requirement_id\n"}
+    before = _junction("requirement_id")
+    after = _junction("requirement_id, project_id")
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# The single-side path (`--smoke-test` reads every contract at HEAD, through
+# gate.contract_files.every_contract) decides table or view with the same precedence.
+# No sample data: no Spark session is started.
+@pytest.mark.parametrize(
+    ("project", "model", "refused"),
+    [
+        (TABLE_PROJECT, "{{ config(materialized='view') }}\n", False),
+        (TABLE_PROJECT, "", True),
+        (PROJECT, "{{ config(materialized='table') }}\n", True),
+        (PROJECT, "", False),
+    ],
+)
+def test_every_contract_at_head_reads_the_model_files_materialization(
+    cli: Cli, repo: GitRepo, project: str, model: str, refused: bool
+) -> None:
+    files = {
+        "dbt_project.yml": project,
+        "models/stg_link.sql": model + "select 1 as requirement_id\n",
+        "models/_models.yml": _junction("requirement_id, project_id"),
+    }
+    # The PR changes another model only: every contract at HEAD is read all the same.
+    _pr(repo, files, {"models/other.sql": "select 1 as a\n"})
+    proc = cli(repo.path, "--base", "main", "--smoke-test")
+    if refused:
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+        assert "models/_models.yml:4" in proc.stderr, proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_the_inherited_constraint_of_a_moved_properties_file_is_a_warning(
     cli: Cli, repo: GitRepo
 ) -> None:

@@ -136,6 +136,7 @@ def model_level(
     unrendered: list[ContractWarning] | None = None,
     warnings: list[ContractWarning] | None = None,
     view_only: list[tuple[str, int | None]] | None = None,
+    table_only: list[tuple[str, int | None]] | None = None,
 ) -> ModelConstraints:
     """The model-level constraints of ``mapping``, naming columns of ``known``.
 
@@ -146,6 +147,10 @@ def model_level(
     is not compared and a warning naming it is added there instead. ``warnings``:
     as ``foreign_key``'s. ``view_only``: where each such constraint's refusal, as
     (detail, line), is kept for a model file whose ``config()`` makes it a table.
+    ``table_only`` (the model is not said to be a view): where such a constraint's
+    refusal is kept instead of raised, for the model file's ``config()``, which dbt
+    ranks over the properties and the project, may make it a view
+    (``gate.dbt.undeclared_constraints`` decides once it is read).
     """
     found = ModelConstraints()
     for kind, constraint, c_line in entries(path, mapping, owner):
@@ -160,7 +165,10 @@ def model_level(
                 )
             except ContractError as exc:
                 if unrendered is None:
-                    raise
+                    if table_only is None:
+                        raise
+                    table_only.append((exc.detail, exc.line))
+                    continue
                 if view_only is not None:
                     view_only.append((exc.detail, exc.line))
                 unrendered.append(

@@ -266,6 +266,7 @@ class _Parser:
         known = [column.name for column in columns]
         checks = list(data_tests.tests(self.path, tests_owner, owner, ()))
         view_only: list[tuple[str, int | None]] = []
+        table_only: list[tuple[str, int | None]] = []
         model_level = constraints.model_level(
             self.path,
             constraint_owner,
@@ -274,6 +275,7 @@ class _Parser:
             self.warnings if view else None,
             self.warnings,
             view_only,
+            table_only,
         )
         checks.extend(model_level.checks)
         foreign_keys.extend(model_level.foreign_keys)
@@ -310,6 +312,7 @@ class _Parser:
             enforced=enforced,
             relationships=tuple(foreign_keys),
             view_only=tuple(view_only),
+            table_only=tuple(table_only),
         )
 
     def version(
