@@ -230,8 +230,13 @@ class Dataset:
     #: table's DDL) unless its model file's ``config()`` makes it a view; not compared.
     table_only: tuple[tuple[str, int | None], ...] = field(default=(), compare=False)
     #: dbt: the literal ``materialized`` of the model file's ``config()`` (lower-cased),
-    #: ``None`` when not said or not a literal (Jinja: the other levels' reading stands).
+    #: ``None`` when not said, ``gate.formats.dbt.model_config.NOT_LITERAL`` when not a
+    #: literal (Jinja, a call under a condition: the other levels' reading stands).
     materialized: str | None = field(default=None, compare=False)
+    #: dbt: whether the properties' ``config:`` or ``dbt_project.yml`` set ``materialized``
+    #: (in any way, Jinja included). Not said there, nor in the model file: dbt's default,
+    #: a view. ``True`` unless the parser saw neither set it (fail closed).
+    materialized_said: bool = field(default=True, compare=False)
     #: DCS/ODCS: the contract's servers, where its tables live (``gate.formats.servers``).
     servers: tuple[Server, ...] = field(default=(), compare=False)
     #: dbt: the model's resolved ``access`` (``public``/``protected``/``private``;

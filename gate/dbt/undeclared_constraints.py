@@ -8,10 +8,13 @@ precedence: ``dbt_project.yml``'s ``+materialized``, over it the properties'
 ``ContextConfigGenerator.calculate_node_config`` applies the project's levels, then
 ``patch_config_dict``, then ``config_call_dict``). The properties parser reads the
 first two (``Dataset.view_only``, ``Dataset.table_only``); this module adds the
-third, the model file's literal ``materialized`` (``Dataset.materialized``: ``None``
-for Jinja or a call under a condition, where the other levels' reading stands), on
-both the two-side path (``gate.read_sides``) and the single-side one
-(``gate.contract_files.every_contract``).
+third, the model file's literal ``materialized`` (``Dataset.materialized``:
+``NOT_LITERAL`` for Jinja or a call under a condition, where the other levels' reading
+stands), on both the two-side path (``gate.read_sides``) and the single-side one
+(``gate.contract_files.every_contract``). Said at none of the three levels
+(``Dataset.materialized_said`` false, ``materialized`` ``None``), a SQL model is
+dbt's default, a view (dbt-core's ``NodeConfig.materialized = "view"``): a warning,
+as for a view said. A Python model is kept a table (dbt builds none as a view).
 """
 
 from __future__ import annotations
@@ -39,6 +42,20 @@ class Refusal(NamedTuple):
     error: ContractError
 
 
+def default_view(d: Dataset) -> bool:
+    """Whether nothing sets ``d``'s materialization, so dbt builds its default, a view:
+    no ``+materialized`` in ``dbt_project.yml``, no properties ``config:``, no
+    ``materialized`` in its model file's ``config()`` (which was read: a model file not
+    found, or Jinja there, is not known to say nothing). A Python model is not (dbt
+    builds Python models as tables)."""
+    return (
+        not d.materialized_said
+        and d.materialized is None
+        and d.model_file is not None
+        and d.model_file.endswith(".sql")
+    )
+
+
 def decide(d: Dataset) -> tuple[list[Refusal], list[ContractWarning]]:
     """``d``'s undeclared-column constraints: refused where dbt builds a table with
     them, a warning (not compared) where its model file makes the table a view
@@ -56,7 +73,18 @@ def decide(d: Dataset) -> tuple[list[Refusal], list[ContractWarning]]:
             )
             refused.append(Refusal(detail, ContractError(d.path, text, line)))
     for detail, line in d.table_only:
-        if d.materialized in UNCONSTRAINED:
+        if default_view(d):
+            notes.append(
+                ContractWarning(
+                    d.path,
+                    f"{detail}: the constraint is not compared (nothing sets the model's "
+                    "materialization, in dbt_project.yml, its properties or its model file "
+                    f"{d.model_file}: dbt's default, a view, which dbt renders no constraint "
+                    "for; a table with it fails in the warehouse)",
+                    line,
+                )
+            )
+        elif d.materialized in UNCONSTRAINED:
             notes.append(
                 ContractWarning(
                     d.path,

@@ -344,6 +344,121 @@ def test_the_inherited_constraint_of_a_moved_properties_file_is_a_warning(
     assert "the base branch holds the same" in proc.stderr + proc.stdout
 
 
+# Nothing says how to build it: no `+materialized` at any level of dbt_project.yml,
+# no properties `config:`, no `config(materialized=...)` in the model file. dbt's
+# default is a view (dbt-core's NodeConfig: `materialized: str = "view"`), which gets no
+# constraint DDL: `dbt run` builds it, so the constraint is a warning, as for a view.
+UNSAID_PROJECT = PROJECT.replace("    +materialized: view\n", "")
+
+
+def test_a_model_nothing_makes_a_table_is_a_view(cli: Cli, repo: GitRepo) -> None:
+    files = {
+        "dbt_project.yml": UNSAID_PROJECT,
+        "models/stg_link.sql": "select 1 as requirement_id\n",
+    }
+    before = _junction("requirement_id, project_id")
+    after = _junction("requirement_id, project_id", NOTE)
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "models/_models.yml:4" in proc.stdout, proc.stdout
+    assert "'project_id'" in proc.stdout and "not compared" in proc.stdout, proc.stdout
+    assert "dbt's default" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("project", "model", "properties"),
+    [
+        # Jinja or a call under a condition at the deciding level: it may be a table
+        (UNSAID_PROJECT, "{{ config(materialized=var('kind', 'view')) }}\n", ""),
+        (
+            UNSAID_PROJECT,
+            "{% if target.name == 'prod' %}{{ config(materialized='table') }}{% endif %}\n",
+            "",
+        ),
+        (UNSAID_PROJECT, "{{ config(**var('settings')) }}\n", ""),
+        (UNSAID_PROJECT, "", "    config:\n      materialized: \"{{ var('kind') }}\"\n"),
+        (
+            UNSAID_PROJECT.replace("models:\n", "models:\n  +materialized: table\n"),
+            "",
+            "",
+        ),
+        # a table said at any level wins over the default
+        (
+            UNSAID_PROJECT.replace("    +contract", "    +materialized: table\n    +contract"),
+            "",
+            "",
+        ),
+        (UNSAID_PROJECT, "{{ config(materialized='table') }}\n", ""),
+        (UNSAID_PROJECT, "", "    config:\n      materialized: incremental\n"),
+    ],
+)
+def test_a_model_that_may_be_a_table_keeps_the_refusal(
+    cli: Cli, repo: GitRepo, project: str, model: str, properties: str
+) -> None:
+    files = {
+        "dbt_project.yml": project,
+        "models/stg_link.sql": model + "select 1 as requirement_id\n",
+    }
+    before = _junction("requirement_id").replace(
+        "    constraints:\n", properties + "    constraints:\n"
+    )
+    after = _junction("requirement_id, project_id").replace(
+        "    constraints:\n", properties + "    constraints:\n"
+    )
+    _pr(repo, {**files, "models/_models.yml": before}, {"models/_models.yml": after})
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+
+
+# dbt places a model by its SQL file: a folder's `+materialized: table` counts for the
+# model whose SQL file is there, wherever its properties file is.
+@pytest.mark.parametrize(("folder", "refused"), [("marts", True), ("staging", False)])
+def test_a_folders_table_is_found_by_the_models_sql_file(
+    cli: Cli, repo: GitRepo, folder: str, refused: bool
+) -> None:
+    # Only dbt_project.yml changes: its new folder table brings the file into the comparison.
+    files = {
+        "dbt_project.yml": UNSAID_PROJECT,
+        f"models/{folder}/stg_link.sql": "select 1 as requirement_id\n",
+        "models/_models.yml": _junction("requirement_id, project_id"),
+    }
+    project = UNSAID_PROJECT + "    marts:\n      +materialized: table\n"
+    _pr(repo, files, {"dbt_project.yml": project})
+    proc = cli(repo.path, "--base", "main")
+    if refused:
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("model", "refused"),
+    [
+        ("", False),
+        ("{{ config(materialized=var('kind', 'view')) }}\n", True),
+        ("{{ config(materialized='table') }}\n", True),
+    ],
+)
+def test_every_contract_at_head_reads_the_default_view(
+    cli: Cli, repo: GitRepo, model: str, refused: bool
+) -> None:
+    files = {
+        "dbt_project.yml": UNSAID_PROJECT,
+        "models/stg_link.sql": model + "select 1 as requirement_id\n",
+        "models/_models.yml": _junction("requirement_id, project_id"),
+    }
+    _pr(repo, files, {"models/other.sql": "select 1 as a\n"})
+    proc = cli(repo.path, "--base", "main", "--smoke-test")
+    if refused:
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "names unknown column 'project_id'" in proc.stderr, proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def _project(name: str) -> str:
     return (
         f"name: {name}\nversion: '1.0'\nconfig-version: 2\nmodel-paths: [models]\n"

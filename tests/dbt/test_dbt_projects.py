@@ -444,6 +444,7 @@ def test_quoted_identifiers_in_constraints_name_the_column(tmp_path: Path) -> No
         - name: trips
           config:
             contract: {enforced: true}
+            materialized: table
           constraints:
             - type: primary_key
               columns: ['"from"', TO_STOP]

@@ -62,8 +62,9 @@ class ModelSettings:
     relation: tuple[tuple[str, str | None], ...] = ()
     #: ``access=``: a modifier, ``unknown`` (not evaluable), ``None`` = not said.
     access: str | None = None
-    #: ``materialized=``: a string literal's text, lower-cased; ``None`` = not said, or
-    #: not a literal (Jinja, a variable, under a condition: the other levels decide).
+    #: ``materialized=``: a string literal's text, lower-cased; ``None`` = not said;
+    #: ``NOT_LITERAL`` = said in a way not known here (Jinja, a variable, ``**kwargs``,
+    #: a call under a condition): the other levels' reading stands, never dbt's default.
     materialized: str | None = None
 
     def meaning(
@@ -87,6 +88,10 @@ class ModelSettings:
             self.materialized,
         )
 
+
+#: ``ModelSettings.materialized`` for a ``materialized`` the file sets in a way not known
+#: here: not a materialization name (``{`` cannot start one), so never ``view``.
+NOT_LITERAL = "{{ not a literal }}"
 
 _TAG = re.compile(r"\{[{%#]")
 _CLOSES = {"{{": "}}", "{%": "%}", "{#": "#}"}
@@ -352,7 +357,7 @@ class _Reader:
         """``**kwargs``: may set either setting; what the other levels say stands."""
         for setting in (ENFORCED, ENABLED):
             self.unknown[setting] = (shown(expression), self.line(offset))
-        self.materialized = None
+        self.materialized = NOT_LITERAL
 
     def keywords(self, entries: list[tuple[int, str | None, str]], depth: int = 0) -> None:
         for offset, key, value in entries:
@@ -372,7 +377,8 @@ class _Reader:
                 literal = _ACCESS_STRING.match(value.strip())
                 text = literal[2] if literal and not is_jinja(literal[2]) else None
                 # Jinja, a variable, a call under a condition: not known here
-                self.materialized = None if text is None or self.conditional else text.lower()
+                known = None if self.conditional else text
+                self.materialized = NOT_LITERAL if known is None else known.lower()
             elif key in relation.KEYS:
                 self.relation[relation.KEYS[key]] = relation.argument(value)
             elif key == "access":

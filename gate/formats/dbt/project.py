@@ -86,7 +86,8 @@ class Project:
     relations: Mapping[tuple[str, ...], relation.Said] = field(default_factory=dict)
     #: Level -> the ``+access`` it sets (only levels that set one).
     accesses: Mapping[tuple[str, ...], str] = field(default_factory=dict)
-    #: Level -> the ``+materialized`` it sets, lower case (only levels that set one).
+    #: Level -> the ``+materialized`` it sets, lower case (only levels that set one; a
+    #: value not a string as its ``repr``: said, so never dbt's default view).
     materializations: Mapping[tuple[str, ...], str] = field(default_factory=dict)
     #: The relation parts ``quoting:`` quotes (``database``, ``schema``, ``alias``).
     quoted: frozenset[str] = frozenset()
@@ -108,10 +109,15 @@ class Project:
 
     @property
     def folder_configs(self) -> bool:
-        """Whether any level below the project's own sets something (folders, models)."""
+        """Whether any level below the project's own sets something (folders, models).
+        ``+materialized`` counts: a model nothing makes a table is dbt's default view
+        (``gate.dbt.undeclared_constraints``), so a folder's table must be found by the
+        model's SQL file, not by its properties file's folder."""
         return any(
             len(level) > 1 and said != (None, None) for level, said in self.levels.items()
-        ) or any(len(level) > 1 for level in (*self.relations, *self.accesses))
+        ) or any(
+            len(level) > 1 for level in (*self.relations, *self.accesses, *self.materializations)
+        )
 
     def source_path_of(self, path: str) -> tuple[str, tuple[str, ...]] | None:
         """The resource path holding ``path`` and the folders between them, or ``None``."""
@@ -302,8 +308,10 @@ def _levels(
                 noted = []
                 accesses[level] = checked_access(value, path, line, f"'{key_text}'", noted)
                 _keep(found, ACCESS, noted)
-            elif name == "materialized" and isinstance(value, str):
-                materializations[level] = value.strip().lower()
+            elif name == "materialized":
+                # Not a string (null, a list): said all the same, never dbt's default view.
+                said_as = value.strip().lower() if isinstance(value, str) else f"{value!r}"
+                materializations[level] = said_as
             elif name == "contract" and value is not None:
                 contract = require_mapping(value, path, f"'{key_text}'", line)
                 if contract.get("enforced") is not None:

@@ -163,8 +163,9 @@ class _Parser:
     def is_view(self, entries: tuple[YMap, ...], placed: tuple[str, tuple[str, ...]]) -> bool:
         """Whether the model is said to be a view: the first literal ``materialized`` of
         ``entries``' ``config:`` (most specific first), else ``+materialized`` of
-        ``dbt_project.yml`` for its fqn. Not said is not a view here (dbt's default
-        is, but a model file's ``config()`` usually says otherwise)."""
+        ``dbt_project.yml`` for its fqn. Not said is not a view here: the model file's
+        ``config()`` may say table; dbt's default view is decided once it is read
+        (``materialization_said``, ``gate.dbt.undeclared_constraints.default_view``)."""
         for entry in entries:
             config = entry.get("config")
             if isinstance(config, dict) and isinstance(config.get("materialized"), str):
@@ -172,6 +173,21 @@ class _Parser:
         if self.project is None:
             return False
         return self.project.resolve_materialized(self.fqn(*placed)) == "view"
+
+    def materialization_said(
+        self, entries: tuple[YMap, ...], placed: tuple[str, tuple[str, ...]]
+    ) -> bool:
+        """Whether ``entries``' ``config:`` or ``dbt_project.yml`` (any level of the model's
+        fqn) sets ``materialized`` at all, Jinja included. Neither, and nor the model
+        file: dbt builds its default, a view (dbt-core's ``NodeConfig.materialized``).
+        No project read: said (not known, so never the default)."""
+        for entry in entries:
+            config = entry.get("config")
+            if isinstance(config, dict) and "materialized" in config:
+                return True
+        if self.project is None:
+            return True
+        return self.project.resolve_materialized(self.fqn(*placed)) is not None
 
     def relation(
         self,
@@ -405,6 +421,7 @@ class _Parser:
                     deprecation_date=deprecation,
                     aliases=settings.alias(model),
                     model_names=(name,),
+                    materialized_said=self.materialization_said((model,), (name, (name,))),
                     relation=self.relation(((model, owner),), (name, (name,)), name, resolved),
                     unevaluable=self.project_unevaluable(name, (name,), model_level, m_decided),
                 )
@@ -468,6 +485,9 @@ class _Parser:
                     deprecation_date=settings.deprecation_date(version, self.path, v_owner)
                     or deprecation,
                     model_names=(stem,),
+                    materialized_said=self.materialization_said(
+                        (version, model), (stem, (name, f"v{label}"))
+                    ),
                     relation=self.relation(
                         ((version, v_owner), (model, owner)),
                         (stem, (name, f"v{label}")),

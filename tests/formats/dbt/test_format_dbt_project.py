@@ -69,10 +69,15 @@ def test_resolve_walks_the_fqn_most_specific_last(fqn: list[str], expected: tupl
     assert parse_project(TREE, "dbt_project.yml").resolve(fqn) == expected
 
 
-def test_only_contract_and_enabled_configs_make_folder_configs() -> None:
+def test_only_configs_the_gate_reads_make_folder_configs() -> None:
     assert parse_project(TREE, "dbt_project.yml").folder_configs
-    plain = "name: p\nmodels:\n  p:\n    +contract: {enforced: true}\n    marts:\n      +materialized: table\n"
+    plain = (
+        "name: p\nmodels:\n  p:\n    +contract: {enforced: true}\n    marts:\n      +tags: [x]\n"
+    )
     assert not parse_project(plain, "dbt_project.yml").folder_configs
+    # a folder's table is found by the model's SQL file (dbt's default is a view)
+    table = plain.replace("+tags: [x]", "+materialized: table")
+    assert parse_project(table, "dbt_project.yml").folder_configs
 
 
 @pytest.mark.parametrize(

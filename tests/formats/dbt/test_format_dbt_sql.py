@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.formats.dbt.model_config import model_settings, read_settings
+from gate.formats.dbt.model_config import NOT_LITERAL, model_settings, read_settings
 
 
 @pytest.mark.parametrize(
@@ -61,6 +61,31 @@ def test_read_settings(source: str, enforced: object, enabled: object, unevaluab
     settings = read_settings(source)
     assert (settings.enforced, settings.enabled) == (enforced, enabled)
     assert [(s, line) for s, _e, line in settings.unevaluable] == unevaluable
+
+
+@pytest.mark.parametrize(
+    ("source", "materialized"),
+    [
+        # Not said: dbt's default (a view) may apply.
+        ("select 1", None),
+        ("{{ config(enabled=true) }}\nselect 1", None),
+        ("{# {{ config(materialized='table') }} #}\nselect 1", None),
+        ("{{ config(materialized='Table') }}", "table"),
+        ("{{ config(**{'materialized': 'view'}) }}", "view"),
+        # Said, but not known here: never the default.
+        ("{{ config(materialized=var('kind', 'view')) }}", NOT_LITERAL),
+        ("{{ config(materialized='{{ var(\"k\") }}') }}", NOT_LITERAL),
+        (
+            "{% if target.name == 'prod' %}{{ config(materialized='table') }}{% endif %}",
+            NOT_LITERAL,
+        ),
+        ("{{ config(**settings) }}", NOT_LITERAL),
+        ("{{ config(materialized='view') }}{{ config(**settings) }}", NOT_LITERAL),
+        ("{{ config(**settings) }}{{ config(materialized='view') }}", "view"),
+    ],
+)
+def test_materialized_tells_not_said_from_not_known(source: str, materialized: object) -> None:
+    assert read_settings(source).materialized == materialized
 
 
 @pytest.mark.parametrize(
