@@ -177,6 +177,16 @@ def _names_its_columns(node: ast.AST) -> bool:
 
 
 class _Visitor(ast.NodeVisitor):
+    """One walk of a PySpark job or dbt Python model, recording the columns it reads.
+
+    Why one class of this size: ``ast.NodeVisitor`` dispatches to ``visit_*`` methods
+    of one object, and they share one state (the names bound to a table, the string
+    constants, the enclosing function, the step budget) that each visit reads and
+    updates; split across classes, that state would travel between them as
+    arguments at every node. The column and SQL readers below are small methods of
+    that state, not a second job.
+    """
+
     def __init__(
         self,
         analyse_sql: SqlAnalyser,
