@@ -318,8 +318,13 @@ def _access_argument(code: str) -> str | None:
 
 
 class _Reader:
-    def __init__(self, source: str, path: str = "", lenient: bool = False) -> None:
+    def __init__(
+        self, source: str, path: str = "", lenient: bool = False, python: bool = False
+    ) -> None:
         self.source = source
+        #: A Python model: only keywords are read (a ``config(x)`` there may be the
+        #: file's own function; dbt's is ``dbt.config(...)``).
+        self.python = python
         self.path = path
         #: The base side's file: an ``access`` dbt refuses reads as before (``access_value``),
         #: so the pull request that fixes it is not refused for it.
@@ -416,6 +421,12 @@ class _Reader:
                 entries.append((offset + p_offset + match.end(), match[1], piece[match.end() :]))
             elif piece.startswith("**"):
                 entries.append((offset + p_offset, None, piece))
+            elif not self.python:
+                # dbt's ``Config.__call__`` takes one positional dict as its keywords
+                # (``config({'materialized': 'table'})``, ``config(settings)``): read as
+                # ``**`` of it, a variable opaque. Two positionals, or one beside
+                # keywords, dbt refuses (``InlineModelConfigError``).
+                entries.append((offset + p_offset, None, "**" + piece))
         self.keywords(entries)
 
 
@@ -440,7 +451,7 @@ def read_settings(
             "its config() settings are not read; raise limits.model_file_bytes in the config",
         )
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    reader = _Reader(text, path, lenient)
+    reader = _Reader(text, path, lenient, python)
     code, guarded = (text, []) if python else _scan(text)
     try:
         calls = _calls(code)
