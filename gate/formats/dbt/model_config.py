@@ -30,8 +30,10 @@ from gate.formats.dbt.settings import UNKNOWN_ACCESS, access_value, checked_acce
 from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
 
-#: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``.
-_CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*\(")
+#: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``; also
+#: ``config.set(`` (group 1), which dbt-core's ``Config.set(name, value)`` makes
+#: ``config({name: value})``.
+_CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*(\.\s*set\s*)?\(")
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*", re.ASCII)
 _STRING_KEY = re.compile(r"""^(['"])(\w+)\1\s*:\s*""", re.ASCII)
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
@@ -158,7 +160,7 @@ def _scan(source: str) -> tuple[str, list[tuple[int, int]]]:
 
 #: A tag that is one ``config()`` call and nothing else: ``{{ config(...) }}``,
 #: ``{{- dbt.config(...) -}}``, ``{% do config(...) %}``.
-_ALONE = re.compile(r"\{(?:\{|%[-+]?\s*do\b)[-+]?\s*(?:dbt\s*\.\s*)?config\s*\(")
+_ALONE = re.compile(r"\{(?:\{|%[-+]?\s*do\b)[-+]?\s*(?:dbt\s*\.\s*)?config\s*(?:\.\s*set\s*)?\(")
 _ALONE_END = re.compile(r"\)\s*[-+]?[}%]\}")
 
 
@@ -219,8 +221,20 @@ def _calls(source: str) -> list[tuple[int, str]]:
         if end is None and stop < len(source):  # the budget ran out inside the call
             raise CallsTooCostly(source.count("\n", 0, match.start()) + 1)
         if end is not None:
-            out.append((start, source[start:end]))
+            arguments = source[start:end]
+            out.append((start, _as_dict(arguments) if match[1] else arguments))
     return out
+
+
+def _as_dict(arguments: str) -> str:
+    """``config.set(name, value)``'s arguments as ``config()``'s: ``name=value`` for a
+    quoted name, else ``**(...)`` of the text (no dict literal: opaque, may set anything)."""
+    pieces = _split(arguments)
+    if len(pieces) == 2:
+        name = re.fullmatch(r"""(['"])([A-Za-z_]\w*)\1""", pieces[0][1], re.ASCII)
+        if name:
+            return f"{name[2]}={pieces[1][1]}"
+    return f"**({arguments})"
 
 
 #: Characters a file's ``config(`` scans may read per character of the file.
