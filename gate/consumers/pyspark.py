@@ -206,6 +206,11 @@ class _Visitor(ast.NodeVisitor):
         self.strings: dict[str, ast.Constant | None] = {}
         self.uses: list[PyUse] = []
         self.problems: list[tuple[int, str]] = []
+        #: ``frame["x"] = ...`` statements run unconditionally (directly in a function's
+        #: or the module's body), by ``id()``: after one, ``frame["x"]`` is the frame's own.
+        self.unconditional: set[int] = set()
+        #: Frame name -> the columns such statements made: later reads are not upstream's.
+        self.made: dict[str, set[str]] = {}
 
     @property
     def object(self) -> str:
@@ -217,7 +222,11 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.function.append(node.name)
+        self.unconditional.update(id(s) for s in node.body if isinstance(s, ast.Assign))
+        made = self.made
+        self.made = {}  # one function's frames: another's ``frame`` is not this one
         self.generic_visit(node)
+        self.made = made
         self.function.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -240,7 +249,20 @@ class _Visitor(ast.NodeVisitor):
                 self.strings[target.id] = None  # bound twice, or not a literal: unknown
             else:
                 self.strings[target.id] = node.value  # type: ignore[assignment]
-        self.generic_visit(node)
+        self.generic_visit(node)  # the value first: ``frame["x"] = frame["x"] * 2`` reads x
+        for target in node.targets:
+            if isinstance(target, ast.Name):  # rebound: what it made is forgotten
+                self.made.pop(target.id, None)
+            else:
+                self.made_column(target, node)
+
+    def made_column(self, target: ast.AST, node: ast.Assign) -> None:
+        """``frame["x"] = ...`` run unconditionally makes ``x`` the frame's own; a
+        ``frame = ...`` rebinding starts over (``root_table`` binds it afresh)."""
+        name = _str(target.slice) if isinstance(target, ast.Subscript) else None
+        frame = target.value if isinstance(target, ast.Subscript) else None
+        if name is not None and isinstance(frame, ast.Name) and id(node) in self.unconditional:
+            self.made.setdefault(frame.id, set()).add(name.lower())
 
     def root_table(self, node: ast.AST) -> tuple[TableName, int] | None:
         """The table a DataFrame expression starts from, if it starts from one."""
@@ -310,7 +332,7 @@ class _Visitor(ast.NodeVisitor):
         # ``pdf["x"] = ...`` (pandas, a dbt Python model's ``to_pandas()``) makes ``x``: no read.
         if name is not None and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
             table = self.tables.get(node.value.id)
-            if table is not None:
+            if table is not None and name.lower() not in self.made.get(node.value.id, ()):
                 self.add(table[0], name.lower(), node.lineno, "selected")
         self.generic_visit(node)
 

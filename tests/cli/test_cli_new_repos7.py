@@ -377,6 +377,11 @@ def test_a_model_nothing_makes_a_table_is_a_view(cli: Cli, repo: GitRepo) -> Non
             "",
         ),
         (UNSAID_PROJECT, "{{ config(**var('settings')) }}\n", ""),
+        # dbt's config() takes one positional dict as its keywords (Config.__call__)
+        (UNSAID_PROJECT, "{{ config({'materialized': 'table'}) }}\n", ""),
+        (UNSAID_PROJECT, "{% set c = {'materialized': 'table'} %}{{ config(c) }}\n", ""),
+        # and config.set(name, value) is config({name: value}) (dbt-core's Config.set)
+        (UNSAID_PROJECT, "{% do config.set('materialized', 'table') %}\n", ""),
         (UNSAID_PROJECT, "", "    config:\n      materialized: \"{{ var('kind') }}\"\n"),
         (
             UNSAID_PROJECT.replace("models:\n", "models:\n  +materialized: table\n"),

@@ -195,6 +195,42 @@ def test_a_config_call_beside_a_condition_in_its_tag_is_not_taken_as_run(
     assert "BREAKING" in proc.stdout
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        "{{ config({'contract': {'enforced': false}}) }}",
+        "{{ config({'enabled': false}) }}",
+        "{% do config.set('contract', {'enforced': false}) %}",
+        "{% do config.set('enabled', false) %}",
+        "{% do config.set('access', 'private') %}",
+    ],
+    ids=[
+        "positional-unenforced",
+        "positional-disabled",
+        "set-unenforced",
+        "set-disabled",
+        "set-private",
+    ],
+)
+def test_a_config_given_as_a_dict_or_by_config_set_is_read(
+    cli: Cli, repo: GitRepo, call: str
+) -> None:
+    """dbt's ``config()`` takes one positional dict as its keywords, and ``config.set(name,
+    value)`` is ``config({name: value})`` (dbt-core's ``Config.__call__``/``Config.set``).
+    The gate read keywords only: a model unenforced, disabled or made private that way
+    passed, exit 0."""
+    repo.write("dbt_project.yml", _project("shop"))
+    repo.write("models/orders.sql", "select 1 as id\n")
+    repo.write("models/_m.yml", _ENFORCED_PUBLIC)
+    repo.commit("base")
+    repo.branch("feature")
+    repo.write("models/orders.sql", call + "\nselect 1 as id\n")
+    repo.commit("pr")
+    proc = cli(repo.path, "--base", "main")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "BREAKING" in proc.stdout
+
+
 def test_an_acknowledgement_after_an_unclosed_strike_tag_is_shown_struck(
     cli: Cli, repo: GitRepo, tmp_path
 ) -> None:

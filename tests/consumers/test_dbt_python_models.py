@@ -241,3 +241,27 @@ def test_a_pandas_column_the_model_makes_itself_is_no_read(tmp_path, cli: Cli) -
     reads = body.replace("frame['id'] * 2", "frame['amount'] * 2")
     repo = drop(tmp_path / "reads", reads)
     assert broken(report(cli, repo)) == [(PY, 3, "stg_orders", "amount")]
+
+
+def test_a_pandas_column_made_then_read_is_no_read_of_the_upstream_one(tmp_path, cli: Cli) -> None:
+    # the model's own ``amount`` is what ``frame['amount']`` reads after it is made
+    body = (
+        "def model(dbt, session):\n    frame = dbt.ref('stg_orders').to_pandas()\n"
+        "    frame['amount'] = frame['id'] * 2\n    frame['total'] = frame['amount'] + 1\n"
+        "    return frame\n"
+    )
+    repo = drop(tmp_path, body)
+    assert broken(report(cli, repo)) == []
+    # made only under a condition (or after the read): the upstream one may be read
+    for made, line in (
+        ("    if session:\n        frame['amount'] = frame['id'] * 2\n", 5),
+        ("    frame['total'] = frame['amount'] + 1\n    frame['amount'] = frame['id']\n", 3),
+    ):
+        late = (
+            "def model(dbt, session):\n    frame = dbt.ref('stg_orders').to_pandas()\n"
+            + made
+            + ("    frame['total'] = frame['amount'] + 1\n" if "if" in made else "")
+            + "    return frame\n"
+        )
+        repo = drop(tmp_path / str(line), late)
+        assert broken(report(cli, repo)) == [(PY, line, "stg_orders", "amount")], late

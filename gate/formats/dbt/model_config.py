@@ -30,8 +30,10 @@ from gate.formats.dbt.settings import UNKNOWN_ACCESS, access_value, checked_acce
 from gate.limits import DEFAULT_LIMITS
 from gate.model import ContractError
 
-#: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``.
-_CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*\(")
+#: ``config(`` as a call: ``{{ config(``, ``{{- config(``, ``dbt.config(``; also
+#: ``config.set(`` (group 1), which dbt-core's ``Config.set(name, value)`` makes
+#: ``config({name: value})``.
+_CALL = re.compile(r"(?<![\w.])(?:dbt\s*\.\s*)?config\s*(\.\s*set\s*)?\(")
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*", re.ASCII)
 _STRING_KEY = re.compile(r"""^(['"])(\w+)\1\s*:\s*""", re.ASCII)
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
@@ -158,7 +160,7 @@ def _scan(source: str) -> tuple[str, list[tuple[int, int]]]:
 
 #: A tag that is one ``config()`` call and nothing else: ``{{ config(...) }}``,
 #: ``{{- dbt.config(...) -}}``, ``{% do config(...) %}``.
-_ALONE = re.compile(r"\{(?:\{|%[-+]?\s*do\b)[-+]?\s*(?:dbt\s*\.\s*)?config\s*\(")
+_ALONE = re.compile(r"\{(?:\{|%[-+]?\s*do\b)[-+]?\s*(?:dbt\s*\.\s*)?config\s*(?:\.\s*set\s*)?\(")
 _ALONE_END = re.compile(r"\)\s*[-+]?[}%]\}")
 
 
@@ -219,8 +221,20 @@ def _calls(source: str) -> list[tuple[int, str]]:
         if end is None and stop < len(source):  # the budget ran out inside the call
             raise CallsTooCostly(source.count("\n", 0, match.start()) + 1)
         if end is not None:
-            out.append((start, source[start:end]))
+            arguments = source[start:end]
+            out.append((start, _as_dict(arguments) if match[1] else arguments))
     return out
+
+
+def _as_dict(arguments: str) -> str:
+    """``config.set(name, value)``'s arguments as ``config()``'s: ``name=value`` for a
+    quoted name, else ``**(...)`` of the text (no dict literal: opaque, may set anything)."""
+    pieces = _split(arguments)
+    if len(pieces) == 2:
+        name = re.fullmatch(r"""(['"])([A-Za-z_]\w*)\1""", pieces[0][1], re.ASCII)
+        if name:
+            return f"{name[2]}={pieces[1][1]}"
+    return f"**({arguments})"
 
 
 #: Characters a file's ``config(`` scans may read per character of the file.
@@ -318,8 +332,13 @@ def _access_argument(code: str) -> str | None:
 
 
 class _Reader:
-    def __init__(self, source: str, path: str = "", lenient: bool = False) -> None:
+    def __init__(
+        self, source: str, path: str = "", lenient: bool = False, python: bool = False
+    ) -> None:
         self.source = source
+        #: A Python model: only keywords are read (a ``config(x)`` there may be the
+        #: file's own function; dbt's is ``dbt.config(...)``).
+        self.python = python
         self.path = path
         #: The base side's file: an ``access`` dbt refuses reads as before (``access_value``),
         #: so the pull request that fixes it is not refused for it.
@@ -416,6 +435,12 @@ class _Reader:
                 entries.append((offset + p_offset + match.end(), match[1], piece[match.end() :]))
             elif piece.startswith("**"):
                 entries.append((offset + p_offset, None, piece))
+            elif not self.python:
+                # dbt's ``Config.__call__`` takes one positional dict as its keywords
+                # (``config({'materialized': 'table'})``, ``config(settings)``): read as
+                # ``**`` of it, a variable opaque. Two positionals, or one beside
+                # keywords, dbt refuses (``InlineModelConfigError``).
+                entries.append((offset + p_offset, None, "**" + piece))
         self.keywords(entries)
 
 
@@ -440,7 +465,7 @@ def read_settings(
             "its config() settings are not read; raise limits.model_file_bytes in the config",
         )
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    reader = _Reader(text, path, lenient)
+    reader = _Reader(text, path, lenient, python)
     code, guarded = (text, []) if python else _scan(text)
     try:
         calls = _calls(code)
